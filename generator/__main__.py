@@ -1,0 +1,5 @@
+"""Allow ``python -m mcptasks_gen``."""
+
+from mcptasks_gen.cli import main
+
+main()

@@ -1,0 +1,142 @@
+"""What to generate: one ``Target`` per package, from the command line or ``pyproject.toml``.
+
+Input: CLI options or the ``[tool.mcptasks-gen]`` table. Output: frozen ``Target`` records.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from mcptasks_gen.errors import Location, fail
+from mcptasks_gen.naming import PyIdent
+from mcptasks_gen.revisions import DEFAULT_SCHEMA, REVISIONS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+CONFIG_TABLE = "mcptasks-gen"
+_TARGET_KEYS = frozenset({"schema", "output", "package", "revision", "templates"})
+_TOP_KEYS = frozenset({"targets"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """One generated package: where its schema is and where it goes."""
+
+    schema: Path  # "" path means the embedded default schema
+    schema_label: str  # how the schema is named in headers and messages
+    output: Path  # the folder that receives the package folder
+    package: str
+    revision: str | None  # forced revision id, or None to detect it
+    templates: Path | None  # override folder searched before the built-in templates
+    regenerate: str  # the command that regenerates this package
+    from_config: bool = False
+
+    @property
+    def package_dir(self) -> Path:
+        """The folder of the generated package."""
+        return self.output / self.package
+
+
+def embedded_schema(revision: str = DEFAULT_SCHEMA) -> Path:
+    """The path of a schema shipped inside the generator."""
+    return Path(str(resources.files("mcptasks_gen.schema").joinpath(revision, "schema.json")))
+
+
+def check_package_name(name: str, loc: Location) -> str:
+    """A package name must be a valid, dotless Python identifier."""
+    try:
+        PyIdent(name)
+    except ValueError:
+        raise fail(f'invalid package name "{name}" (expected a Python identifier such as mcp_tasks)', loc) from None
+    return name
+
+
+def check_revision(name: str | None, loc: Location) -> str | None:
+    """Resolve a ``--revision`` value to a revision id (aliases allowed)."""
+    if name is None:
+        return None
+    from mcptasks_gen.revisions import ALIASES
+
+    resolved = ALIASES.get(name, name)
+    if resolved not in REVISIONS:
+        known = ", ".join(sorted({*REVISIONS, *ALIASES}))
+        raise fail(f'unknown revision "{name}" (expected one of {known})', loc)
+    return resolved
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` that has our table."""
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+                raise fail("invalid TOML", Location(file=str(candidate))) from None
+            if CONFIG_TABLE in data.get("tool", {}):
+                return candidate
+            return None
+    return None
+
+
+def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
+    """Read every target of ``[tool.mcptasks-gen]``; paths are relative to the file's folder."""
+    data: Any = tomllib.loads(path.read_text(encoding="utf-8"))["tool"][CONFIG_TABLE]
+    shown = _shown(path, cwd)
+    loc = Location(file=shown, pointer=f"/tool/{CONFIG_TABLE}")
+    if not isinstance(data, dict):
+        raise fail("expected a table", loc)
+    for key in sorted(set(data) - _TOP_KEYS):
+        raise fail(f'unknown key "{key}" (expected: targets)', loc)
+    entries = data.get("targets")
+    if not isinstance(entries, list) or not entries:
+        raise fail('no targets (add one or more [[tool.mcptasks-gen.targets]] tables)', loc)
+    base = path.parent
+    targets = []
+    for i, entry in enumerate(entries):
+        here = loc.child("targets", i)
+        if not isinstance(entry, dict):
+            raise fail("expected a table", here)
+        for key in sorted(set(entry) - _TARGET_KEYS):
+            raise fail(f'unknown key "{key}" (expected one of {", ".join(sorted(_TARGET_KEYS))})', here)
+        for key in ("schema", "output", "package"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise fail(f'"{key}" is required and must be a string', here)
+        schema = base / entry["schema"]
+        if not schema.is_file():
+            raise fail(f'schema "{entry["schema"]}" not found', here.child("schema"))
+        templates = entry.get("templates")
+        targets.append(
+            Target(
+                schema=schema,
+                schema_label=entry["schema"],
+                output=base / entry["output"],
+                package=check_package_name(entry["package"], here.child("package")),
+                revision=check_revision(entry.get("revision"), here.child("revision")),
+                templates=base / templates if isinstance(templates, str) else None,
+                regenerate="mcptasks-gen generate",
+                from_config=True,
+            )
+        )
+    seen: dict[Path, int] = {}
+    for i, target in enumerate(targets):
+        out = target.package_dir.resolve()
+        for other, j in seen.items():
+            if out == other or out in other.parents or other in out.parents:
+                raise fail(f"target {i} writes into the folder of target {j} ({targets[j].package})", loc.child("targets", i))
+        seen[out] = i
+    return tuple(targets)
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)

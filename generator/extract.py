@@ -1,0 +1,68 @@
+"""Cut the Tasks surface out of a schema: its roots and their transitive ``$ref`` closure.
+
+Input: ``Document`` and ``Revision``. Output: ``Surface`` (definition name -> node, sorted).
+Roots: every definition declaring a ``tasks/*`` or ``notifications/tasks*`` method and the
+result type of each such request, every definition named after tasks, and the revision's
+extra roots (capabilities, the task-augmentable requests and their results).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcptasks_gen.detect import is_task_method, method_constants
+from mcptasks_gen.errors import Location
+from mcptasks_gen.load import Document, resolve_pointer, walk
+from mcptasks_gen.revisions import Revision
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Surface:
+    """The definitions a generated package is made of."""
+
+    doc: Document
+    revision: Revision
+    defs: dict[str, Any]  # name -> schema node, sorted by name
+    methods: dict[str, str]  # definition name -> method it declares (Tasks methods only)
+
+    def loc(self, name: str) -> Location:
+        """Where a definition is in the file."""
+        return self.doc.loc.child(self.doc.defs_key, name)
+
+
+def ref_name(ref: str) -> str | None:
+    """``#/$defs/Task`` -> ``Task``; ``None`` for a reference to anything but a definition."""
+    parts = ref.split("/")
+    if len(parts) == 3 and parts[0] == "#" and parts[1] in ("$defs", "definitions"):
+        return parts[2].replace("~1", "/").replace("~0", "~")
+    return None
+
+
+def extract(doc: Document, revision: Revision) -> Surface:
+    """The Tasks surface of ``doc``."""
+    defs = doc.defs
+    methods = {name: m for name, m in method_constants(doc).items() if is_task_method(m)}
+    roots = set(methods)
+    roots |= {name.removesuffix("Request") + "Result" for name in methods if name.endswith("Request")}
+    roots |= {name for name in defs if "Task" in name}
+    roots |= set(revision.extra_roots)
+    roots &= set(defs)
+    closure: set[str] = set()
+    pending = sorted(roots)
+    while pending:
+        name = pending.pop()
+        if name in closure:
+            continue
+        closure.add(name)
+        nodes = [defs[name]]
+        while nodes:
+            for node, _ in walk(nodes.pop(), doc.loc):
+                ref = node.get("$ref")
+                if isinstance(ref, str):
+                    target = ref_name(ref)
+                    if target is None:  # a reference into the middle of a definition
+                        nodes.append(resolve_pointer(doc, ref))
+                    elif target not in closure:
+                        pending.append(target)
+    return Surface(doc=doc, revision=revision, defs={n: defs[n] for n in sorted(closure)}, methods=dict(sorted(methods.items())))

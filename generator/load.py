@@ -1,0 +1,144 @@
+"""Read a schema file and check that it is a self-contained JSON Schema.
+
+Input: a path. Output: ``Document`` (parsed JSON, its sha256, its display name).
+Checks: the file exists and is JSON (errors carry line:column), it looks like a JSON Schema
+(draft 2020-12 or 07), every ``$ref`` is local and resolves, every ``type`` is a JSON type.
+Nothing is ever fetched: a remote ``$ref`` is an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcptasks_gen.errors import Location, fail
+
+JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+_DRAFTS = (
+    "https://json-schema.org/draft/2020-12/schema",
+    "http://json-schema.org/draft-07/schema",
+)
+# Keywords whose value is a subschema, a map of subschemas, or a list of subschemas.
+_SCHEMA_KEYS = (
+    "additionalItems", "additionalProperties", "contains", "else", "if", "items", "not",
+    "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties",
+)  # fmt: skip
+_SCHEMA_MAP_KEYS = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties")
+_SCHEMA_LIST_KEYS = ("allOf", "anyOf", "oneOf", "prefixItems")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Document:
+    """A parsed, checked schema file."""
+
+    name: str  # how the file is named in messages and in generated headers
+    raw: dict[str, Any]
+    sha256: str
+    loc: Location
+
+    @property
+    def defs(self) -> dict[str, Any]:
+        """The named definitions (``$defs``, or draft-07 ``definitions``)."""
+        defs = self.raw.get("$defs", self.raw.get("definitions", {}))
+        return defs if isinstance(defs, dict) else {}
+
+    @property
+    def defs_key(self) -> str:
+        """The keyword holding the definitions."""
+        return "definitions" if "definitions" in self.raw and "$defs" not in self.raw else "$defs"
+
+
+def load(path: Path, name: str | None = None) -> Document:
+    """Read, parse and check the schema at ``path``."""
+    display = name or str(path)
+    loc = Location(file=display)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise fail("no such file", loc) from None
+    except IsADirectoryError:
+        raise fail("is a directory, expected a JSON Schema file", loc) from None
+    except OSError as exc:
+        raise fail(f"cannot read file ({exc.strerror})", loc) from None
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise fail("not UTF-8 text, expected a JSON Schema file", loc) from None
+    except json.JSONDecodeError as exc:
+        at = Location(file=display, line=exc.lineno, column=exc.colno)
+        raise fail(f"invalid JSON: {exc.msg.lower()}", at) from None
+    doc = Document(name=display, raw=_check_root(raw, loc), sha256=hashlib.sha256(data).hexdigest(), loc=Location(file=display, pointer=""))
+    _check_nodes(doc)
+    return doc
+
+
+def _check_root(raw: Any, loc: Location) -> dict[str, Any]:
+    """Accept only an object that declares a known draft or holds definitions."""
+    if not isinstance(raw, dict):
+        kind = type(raw).__name__.replace("dict", "object").replace("list", "array")
+        raise fail(f"not a JSON Schema (found a JSON {kind}, expected an object)", loc)
+    dialect = raw.get("$schema")
+    if dialect is not None and not (isinstance(dialect, str) and dialect.rstrip("#") in _DRAFTS):
+        raise fail(f'unsupported "$schema" {dialect!r} (expected draft 2020-12 or draft-07)', loc)
+    if dialect is None and not any(k in raw for k in ("$defs", "definitions", "type", "properties")):
+        raise fail('not a JSON Schema (no "$schema", "$defs" or "type")', loc)
+    return raw
+
+
+def walk(node: Any, loc: Location) -> Iterator[tuple[dict[str, Any], Location]]:
+    """Yield every subschema below ``node`` (itself included) with its location."""
+    if not isinstance(node, dict):
+        return
+    yield node, loc
+    for key in _SCHEMA_KEYS:
+        if key in node:
+            yield from walk(node[key], loc.child(key))
+    for key in _SCHEMA_MAP_KEYS:
+        children = node.get(key)
+        if isinstance(children, dict):
+            for name, child in children.items():
+                yield from walk(child, loc.child(key, name))
+    for key in _SCHEMA_LIST_KEYS:
+        children = node.get(key)
+        if isinstance(children, list):
+            for i, child in enumerate(children):
+                yield from walk(child, loc.child(key, i))
+    if isinstance(node.get("items"), list):  # draft-07 tuple form
+        for i, child in enumerate(node["items"]):
+            yield from walk(child, loc.child("items", i))
+
+
+def resolve_pointer(doc: Document, ref: str) -> Any:
+    """The node a local ``#/...`` reference points at, or ``None`` when it dangles."""
+    node: Any = doc.raw
+    for part in ref[1:].split("/")[1:] if ref != "#" else []:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def _check_nodes(doc: Document) -> None:
+    """Check every ``$ref`` and ``type`` in the document."""
+    for node, loc in walk(doc.raw, doc.loc):
+        ref = node.get("$ref")
+        if ref is not None:
+            if not isinstance(ref, str):
+                raise fail("$ref must be a string", loc.child("$ref"))
+            if not ref.startswith("#"):
+                raise fail(f'remote $ref "{ref}" is not supported (only local "#/..." references; nothing is fetched)', loc.child("$ref"))
+            if resolve_pointer(doc, ref) is None:
+                raise fail(f'dangling $ref "{ref}" (no such definition)', loc.child("$ref"))
+        types = node.get("type")
+        if types is not None:
+            for t in types if isinstance(types, list) else [types]:
+                if t not in JSON_TYPES:
+                    raise fail(f"unsupported type {json.dumps(t)} (expected one of {', '.join(JSON_TYPES)})", loc.child("type"))

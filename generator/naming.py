@@ -1,0 +1,93 @@
+"""Validated Python identifiers and case conversion.
+
+Input: names from the schema (wire names, ``$defs`` keys, constant values).
+Output: ``PyIdent`` and ``ClassName`` strings that are guaranteed to be valid.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+# Attribute names a pydantic model field must not take (they would shadow BaseModel API).
+_RESERVED_FIELDS = frozenset(
+    {
+        "construct",
+        "copy",
+        "dict",
+        "json",
+        "parse_file",
+        "parse_obj",
+        "parse_raw",
+        "schema",
+        "schema_json",
+        "update_forward_refs",
+        "validate",
+        "to_wire",
+    }
+)
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class PyIdent(str):
+    """A valid, non-keyword Python identifier."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: str) -> PyIdent:
+        if not _IDENT.match(value) or keyword.iskeyword(value):
+            raise ValueError(f"not a valid Python identifier: {value!r}")
+        return super().__new__(cls, value)
+
+
+class ClassName(PyIdent):
+    """A valid Python identifier that starts with an upper-case letter."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: str) -> ClassName:
+        if not value[:1].isupper():
+            raise ValueError(f"not a class name: {value!r}")
+        return super().__new__(cls, value)  # type: ignore[return-value]
+
+
+def _words(name: str) -> list[str]:
+    """Split camelCase, PascalCase, snake_case, kebab-case and dotted names into words."""
+    name = re.sub(r"[^A-Za-z0-9]+", " ", name)
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", name)
+    return [w for w in name.split() if w]
+
+
+def snake(name: str) -> str:
+    """``lastUpdatedAt`` -> ``last_updated_at``; ``_meta`` -> ``meta``."""
+    return "_".join(w.lower() for w in _words(name))
+
+
+def pascal(name: str) -> str:
+    """``input_required`` -> ``InputRequired``; ``tasks/get`` -> ``TasksGet``."""
+    return "".join(w[:1].upper() + w[1:] for w in _words(name))
+
+
+def field_ident(wire_name: str) -> PyIdent:
+    """The attribute name for a wire property (namespaced ``_meta`` keys use their last segment)."""
+    base = snake(wire_name.rsplit("/", 1)[-1]) or "value"
+    if base[0].isdigit():
+        base = "f_" + base
+    if keyword.iskeyword(base) or base in _RESERVED_FIELDS or base.startswith("model_"):
+        base += "_"
+    return PyIdent(base)
+
+
+def enum_member(value: str) -> PyIdent:
+    """The member name for a string enum value: ``input_required`` -> ``INPUT_REQUIRED``."""
+    base = "_".join(w.upper() for w in _words(value)) or "EMPTY"
+    if base[0].isdigit():
+        base = "V_" + base
+    return PyIdent(base)
+
+
+def class_name(*parts: str) -> ClassName:
+    """Join name parts into a class name: ``("GetTaskRequest", "params")`` -> ``GetTaskRequestParams``."""
+    joined = "".join(p if p[:1].isupper() and _IDENT.match(p) else pascal(p) for p in parts)
+    return ClassName(joined)

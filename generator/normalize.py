@@ -1,0 +1,537 @@
+"""Turn the extracted schema nodes into the intermediate model.
+
+Input: ``Surface`` and ``Config``. Output: ``ir.Package``.
+
+Decisions made here and nowhere else:
+- every definition becomes a class with its own name: objects become models, string enums
+  become ``str`` enums, everything else a root model;
+- ``allOf`` is merged into one flat object (a base listed first, refinements after), and an
+  ``allOf`` that holds an ``anyOf`` is distributed into a union of merged variants;
+- an ``anyOf`` whose object branches all carry a distinct required ``const`` property is a
+  discriminated union on that property;
+- inline objects get names from their place (``GetTaskRequest`` + ``params``), and an inline
+  node equal to a definition (descriptions aside) is that definition;
+- ``const`` becomes ``Literal``; objects stay open unless ``additionalProperties`` closes them;
+- models are ordered dependencies first, ties broken by name, so ``$defs`` order never matters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from mcptasks_gen import __version__, ir
+from mcptasks_gen.config import Target
+from mcptasks_gen.errors import Location, fail
+from mcptasks_gen.extract import Surface, ref_name
+from mcptasks_gen.load import resolve_pointer, walk
+from mcptasks_gen.naming import ClassName, PyIdent, class_name, enum_member, field_ident, pascal, snake
+
+_PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+_ANNOTATION_KEYS = ("description", "$schema", "$comment", "title", "examples", "deprecated")
+_LINK = re.compile(r"\{@link\s+([^}|\s]+)(?:\s*\|\s*([^}]+))?\}")
+
+
+def _strip_annotations(node: Any) -> Any:
+    """A node without its prose (descriptions, titles, ``$schema``): for structural comparison."""
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _ANNOTATION_KEYS:
+                continue
+            if key == "properties" and isinstance(value, dict):
+                out[key] = {k: _strip_annotations(v) for k, v in value.items()}
+            else:
+                out[key] = _strip_annotations(value)
+        return out
+    if isinstance(node, list):
+        return [_strip_annotations(v) for v in node]
+    return node
+
+
+def canonical(node: Any) -> str:
+    """A stable text form of a node's structure, prose left out."""
+    return json.dumps(_strip_annotations(node), sort_keys=True, separators=(",", ":"))
+
+
+def docstring(text: str) -> str:
+    """Schema prose as docstring text: links unwrapped, whitespace tidied, quotes made safe."""
+    text = _LINK.sub(lambda m: m.group(2) or m.group(1), text or "")
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    text = "\n".join(lines).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    return text + " " if text.endswith('"') else text
+
+
+@dataclass(slots=True)
+class _Context:
+    """Mutable working state while normalizing one surface (never leaves this module)."""
+
+    surface: Surface
+    models: dict[ClassName, ir.Model] = field(default_factory=dict)
+    deps: dict[ClassName, set[ClassName]] = field(default_factory=dict)
+    by_shape: dict[str, str] = field(default_factory=dict)
+    typing: set[str] = field(default_factory=set)
+    pydantic: set[str] = field(default_factory=set)
+    building: list[ClassName] = field(default_factory=list)
+
+
+class _Normalizer:
+    """Builds models for every definition of a surface."""
+
+    def __init__(self, surface: Surface) -> None:
+        self.cx = _Context(surface=surface)
+        for name, node in surface.defs.items():
+            if _is_structured(node):
+                self.cx.by_shape.setdefault(canonical(node), name)
+        self.recursive = _recursive_defs(surface)
+
+    # -- references ---------------------------------------------------------------------
+
+    def _deref(self, node: dict[str, Any], loc: Location) -> tuple[dict[str, Any], Location, str | None]:
+        """Follow ``$ref`` chains: the target node, its location and its definition name."""
+        seen: set[str] = set()
+        name: str | None = None
+        while "$ref" in node:
+            ref = node["$ref"]
+            if ref in seen:
+                raise fail(f'$ref cycle through "{ref}"', loc)
+            seen.add(ref)
+            target = ref_name(ref)
+            if target is not None:
+                name = target
+                loc = self.cx.surface.loc(target)
+                node = self.cx.surface.defs[target]
+            else:
+                resolved = resolve_pointer(self.cx.surface.doc, ref)
+                if not isinstance(resolved, dict):
+                    raise fail(f'$ref "{ref}" does not point at a schema object', loc)
+                node = resolved
+        return node, loc, name
+
+    def _use(self, name: str) -> ClassName:
+        """Refer to a definition's class, and remember the dependency."""
+        cls = ClassName(name) if name[:1].isupper() else class_name(name)
+        if self.cx.building:
+            self.cx.deps.setdefault(self.cx.building[-1], set()).add(cls)
+        return cls
+
+    def _reference(self, name: str) -> str:
+        """The annotation for a reference to a definition.
+
+        Unions and scalars are spelled out in place (so a field holds the variant itself,
+        and a ``RequestId`` field takes a plain ``str | int``); their classes still exist for
+        standalone validation. Recursive definitions are referred to by class name.
+        """
+        cls = class_name(name)
+        if name not in self.recursive:
+            self.define(name)
+            model = self.cx.models[cls]
+            if isinstance(model, ir.RootModel):
+                if self.cx.building:
+                    self.cx.deps.setdefault(self.cx.building[-1], set()).update(self.cx.deps.get(cls, ()))
+                return model.annotation
+        return self._use(name)
+
+    # -- definitions --------------------------------------------------------------------
+
+    def build(self) -> None:
+        """Create a model for every definition."""
+        for name in self.cx.surface.defs:
+            self.define(name)
+
+    def define(self, name: str) -> None:
+        """Create the model of one definition."""
+        cls = class_name(name)
+        if cls in self.cx.models or cls in self.cx.building:
+            return
+        node = self.cx.surface.defs[name]
+        loc = self.cx.surface.loc(name)
+        doc = docstring(node.get("description", ""))
+        self.cx.building.append(cls)
+        try:
+            shape = self._merge_all_of(node, loc) if "allOf" in node else node
+            enum = self._enum_values(shape)
+            if enum is not None:
+                model: ir.Model = self._enum_model(cls, doc, enum, loc)
+            elif _is_object(shape) and ("properties" in shape or not _map_value(shape)):
+                model = self._object_model(cls, doc, shape, loc)
+            else:
+                annotation = self.annotation(shape, loc, cls, top=True)
+                model = ir.RootModel(name=cls, doc=doc, annotation=annotation, discriminator=self._discriminator_of(shape, loc) or "", loc=loc)
+                self.cx.pydantic.add("RootModel")
+        finally:
+            self.cx.building.pop()
+        self.cx.models[cls] = model
+
+    def _enum_values(self, node: dict[str, Any]) -> list[str] | None:
+        """The values of a string enumeration (``enum`` or ``anyOf`` of string constants)."""
+        if isinstance(node.get("enum"), list) and all(isinstance(v, str) for v in node["enum"]) and node.get("type", "string") == "string":
+            return list(node["enum"])
+        branches = node.get("anyOf") or node.get("oneOf")
+        if isinstance(branches, list) and branches and all(isinstance(b, dict) and isinstance(b.get("const"), str) and set(b) <= {"const", "type", "description", "title"} for b in branches):
+            return [b["const"] for b in branches]
+        return None
+
+    def _enum_model(self, cls: ClassName, doc: str, values: list[str], loc: Location) -> ir.EnumModel:
+        members: list[ir.EnumMember] = []
+        seen: set[str] = set()
+        for value in values:
+            ident = enum_member(value)
+            while ident in seen:
+                ident = PyIdent(ident + "_")
+            seen.add(ident)
+            members.append(ir.EnumMember(name=ident, value=repr(value), raw=value))
+        return ir.EnumModel(name=cls, doc=doc, members=tuple(members), loc=loc)
+
+    def _object_model(self, cls: ClassName, doc: str, node: dict[str, Any], loc: Location) -> ir.ObjectModel:
+        required = node.get("required", [])
+        fields: list[ir.Field] = []
+        used: set[str] = set()
+        for wire, prop in (node.get("properties") or {}).items():
+            prop_loc = loc.child("properties", wire)
+            if not isinstance(prop, dict):
+                prop = {} if prop is True else {"not": {}}
+            ident = field_ident(wire)
+            while ident in used:
+                ident = PyIdent(ident + "_")
+            used.add(ident)
+            is_required = wire in required
+            target, _, _ = self._deref(prop, prop_loc)
+            constant = is_required and "const" in target
+            annotation = self.annotation(prop, prop_loc, class_name(cls, pascal(wire) or "Value"))
+            if constant:
+                default = repr(target["const"])
+            elif is_required:
+                default = ""
+            else:
+                default = "None"
+                if not _nullable(annotation):
+                    annotation += " | None"
+            fields.append(
+                ir.Field(
+                    name=ident,
+                    wire_name=wire,
+                    annotation=annotation,
+                    required=is_required,
+                    default=default,
+                    constant=constant,
+                    doc=docstring(prop.get("description", "")),
+                    loc=prop_loc,
+                )
+            )
+            if ident != wire:
+                self.cx.pydantic.add("Field")
+        if any(f.constant for f in fields):
+            self.cx.typing.add("ClassVar")
+        return ir.ObjectModel(name=cls, doc=doc, fields=tuple(fields), closed=_closed(node), loc=loc)
+
+    # -- annotations --------------------------------------------------------------------
+
+    def annotation(self, node: Any, loc: Location, ctx: ClassName, *, top: bool = False) -> str:
+        """The Python annotation for a schema node; ``ctx`` names inline classes it needs."""
+        if node is True or node == {}:
+            self.cx.typing.add("Any")
+            return "Any"
+        if node is False or not isinstance(node, dict):
+            raise fail("a schema that matches nothing cannot be generated", loc)
+        if "$ref" in node:
+            target, _, name = self._deref(node, loc)
+            if name is not None:
+                return self._reference(name)
+            return self.annotation(target, loc, ctx)
+        if not top and _is_structured(node):
+            known = self.cx.by_shape.get(canonical(node))
+            if known is not None:
+                return self._reference(known)
+        if "const" in node:
+            self.cx.typing.add("Literal")
+            return f"Literal[{node['const']!r}]"
+        if isinstance(node.get("enum"), list):
+            self.cx.typing.add("Literal")
+            literal = f"Literal[{', '.join(repr(v) for v in node['enum'] if v is not None)}]"
+            return literal + " | None" if None in node["enum"] else literal
+        if "allOf" in node:
+            return self._inline_or_union(self._merge_all_of(node, loc), loc, ctx, top)
+        if "anyOf" in node or "oneOf" in node:
+            return self._union(node, loc, ctx)
+        types = node.get("type")
+        if isinstance(types, list):
+            parts = [self.annotation({**node, "type": t}, loc, ctx, top=top) for t in types]
+            return " | ".join(dict.fromkeys(parts))
+        if types == "array":
+            items = node.get("items", {})
+            return f"list[{self.annotation(items, loc.child('items'), class_name(ctx, 'Item'))}]"
+        if types == "object" or "properties" in node:
+            return self._inline_or_union(node, loc, ctx, top)
+        if types in _PRIMITIVES:
+            return _PRIMITIVES[types]
+        self.cx.typing.add("Any")
+        return "Any"
+
+    def _inline_or_union(self, node: dict[str, Any], loc: Location, ctx: ClassName, top: bool) -> str:
+        """An object node: a named inline model, a map, or (after distribution) a union."""
+        if "anyOf" in node or "oneOf" in node:
+            return self._union(node, loc, ctx)
+        value = _map_value(node)
+        if "properties" not in node and value is not None:
+            return f"dict[str, {self.annotation(value, loc.child('additionalProperties'), class_name(ctx, 'Value'))}]"
+        if "properties" not in node and not _closed(node):
+            self.cx.typing.add("Any")
+            return "dict[str, Any]"
+        if top:
+            raise AssertionError("top-level objects are models, not annotations")
+        if ctx not in self.cx.models:
+            self.cx.building.append(ctx)
+            try:
+                self.cx.models[ctx] = self._object_model(ctx, docstring(node.get("description", "")), node, loc)
+            finally:
+                self.cx.building.pop()
+        return self._use(ctx)
+
+    def _union(self, node: dict[str, Any], loc: Location, ctx: ClassName) -> str:
+        """``anyOf``/``oneOf``: a plain union, or a discriminated one when it can be."""
+        key = "anyOf" if "anyOf" in node else "oneOf"
+        branches = node[key]
+        discriminator = self._discriminator_of(node, loc)
+        parts: list[str] = []
+        for i, branch in enumerate(branches):
+            branch_loc = loc.child(key, i)
+            name = ctx
+            if discriminator is not None:
+                target, _, _ = self._deref(branch, branch_loc)
+                name = class_name(ctx, pascal(str(target["properties"][discriminator]["const"])))
+            elif _is_object(self._deref(branch, branch_loc)[0]) and "$ref" not in branch:
+                name = class_name(ctx, self._variant_name(branch, branches))
+            parts.append(self.annotation(branch, branch_loc, name))
+            variant = self.cx.models.get(name)
+            if discriminator is not None and isinstance(variant, ir.ObjectModel) and not variant.doc:
+                value = target["properties"][discriminator]["const"]
+                self.cx.models[name] = replace(variant, doc=f"``{ctx}`` when ``{discriminator}`` is {json.dumps(value)}.")
+        union = " | ".join(dict.fromkeys(parts))
+        if discriminator is not None:
+            self.cx.typing.add("Annotated")
+            self.cx.pydantic.add("Field")
+            return f'Annotated[{union}, Field(discriminator="{field_ident(discriminator)}")]'
+        return union
+
+    def _variant_name(self, branch: dict[str, Any], branches: list[Any]) -> str:
+        """Name an undiscriminated inline object branch after a property only it requires."""
+        others = [set(b.get("required", [])) for b in branches if b is not branch and isinstance(b, dict)]
+        for prop in branch.get("required", []):
+            if not any(prop in o for o in others):
+                return "With" + pascal(prop)
+        return "Object"
+
+    def _discriminator_of(self, node: dict[str, Any], loc: Location) -> str | None:
+        """The property an ``anyOf`` of objects is discriminated on, if there is one."""
+        key = "anyOf" if "anyOf" in node else "oneOf" if "oneOf" in node else None
+        if key is None or len(node[key]) < 2:
+            return None
+        targets = [self._deref(b, loc)[0] for b in node[key]]
+        if not all(_is_object(t) and isinstance(t.get("properties"), dict) for t in targets):
+            return None
+        candidates = None
+        for t in targets:
+            consts = {p for p, s in t["properties"].items() if isinstance(s, dict) and "const" in s and p in t.get("required", [])}
+            candidates = consts if candidates is None else candidates & consts
+        for prop in sorted(candidates or ()):
+            values = [t["properties"][prop]["const"] for t in targets]
+            if len(set(map(repr, values))) == len(values):
+                return prop
+        return None
+
+    # -- allOf --------------------------------------------------------------------------
+
+    def _merge_all_of(self, node: dict[str, Any], loc: Location) -> dict[str, Any]:
+        """Flatten ``allOf`` into one object node; distribute over a nested ``anyOf``."""
+        merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
+        variants: list[Any] | None = None
+        for i, member in enumerate(node["allOf"]):
+            part, _, _ = self._deref(member, loc.child("allOf", i))
+            if "allOf" in part:
+                part = self._merge_all_of(part, loc.child("allOf", i))
+            if "anyOf" in part or "oneOf" in part:
+                if variants is not None:
+                    raise fail("allOf with more than one anyOf is not supported", loc.child("allOf", i))
+                variants = part.get("anyOf") or part.get("oneOf")
+                continue
+            _merge_into(merged, part)
+        for key, value in node.items():
+            if key not in ("allOf", "description"):
+                if key == "properties":
+                    merged["properties"].update(value)
+                elif key == "required":
+                    merged["required"] = list(dict.fromkeys([*merged["required"], *value]))
+                else:
+                    merged[key] = value
+        if "description" in node:
+            merged["description"] = node["description"]
+        if variants is None:
+            return merged
+        distributed = []
+        for variant in variants:
+            target, _, _ = self._deref(variant, loc)
+            combined = {k: (dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v) for k, v in merged.items() if k != "description"}
+            _merge_into(combined, target)
+            distributed.append(combined)
+        return {"anyOf": distributed, **({"description": merged["description"]} if "description" in merged else {})}
+
+    # -- package ------------------------------------------------------------------------
+
+    def ordered(self) -> tuple[tuple[ir.Model, ...], tuple[ClassName, ...]]:
+        """Models dependencies first (ties by name), and the ones in reference cycles."""
+        order: list[ClassName] = []
+        state: dict[ClassName, int] = {}
+        cyclic: set[ClassName] = set()
+
+        def visit(name: ClassName, stack: list[ClassName]) -> None:
+            if state.get(name) == 2:
+                return
+            if state.get(name) == 1:
+                cyclic.update(stack[stack.index(name) :])
+                return
+            state[name] = 1
+            stack.append(name)
+            for dep in sorted(self.cx.deps.get(name, ())):
+                if dep in self.cx.models and dep != name:
+                    visit(dep, stack)
+                elif dep == name:
+                    cyclic.add(name)
+            stack.pop()
+            state[name] = 2
+            order.append(name)
+
+        for name in sorted(self.cx.models):
+            visit(name, [])
+        position = {name: i for i, name in enumerate(order)}
+        models: list[ir.Model] = []
+        for name in order:
+            model = self.cx.models[name]
+            if isinstance(model, ir.RootModel):
+                later = [d for d in self.cx.deps.get(name, ()) if position.get(d, -1) >= position[name]]
+                if later:  # not defined yet where the class statement runs: a forward reference
+                    model = replace(model, annotation=repr(model.annotation))
+            models.append(model)
+        return tuple(models), tuple(sorted(cyclic))
+
+
+def _recursive_defs(surface: Surface) -> frozenset[str]:
+    """Definitions that reach themselves through references."""
+    edges: dict[str, set[str]] = {}
+    for name, node in surface.defs.items():
+        edges[name] = set()
+        for sub, _ in walk(node, surface.doc.loc):
+            target = ref_name(sub["$ref"]) if isinstance(sub.get("$ref"), str) else None
+            if target is not None:
+                edges[name].add(target)
+    recursive = set()
+    for start in edges:
+        seen: set[str] = set()
+        pending = list(edges[start])
+        while pending:
+            current = pending.pop()
+            if current == start:
+                recursive.add(start)
+                break
+            if current not in seen and current in edges:
+                seen.add(current)
+                pending.extend(edges[current])
+    return frozenset(recursive)
+
+
+def _is_object(node: Any) -> bool:
+    return isinstance(node, dict) and (node.get("type") == "object" or "properties" in node)
+
+
+def _is_structured(node: Any) -> bool:
+    """Nodes that would otherwise become a class of their own: objects and unions."""
+    return isinstance(node, dict) and ("properties" in node or "allOf" in node or "anyOf" in node or "oneOf" in node)
+
+
+def _map_value(node: dict[str, Any]) -> Any:
+    """The value schema of a map-like object, or ``None``."""
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict) and extra and extra != {"not": {}}:
+        return extra
+    return None
+
+
+def _closed(node: dict[str, Any]) -> bool:
+    extra = node.get("additionalProperties")
+    return extra is False or extra == {"not": {}}
+
+
+def _nullable(annotation: str) -> bool:
+    return annotation == "Any" or annotation.endswith("| None") or annotation == "None"
+
+
+def _merge_into(merged: dict[str, Any], part: dict[str, Any]) -> None:
+    """Add an object node's properties and required names to ``merged`` (later wins)."""
+    for wire, prop in (part.get("properties") or {}).items():
+        merged["properties"][wire] = prop
+    merged["required"] = list(dict.fromkeys([*merged.get("required", []), *part.get("required", [])]))
+    if "additionalProperties" in part and (_closed(part) or "additionalProperties" not in merged):
+        merged["additionalProperties"] = part["additionalProperties"]
+
+
+def _methods(normalizer: _Normalizer, models: dict[str, ir.Model]) -> tuple[ir.Method, ...]:
+    """The Tasks methods and notifications with their message, params and result types."""
+    methods = []
+    for def_name, method in normalizer.cx.surface.methods.items():
+        message = models.get(def_name)
+        if not isinstance(message, ir.ObjectModel):
+            continue
+        params = next((f.annotation for f in message.fields if f.wire_name == "params"), "None")
+        notification = "id" not in {f.wire_name for f in message.fields}
+        result = "None"
+        if not notification and def_name.endswith("Request"):
+            result_name = def_name.removesuffix("Request") + "Result"
+            result = result_name if result_name in models else "dict[str, Any]"
+        methods.append(
+            ir.Method(
+                name=method,
+                literal=repr(method),
+                py_name=PyIdent(snake(method)),
+                notification=notification,
+                message=ClassName(def_name),
+                params=params,
+                result=result,
+                doc=message.doc.split("\n", 1)[0],
+            )
+        )
+    return tuple(sorted(methods, key=lambda m: m.name))
+
+
+def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]) -> ir.Package:
+    """Build the package IR for a surface and a target's settings."""
+    normalizer = _Normalizer(surface)
+    normalizer.build()
+    models, cyclic = normalizer.ordered()
+    by_name = {m.name: m for m in models}
+    methods = _methods(normalizer, by_name)
+    if methods and any(m.result == "dict[str, Any]" for m in methods):
+        normalizer.cx.typing.add("Any")
+    revision = surface.revision
+    exports = sorted({*(m.name for m in models), "ErrorCode", "McpModel", "McpRootModel", "TASK_METHODS"})
+    typing_imports = sorted(normalizer.cx.typing | {"Any", "ClassVar", "Generic", "TypeVar"})
+    pydantic_imports = sorted(normalizer.cx.pydantic | {"BaseModel", "ConfigDict", "RootModel"})
+    return ir.Package(
+        name=PyIdent(target.package),
+        revision=revision.id,
+        is_extension=revision.is_extension,
+        title=revision.title,
+        schema_name=target.schema_label,
+        schema_sha256=surface.doc.sha256,
+        generator_version=__version__,
+        regenerate=target.regenerate,
+        typing_imports=tuple(typing_imports),
+        pydantic_imports=tuple(pydantic_imports),
+        models=models,
+        rebuild=cyclic,
+        exports=tuple(exports),
+        methods=methods,
+        error_codes=tuple(ir.ErrorCode(name=PyIdent(c.name), code=c.code, doc=c.doc) for c in revision.error_codes),
+        files=files,
+    )

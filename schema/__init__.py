@@ -1,0 +1,1 @@
+"""The JSON Schemas mcptasks-gen embeds, one folder per Tasks revision (data)."""

@@ -1,0 +1,1 @@
+"""Jinja templates of mcptasks-gen (data, shipped inside the wheel)."""
