@@ -1,25 +1,112 @@
 """Format generated Python with black, in memory.
 
 Input: ``{path: text}``. Output: ``{path: text}`` with every ``.py`` file black-formatted.
+Black's defaults apply except that the target versions are named (the generated code needs
+Python 3.10+), which spares black from inferring them file by file. Results are kept in a
+small content-addressed cache (see ``cache_dir``), so an unchanged file is not formatted
+twice, and ``--check`` on a current tree does not need black at all. Misses are formatted in
+parallel worker processes where the platform forks cheaply.
 """
 
 from __future__ import annotations
 
-import black
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcptasks_gen.errors import Location, fail
 
-_MODE = black.Mode()
+if TYPE_CHECKING:
+    import black
+
+BLACK_VERSION = "26.10.1"  # pinned in pyproject.toml; part of every cache key
+_TARGETS = ("PY310", "PY311", "PY312", "PY313")
+_PARALLEL_MIN_CHARS = 100_000  # below this, starting workers costs more than it saves
+
+
+def cache_dir() -> Path | None:
+    """Where formatted files are cached: ``$MCPTASKS_GEN_CACHE`` ("off" disables it), else
+    ``$XDG_CACHE_HOME/mcptasks-gen`` or ``~/.cache/mcptasks-gen``."""
+    setting = os.environ.get("MCPTASKS_GEN_CACHE")
+    if setting is not None:
+        return None if setting.lower() in ("", "0", "off", "no", "false") else Path(setting)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mcptasks-gen"
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(f"black {BLACK_VERSION} {_TARGETS}\n{text}".encode()).hexdigest()
+
+
+def _mode() -> black.Mode:
+    import black
+
+    return black.Mode(target_versions={getattr(black.TargetVersion, t) for t in _TARGETS})
+
+
+def _format(text: str) -> str:
+    """Format one file; a parse failure comes back as its message behind a NUL marker."""
+    import black
+
+    try:
+        return black.format_str(text, mode=_mode())
+    except black.parsing.InvalidInput as exc:
+        return "\0" + str(exc).splitlines()[0]
+
+
+def _cached(folder: Path | None, key: str) -> str | None:
+    if folder is None:
+        return None
+    try:
+        return (folder / key[:2] / key).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _remember(folder: Path | None, key: str, text: str) -> None:
+    """Store a formatted file; a cache that cannot be written is simply not used."""
+    if folder is None:
+        return
+    try:
+        (folder / key[:2]).mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder / key[:2])
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, folder / key[:2] / key)
+    except OSError:
+        pass
 
 
 def format_files(files: dict[str, str], package: str) -> dict[str, str]:
     """Run black over the Python files; anything else passes through unchanged."""
-    out: dict[str, str] = {}
-    for path, text in files.items():
-        if path.endswith(".py"):
-            try:
-                text = black.format_str(text, mode=_MODE)
-            except black.parsing.InvalidInput as exc:
-                raise fail(f"rendered code is not valid Python ({str(exc).splitlines()[0]})", Location(file=f"{package}/{path}")) from None
-        out[path] = text
-    return out
+    folder = cache_dir()
+    keys = {p: _key(t) for p, t in files.items() if p.endswith(".py")}
+    formatted: dict[str, str] = {}
+    todo: list[str] = []
+    for path, key in keys.items():
+        hit = _cached(folder, key)
+        if hit is None:
+            todo.append(path)
+        else:
+            formatted[path] = hit
+    todo.sort(key=lambda p: -len(files[p]))
+    workers = min(len(todo), os.cpu_count() or 1)
+    if workers > 1 and sum(len(files[p]) for p in todo) >= _PARALLEL_MIN_CHARS and sys.platform == "linux":
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
+        import black  # noqa: F401  (imported once here, inherited by the forked workers)
+
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
+            results = list(pool.map(_format, [files[p] for p in todo]))
+    else:
+        results = [_format(files[p]) for p in todo]
+    for path, result in zip(todo, results):
+        if result.startswith("\0"):
+            raise fail(f"rendered code is not valid Python ({result[1:]})", Location(file=f"{package}/{path}"))
+        formatted[path] = result
+        _remember(folder, keys[path], result)
+    return {path: formatted.get(path, text) for path, text in files.items()}

@@ -83,7 +83,7 @@ def _check_root(raw: Any, loc: Location) -> dict[str, Any]:
         raise fail(f"not a JSON Schema (found a JSON {kind}, expected an object)", loc)
     dialect = raw.get("$schema")
     if dialect is not None and not (isinstance(dialect, str) and dialect.rstrip("#") in _DRAFTS):
-        raise fail(f'unsupported "$schema" {dialect!r} (expected draft 2020-12 or draft-07)', loc)
+        raise fail(f'unsupported "$schema" {json.dumps(dialect)} (expected draft 2020-12 or draft-07)', loc)
     if dialect is None and not any(k in raw for k in ("$defs", "definitions", "type", "properties")):
         raise fail('not a JSON Schema (no "$schema", "$defs" or "type")', loc)
     return raw

@@ -1,0 +1,1 @@
+"""Golden files: error messages for bad schemas, and diff reports."""

@@ -1,0 +1,187 @@
+"""The command line: options, exit codes, one-line errors, safe writes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcptasks_gen.cli import main
+from tests.golden.regen import ERRORS, run_case
+
+ROOT = Path(__file__).resolve().parents[1]
+EXT_SCHEMA = ROOT / "schema" / "ext-2026-07-28" / "schema.json"
+
+
+@pytest.fixture(scope="module")
+def generated_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One package generated from the embedded default schema, shared by several tests."""
+    out = tmp_path_factory.mktemp("once")
+    result = CliRunner().invoke(main, ["generate", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def invoke(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    """Run the CLI in-process (from ``cwd``); exit code, stdout, stderr."""
+    old = Path.cwd()
+    os.chdir(cwd or ROOT)
+    try:
+        result = CliRunner().invoke(main, list(args))
+    finally:
+        os.chdir(old)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS.glob("*.json")), ids=lambda p: p.stem)
+def test_bad_schema_error_golden(case: Path, tmp_path: Path) -> None:
+    """Each bad schema: exit 2, the exact one-line message of its golden, nothing written."""
+    old = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        code, stderr = run_case(case, tmp_path / "out")
+    finally:
+        os.chdir(old)
+    assert code == 2
+    assert stderr == case.with_suffix(".stderr").read_text(encoding="utf-8"), "refresh with: python -m tests.golden.regen"
+    assert stderr.count("\n") == 1 and "Traceback" not in stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    code, _, err = invoke("generate", str(tmp_path / "nope.json"), "-o", str(tmp_path))
+    assert code == 2 and err == f"{tmp_path / 'nope.json'}: error: no such file\n"
+
+
+def test_unknown_revision(tmp_path: Path) -> None:
+    code, _, err = invoke("generate", "--revision", "2024-01-01", "-o", str(tmp_path))
+    assert code == 2 and err.startswith('--revision: error: unknown revision "2024-01-01"') and err.count("\n") == 1
+
+
+def test_revision_that_contradicts_the_schema(tmp_path: Path) -> None:
+    code, _, err = invoke("generate", str(EXT_SCHEMA), "--revision", "2025-11-25", "-o", str(tmp_path))
+    assert code == 2 and "is revision ext-2026-07-28 (it has tasks/update), not 2025-11-25" in err
+
+
+def test_invalid_package_name(tmp_path: Path) -> None:
+    code, _, err = invoke("generate", "--package", "acme-tasks", "-o", str(tmp_path))
+    assert code == 2 and 'invalid package name "acme-tasks"' in err
+
+
+def test_output_path_is_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "file.txt"
+    target.write_text("mine\n")
+    code, _, err = invoke("generate", "-o", str(target))
+    assert code == 2 and err == f"{target}: error: output path is a file, not a folder\n"
+    assert target.read_text() == "mine\n"
+
+
+def test_default_schema_into_cwd(generated_once: Path) -> None:
+    """No SCHEMA and no pyproject table: the embedded extension schema goes to ./mcp_tasks."""
+    package = generated_once / "mcp_tasks"
+    assert {p.name for p in package.iterdir()} >= {"__init__.py", "models.py", "py.typed"}
+    assert 'SPEC_REVISION = "ext-2026-07-28"' in (package / "__init__.py").read_text()
+
+
+def test_embedded_revision_choice(tmp_path: Path) -> None:
+    code, out, _ = invoke("generate", "--revision", "2025-11-25", "-o", str(tmp_path), "--package", "legacy")
+    assert code == 0, out
+    assert 'SPEC_REVISION = "2025-11-25"' in (tmp_path / "legacy" / "__init__.py").read_text()
+
+
+def test_refuses_to_overwrite_a_users_file(generated_once: Path, tmp_path: Path) -> None:
+    """A file without the generated header is never replaced or removed without --force."""
+    out = tmp_path / "o"
+    assert invoke("generate", "-o", str(out))[0] == 0
+    mine = out / "mcp_tasks" / "models.py"
+    mine.write_text("# hand-written\n")
+    code, _, err = invoke("generate", "-o", str(out))
+    assert code == 2 and "no generated-file header" in err and "--force" in err
+    assert mine.read_text() == "# hand-written\n"
+    extra = out / "mcp_tasks" / "notes.py"
+    mine.write_text((generated_once / "mcp_tasks" / "models.py").read_text())
+    extra.write_text("x = 1\n")
+    assert invoke("generate", "-o", str(out))[0] == 2 and extra.exists()
+    code, _, _ = invoke("generate", "-o", str(out), "--force")
+    assert code == 0 and not extra.exists()
+
+
+def test_check_reports_stale_then_current(tmp_path: Path) -> None:
+    """--check writes nothing; exit 1 with a diff when stale, 0 when current."""
+    code, out, _ = invoke("generate", "-o", str(tmp_path), "--check")
+    assert code == 1 and "missing: models.py" in out and not (tmp_path / "mcp_tasks").exists()
+    assert invoke("generate", "-o", str(tmp_path))[0] == 0
+    code, out, _ = invoke("generate", "-o", str(tmp_path), "--check")
+    assert code == 0 and "up to date" in out
+    models = tmp_path / "mcp_tasks" / "models.py"
+    models.write_text(models.read_text().replace("class Task(McpModel):", "class Task(McpModel):  # edited"))
+    code, out, _ = invoke("generate", "-o", str(tmp_path), "--check")
+    assert code == 1
+    assert "-class Task(McpModel):  # edited" in out and "+class Task(McpModel):" in out
+    assert "changed: models.py" in out and "the files were edited, or templates changed" in out
+
+
+def test_check_names_the_changed_schema(tmp_path: Path) -> None:
+    """When the schema changed, --check says so (its sha256 is in the header)."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(EXT_SCHEMA.read_text())
+    assert invoke("generate", str(schema), "-o", str(tmp_path / "o"))[0] == 0
+    schema.write_text(EXT_SCHEMA.read_text().replace('"title"', '"title"', 1) + "\n")
+    code, out, _ = invoke("generate", str(schema), "-o", str(tmp_path / "o"), "--check")
+    assert code == 1 and "reason: schema changed (sha256" in out
+
+
+def test_template_override_by_name(tmp_path: Path) -> None:
+    """A template in --templates replaces the built-in one of the same name."""
+    override = tmp_path / "tpl" / "package"
+    override.mkdir(parents=True)
+    (override / "py.typed.jinja").write_text('{% import "_macros.jinja" as m %}\n{{ m.header(pkg) }}\npartial\n')
+    code, out, err = invoke("generate", "-o", str(tmp_path / "o"), "--templates", str(tmp_path / "tpl"))
+    assert code == 0, err
+    assert (tmp_path / "o" / "mcp_tasks" / "py.typed").read_text().endswith("partial\n")
+
+
+def test_templates_folder_missing(tmp_path: Path) -> None:
+    code, _, err = invoke("generate", "-o", str(tmp_path), "--templates", str(tmp_path / "none"))
+    assert code == 2 and err == f"{tmp_path / 'none'}: error: templates folder not found\n"
+
+
+def test_pyproject_targets_and_their_errors(tmp_path: Path) -> None:
+    """[tool.mcptasks-gen]: unknown keys, missing schemas and overlapping outputs are one-line errors."""
+    (tmp_path / "s.json").write_text(EXT_SCHEMA.read_text())
+    cases = {
+        'bogus = 1\n[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\n': 'unknown key "bogus"',
+        '[[tool.mcptasks-gen.targets]]\nschema = "nope.json"\noutput = "g"\npackage = "a"\n': 'schema "nope.json" not found',
+        '[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\ncolour = "red"\n': 'unknown key "colour"',
+        '[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\n'
+        '[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\n': "writes into the folder of target 0",
+    }
+    for body, expected in cases.items():
+        (tmp_path / "pyproject.toml").write_text("[tool.mcptasks-gen]\n" + body if not body.startswith("bogus") else "[tool.mcptasks-gen]\n" + body)
+        code, _, err = invoke("generate", cwd=tmp_path)
+        assert code == 2 and expected in err and err.count("\n") == 1, err
+    (tmp_path / "pyproject.toml").write_text('[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\n')
+    code, out, _ = invoke("generate", cwd=tmp_path)
+    assert code == 0 and (tmp_path / "g" / "a" / "models.py").exists()
+    code, out, _ = invoke("generate", "--check", cwd=tmp_path)
+    assert code == 0 and "up to date" in out
+
+
+@pytest.mark.parametrize("args", [[], ["generate"]])
+def test_help_has_examples(args: list[str]) -> None:
+    code, out, _ = invoke(*args, "--help")
+    assert code == 0 and "Examples:" in out and "mcptasks-gen generate" in out
+
+
+def test_real_subprocess_from_unrelated_folder(tmp_path: Path) -> None:
+    """The installed console script runs outside the project and leaves no temporary folders."""
+    exe = Path(sys.executable).with_name("mcptasks-gen")
+    proc = subprocess.run([str(exe), "generate", "-o", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["mcp_tasks"]
+    bad = subprocess.run([str(exe), "generate", "missing.json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr == "missing.json: error: no such file\n"

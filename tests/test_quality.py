@@ -1,0 +1,100 @@
+"""The golden packages are type-clean under mypy --strict and pyright strict, and black-clean."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcptasks_gen import fmt
+
+ROOT = Path(__file__).resolve().parents[1]
+GENERATED = ROOT / "generated"
+PACKAGES = sorted(p.name for p in GENERATED.iterdir() if (p / "__init__.py").is_file())
+BIN = Path(sys.executable).parent
+
+
+def _tool(name: str) -> str:
+    path = BIN / name
+    if not path.exists():
+        found = shutil.which(name)
+        if found is None:
+            pytest.fail(f"{name} is not installed (pip install -e '.[dev]')")
+        return found
+    return str(path)
+
+
+def test_mypy_strict() -> None:
+    """0 errors from ``mypy --strict`` on every golden package."""
+    args = [_tool("mypy"), "--strict", "--no-incremental", "--python-version", "3.10"]
+    for package in PACKAGES:
+        args += ["-p", package]
+    proc = subprocess.run(args, cwd=GENERATED, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_pyright_strict(tmp_path: Path) -> None:
+    """0 errors from pyright in strict mode on every golden package."""
+    config = tmp_path / "pyrightconfig.json"
+    config.write_text(json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.10", "extraPaths": [str(GENERATED)]}))
+    proc = subprocess.run(
+        [_tool("pyright"), "--project", str(config), "--pythonpath", sys.executable, "--outputjson", *(str(GENERATED / p) for p in PACKAGES)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    report = json.loads(proc.stdout)
+    problems = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    assert not problems, "\n".join(problems[:40])
+    assert report["summary"]["filesAnalyzed"] >= 2 * len(PACKAGES)
+
+
+def test_black_clean() -> None:
+    """``black --check`` with default settings accepts every golden file."""
+    proc = subprocess.run([_tool("black"), "--check", "--quiet", *PACKAGES], cwd=GENERATED, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_black_pin_matches_cache_key() -> None:
+    """The formatter cache is keyed by the pinned black version; keep the two in step."""
+    import black
+
+    assert black.__version__ == fmt.BLACK_VERSION
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_numbered_class_names(package: str) -> None:
+    """No class is named with a collision number (``GetTaskResult1``)."""
+    import importlib
+    import inspect
+    import re
+
+    models = importlib.import_module(f"{package}.models")
+    names = [n for n, v in vars(models).items() if inspect.isclass(v) and v.__module__ == models.__name__]
+    assert not [n for n in names if re.search(r"\d+$", n)]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_definition_is_a_public_class(package: str) -> None:
+    """Each ``$defs`` name of the package's schema is a class of that name, exported."""
+    import importlib
+
+    pkg = importlib.import_module(package)
+    schema = {"mcp_tasks_2025_11_25": "2025-11-25", "mcp_tasks_ext": "ext-2026-07-28"}[package]
+    defs = json.loads((ROOT / "schema" / schema / "schema.json").read_text())["$defs"]
+    for name in defs:
+        assert isinstance(getattr(pkg, name), type), name
+        assert name in pkg.__all__
+
+
+def test_status_unions_are_discriminated() -> None:
+    """The four status unions of the extension carry a discriminator on ``status``."""
+    from mcp_tasks_ext import models
+
+    for name in ("DetailedTask", "GetTaskResult", "TaskStatusNotificationParams"):
+        schema = getattr(models, name).model_json_schema()
+        assert schema.get("discriminator", {}).get("propertyName") == "status", name
+    params = models.TaskStatusNotification.model_json_schema()["properties"]["params"]
+    assert params.get("discriminator", {}).get("propertyName") == "status"
