@@ -75,11 +75,11 @@ same word once case, separators and a trailing unit suffix (``Ms``, ``Millis``,
 ``Milliseconds``, ``Seconds``, ``Secs``, ``Sec``) are ignored (``ttl`` -> ``ttlMs``,
 ``pollInterval`` -> ``pollIntervalMs``) and their types agree apart from ``None``; a pair is
 taken only when the match is unique both ways. A removed field whose type was an object
-``C`` while the fields of ``C`` (matched the same way, every required one among them) were
-added to the owner is reported once as ``field-inlined`` (``CreateTaskResult.task``), and
-the reverse as ``field-nested``. Two methods are one renamed method when they are both
-requests or both notifications and either share the message class
-(``TaskStatusNotification``) or one name is a path prefix of the other
+``C`` while the fields of ``C`` (matched the same way: every required one, and at least
+60% and two of all) were added to the owner is reported once as ``field-inlined``
+(``CreateTaskResult.task``), and the reverse as ``field-nested``. Two methods are one
+renamed method when they are both requests or both notifications and either share the
+message class (``TaskStatusNotification``) or one name is a path prefix of the other
 (``notifications/tasks/status`` -> ``notifications/tasks``).
 """
 
@@ -286,7 +286,7 @@ def _referenced(annotation: str, names: set[str]) -> set[str]:
 
 # -- verdicts ---------------------------------------------------------------------------------
 
-_RETYPE = {"wider": (COMPATIBLE, BREAKING), "narrower": (BREAKING, COMPATIBLE), "different": (BREAKING, BREAKING)}
+_RETYPE: dict[str, tuple[Verdict, Verdict]] = {"wider": (COMPATIBLE, BREAKING), "narrower": (BREAKING, COMPATIBLE), "different": (BREAKING, BREAKING)}
 
 
 def _sides(flow: Flow, producer: Verdict, consumer: Verdict) -> tuple[Verdict, Verdict]:
@@ -306,13 +306,13 @@ _SERVER_SENT = ("CreateTaskResult",)
 
 def _flows(pkg: ir.Package) -> dict[str, set[str]]:
     """Which ways each class travels, from the package's methods through its annotations."""
-    models = {m.name: m for m in pkg.models}
+    models: dict[str, ir.Model] = {m.name: m for m in pkg.models}
     names = set(models)
 
     def refs(annotation: str) -> set[str]:
         return _referenced(annotation, names) | _referenced(show(annotation, models), names)
 
-    seeds: dict[str, set[str]] = {"client->server": set(), "server->client": set(_SERVER_SENT) & names}
+    seeds: dict[str, set[str]] = {"client->server": set(), "server->client": {n for n in _SERVER_SENT if n in names}}
     for method in pkg.methods:
         if method.notification:
             seeds["server->client"] |= {method.message} & names
@@ -352,8 +352,8 @@ class _Comparer:
 
     def __init__(self, old: ir.Package, new: ir.Package) -> None:
         self.old, self.new = old, new
-        self.old_models = {m.name: m for m in old.models}
-        self.new_models = {m.name: m for m in new.models}
+        self.old_models: dict[str, ir.Model] = {m.name: m for m in old.models}
+        self.new_models: dict[str, ir.Model] = {m.name: m for m in new.models}
         old_flows, new_flows = _flows(old), _flows(new)
         self.flows = {n: old_flows.get(n, set()) | new_flows.get(n, set()) for n in {*old_flows, *new_flows}}
         self.changes: list[Change] = []

@@ -50,6 +50,7 @@ def main() -> None:
       mcptasks-gen generate                     # targets from pyproject.toml, or the default
       mcptasks-gen generate schema.json -o vendor/ --package acme_tasks
       mcptasks-gen generate --check             # CI / pre-commit: is the output current?
+      mcptasks-gen diff old.json new.json       # what changed in the generated API
     """
 
 

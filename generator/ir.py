@@ -146,7 +146,7 @@ class Package:
     typing_imports: tuple[str, ...]
     pydantic_imports: tuple[str, ...]
     models: tuple[Model, ...]
-    rebuild: tuple[ClassName, ...]  # models in reference cycles, rebuilt after definition
+    rebuild: tuple[ClassName, ...]  # root models that refer to later classes, rebuilt at the end
     exports: tuple[str, ...]
     methods: tuple[Method, ...]
     error_codes: tuple[ErrorCode, ...]

@@ -83,7 +83,7 @@ class _Normalizer:
     def __init__(self, surface: Surface) -> None:
         self.cx = _Context(surface=surface)
         for name, node in surface.defs.items():
-            if _is_structured(node):
+            if _is_distinctive(node):
                 self.cx.by_shape.setdefault(canonical(node), name)
         self.recursive = _recursive_defs(surface)
 
@@ -241,7 +241,7 @@ class _Normalizer:
             if name is not None:
                 return self._reference(name)
             return self.annotation(target, loc, ctx)
-        if not top and _is_structured(node):
+        if not top and _is_distinctive(node):
             known = self.cx.by_shape.get(canonical(node))
             if known is not None:
                 return self._reference(known)
@@ -255,6 +255,10 @@ class _Normalizer:
         if "allOf" in node:
             return self._inline_or_union(self._merge_all_of(node, loc), loc, ctx, top)
         if "anyOf" in node or "oneOf" in node:
+            values = self._enum_values(node)
+            if values is not None:
+                self.cx.typing.add("Literal")
+                return f"Literal[{', '.join(repr(v) for v in values)}]"
             return self._union(node, loc, ctx)
         types = node.get("type")
         if isinstance(types, list):
@@ -381,40 +385,25 @@ class _Normalizer:
     # -- package ------------------------------------------------------------------------
 
     def ordered(self) -> tuple[tuple[ir.Model, ...], tuple[ClassName, ...]]:
-        """Models dependencies first (ties by name), and the ones in reference cycles."""
-        order: list[ClassName] = []
-        state: dict[ClassName, int] = {}
-        cyclic: set[ClassName] = set()
+        """Models in name order, and the root models that refer to classes defined later.
 
-        def visit(name: ClassName, stack: list[ClassName]) -> None:
-            if state.get(name) == 2:
-                return
-            if state.get(name) == 1:
-                cyclic.update(stack[stack.index(name) :])
-                return
-            state[name] = 1
-            stack.append(name)
-            for dep in sorted(self.cx.deps.get(name, ())):
-                if dep in self.cx.models and dep != name:
-                    visit(dep, stack)
-                elif dep == name:
-                    cyclic.add(name)
-            stack.pop()
-            state[name] = 2
-            order.append(name)
-
-        for name in sorted(self.cx.models):
-            visit(name, [])
-        position = {name: i for i, name in enumerate(order)}
+        Name order keeps a schema change from moving unrelated classes around. Object
+        models refer to others through postponed annotations; a root model's base class is
+        evaluated where it is defined, so a reference to a later class is quoted there and
+        the model is rebuilt once the module has every class.
+        """
+        names = sorted(self.cx.models)
+        position = {name: i for i, name in enumerate(names)}
         models: list[ir.Model] = []
-        for name in order:
+        forward: list[ClassName] = []
+        for name in names:
             model = self.cx.models[name]
             if isinstance(model, ir.RootModel):
-                later = [d for d in self.cx.deps.get(name, ()) if position.get(d, -1) >= position[name]]
-                if later:  # not defined yet where the class statement runs: a forward reference
+                if any(position.get(d, -1) >= position[name] for d in self.cx.deps.get(name, ())):
                     model = replace(model, annotation=repr(model.annotation))
+                    forward.append(name)
             models.append(model)
-        return tuple(models), tuple(sorted(cyclic))
+        return tuple(models), tuple(forward)
 
 
 def _recursive_defs(surface: Surface) -> frozenset[str]:
@@ -445,9 +434,19 @@ def _is_object(node: Any) -> bool:
     return isinstance(node, dict) and (node.get("type") == "object" or "properties" in node)
 
 
-def _is_structured(node: Any) -> bool:
-    """Nodes that would otherwise become a class of their own: objects and unions."""
-    return isinstance(node, dict) and ("properties" in node or "allOf" in node or "anyOf" in node or "oneOf" in node)
+def _is_distinctive(node: Any) -> bool:
+    """Nodes whose shape identifies a definition: unions, and objects pinned by a constant.
+
+    An inline copy of such a node is that definition (the extension schema repeats
+    ``WorkingTask`` inline); a plain object that happens to look like another
+    (``{"taskId": string}`` is both ``tasks/get`` params and ``RelatedTaskMetadata``) is not.
+    """
+    if not isinstance(node, dict):
+        return False
+    if "anyOf" in node or "oneOf" in node or "allOf" in node:
+        return True
+    props = node.get("properties")
+    return isinstance(props, dict) and any(isinstance(p, dict) and "const" in p for p in props.values())
 
 
 def _map_value(node: dict[str, Any]) -> Any:

@@ -1,0 +1,1 @@
+"""Test support: process helpers (:mod:`.procs`) and the real MCP peers (:mod:`.peers`)."""
