@@ -44,7 +44,7 @@ def _key(text: str) -> str:
 def _mode() -> black.Mode:
     import black
 
-    return black.Mode(target_versions={getattr(black.TargetVersion, t) for t in _TARGETS})
+    return black.Mode(target_versions={getattr(black.mode.TargetVersion, t) for t in _TARGETS})
 
 
 def _format(text: str) -> str:

@@ -336,9 +336,9 @@ class _Normalizer:
         targets = [self._deref(b, loc)[0] for b in node[key]]
         if not all(_is_object(t) and isinstance(t.get("properties"), dict) for t in targets):
             return None
-        candidates = None
+        candidates: set[str] | None = None
         for t in targets:
-            consts = {p for p, s in t["properties"].items() if isinstance(s, dict) and "const" in s and p in t.get("required", [])}
+            consts: set[str] = {p for p, s in t["properties"].items() if isinstance(s, dict) and "const" in s and p in t.get("required", [])}
             candidates = consts if candidates is None else candidates & consts
         for prop in sorted(candidates or ()):
             values = [t["properties"][prop]["const"] for t in targets]
@@ -507,8 +507,8 @@ def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]
     """Build the package IR for a surface and a target's settings."""
     normalizer = _Normalizer(surface)
     normalizer.build()
-    models, cyclic = normalizer.ordered()
-    by_name = {m.name: m for m in models}
+    models, forward = normalizer.ordered()
+    by_name: dict[str, ir.Model] = {m.name: m for m in models}
     methods = _methods(normalizer, by_name)
     if methods and any(m.result == "dict[str, Any]" for m in methods):
         normalizer.cx.typing.add("Any")
@@ -528,7 +528,7 @@ def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]
         typing_imports=tuple(typing_imports),
         pydantic_imports=tuple(pydantic_imports),
         models=models,
-        rebuild=cyclic,
+        rebuild=forward,
         exports=tuple(exports),
         methods=methods,
         error_codes=tuple(ir.ErrorCode(name=PyIdent(c.name), code=c.code, doc=c.doc) for c in revision.error_codes),

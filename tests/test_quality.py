@@ -98,3 +98,10 @@ def test_status_unions_are_discriminated() -> None:
         assert schema.get("discriminator", {}).get("propertyName") == "status", name
     params = models.TaskStatusNotification.model_json_schema()["properties"]["params"]
     assert params.get("discriminator", {}).get("propertyName") == "status"
+
+
+def test_generator_itself_is_mypy_strict(tmp_path: Path) -> None:
+    """The generator's own code passes ``mypy --strict`` too."""
+    (tmp_path / "mcptasks_gen").symlink_to(ROOT / "generator", target_is_directory=True)
+    proc = subprocess.run([_tool("mypy"), "--strict", "--no-incremental", "-p", "mcptasks_gen"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

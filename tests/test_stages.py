@@ -1,0 +1,226 @@
+"""Unit tests, one group per pipeline stage: small inputs in, exact outputs out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcptasks_gen import ir, render, write
+from mcptasks_gen.config import Target
+from mcptasks_gen.detect import detect
+from mcptasks_gen.errors import GenError, Location
+from mcptasks_gen.extract import extract
+from mcptasks_gen.load import load, walk
+from mcptasks_gen.naming import ClassName, PyIdent, class_name, enum_member, field_ident, pascal, snake
+from mcptasks_gen.normalize import normalize
+from mcptasks_gen.revisions import CORE_2025_11_25, EXTENSION
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _schema(tmp_path: Path, defs: dict[str, Any]) -> Path:
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}))
+    return path
+
+
+def _package(tmp_path: Path, defs: dict[str, Any]) -> ir.Package:
+    path = _schema(tmp_path, defs)
+    doc = load(path, "s.json")
+    target = Target(schema=path, schema_label="s.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="x")
+    return normalize(extract(doc, detect(doc)), target, ())
+
+
+def _model(package: ir.Package, name: str) -> ir.Model:
+    return next(m for m in package.models if m.name == name)
+
+
+TASK_GET = {
+    "type": "object",
+    "properties": {"method": {"const": "tasks/update", "type": "string"}, "id": {"type": "integer"}, "params": {"type": "object", "properties": {"taskId": {"type": "string"}}, "required": ["taskId"]}},
+    "required": ["method", "id", "params"],
+}
+
+
+# -- naming ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("wire", "ident"),
+    [("taskId", "task_id"), ("_meta", "meta"), ("lastUpdatedAt", "last_updated_at"), ("io.modelcontextprotocol/serverInfo", "server_info"),
+     ("class", "class_"), ("schema", "schema_"), ("model_hint", "model_hint_"), ("2fa", "f_2fa"), ("URLMode", "url_mode")],
+)  # fmt: skip
+def test_field_ident(wire: str, ident: str) -> None:
+    assert field_ident(wire) == ident
+
+
+def test_case_conversion_and_validation() -> None:
+    assert snake("pollIntervalMs") == "poll_interval_ms"
+    assert pascal("input_required") == "InputRequired" and pascal("tasks/get") == "TasksGet"
+    assert enum_member("input_required") == "INPUT_REQUIRED"
+    assert class_name("GetTaskRequest", "params") == "GetTaskRequestParams"
+    for bad in ("1x", "a-b", "class", ""):
+        with pytest.raises(ValueError):
+            PyIdent(bad)
+    with pytest.raises(ValueError):
+        ClassName("lower")
+
+
+# -- load -----------------------------------------------------------------------------
+
+
+def test_load_reports_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text('{\n  "$defs": {\n    "A": [1,]\n  }\n}\n')
+    with pytest.raises(GenError) as info:
+        load(path, "s.json")
+    assert str(info.value.loc) == "s.json:3:13"
+
+
+def test_walk_tells_keywords_from_property_names() -> None:
+    """A property called ``type`` or ``$ref`` is a name, not a keyword, and its value is a schema."""
+    node = {"type": "object", "properties": {"type": {"type": "string"}, "$ref": {"const": {"type": "tuple"}}}}
+    pointers = [loc.pointer for _, loc in walk(node, Location(file="f", pointer=""))]
+    assert pointers == ["", "/properties/type", "/properties/$ref"]
+
+
+def test_const_data_is_not_checked_as_schema(tmp_path: Path) -> None:
+    """``const``/``enum`` values are data: a ``type`` inside them is not a schema type."""
+    load(_schema(tmp_path, {"A": {"const": {"type": "tuple"}}}), "s.json")
+
+
+# -- detect and extract ---------------------------------------------------------------
+
+
+def test_detect_and_extract_the_project_schemas() -> None:
+    for revision, count in ((CORE_2025_11_25, 65), (EXTENSION, 76)):
+        doc = load(ROOT / "schema" / revision.id / "schema.json")
+        assert detect(doc) is revision
+        surface = extract(doc, revision)
+        assert len(surface.defs) == count and list(surface.defs) == sorted(surface.defs)
+        assert all(m.startswith(("tasks/", "notifications/tasks")) for m in surface.methods.values())
+
+
+def test_extract_leaves_unrelated_definitions_out(tmp_path: Path) -> None:
+    doc = load(_schema(tmp_path, {"UpdateTaskRequest": TASK_GET, "Unrelated": {"type": "string"}}), "s.json")
+    assert list(extract(doc, detect(doc)).defs) == ["UpdateTaskRequest"]
+
+
+# -- normalize ------------------------------------------------------------------------
+
+
+def test_inline_params_get_a_place_name_and_constants_default(tmp_path: Path) -> None:
+    package = _package(tmp_path, {"UpdateTaskRequest": TASK_GET})
+    request = _model(package, "UpdateTaskRequest")
+    assert isinstance(request, ir.ObjectModel)
+    method = next(f for f in request.fields if f.wire_name == "method")
+    assert (method.annotation, method.default, method.constant) == ("Literal['tasks/update']", "'tasks/update'", True)
+    assert next(f for f in request.fields if f.wire_name == "params").annotation == "UpdateTaskRequestParams"
+    params = _model(package, "UpdateTaskRequestParams")
+    assert isinstance(params, ir.ObjectModel) and params.fields[0].name == "task_id" and params.fields[0].required
+    assert [m.name for m in package.methods] == ["tasks/update"] and package.methods[0].result == "dict[str, Any]"
+
+
+def test_all_of_with_any_of_becomes_a_discriminated_union(tmp_path: Path) -> None:
+    variant = lambda s: {"type": "object", "properties": {"status": {"const": s, "type": "string"}, "taskId": {"type": "string"}}, "required": ["status", "taskId"]}  # noqa: E731
+    defs = {
+        "UpdateTaskRequest": TASK_GET,
+        "Result": {"type": "object", "properties": {"_meta": {"type": "object"}}, "additionalProperties": {}},
+        "WorkingTask": variant("working"),
+        "DoneTask": variant("done"),
+        "GetTaskResult": {"allOf": [{"$ref": "#/$defs/Result"}, {"anyOf": [variant("working"), variant("done")]}]},
+        "DetailedTask": {"anyOf": [variant("working"), variant("done")]},
+    }
+    package = _package(tmp_path, defs)
+    result = _model(package, "GetTaskResult")
+    assert isinstance(result, ir.RootModel) and result.discriminator == "status"
+    # the variants sort after the union, so its base refers to them forward (quoted, rebuilt)
+    assert result.annotation == repr('Annotated[GetTaskResultWorking | GetTaskResultDone, Field(discriminator="status")]')
+    assert "GetTaskResult" in package.rebuild
+    merged = _model(package, "GetTaskResultWorking")
+    assert isinstance(merged, ir.ObjectModel) and [f.wire_name for f in merged.fields] == ["_meta", "status", "taskId"]
+    detailed = _model(package, "DetailedTask")
+    assert isinstance(detailed, ir.RootModel)
+    assert detailed.annotation == repr('Annotated[WorkingTask | DoneTask, Field(discriminator="status")]')  # inline copies are the definitions
+
+
+def test_plain_look_alike_objects_are_not_merged(tmp_path: Path) -> None:
+    """``{"taskId": string}`` params stay their own class even if a definition looks the same."""
+    defs = {"UpdateTaskRequest": TASK_GET, "RelatedTaskMetadata": {"type": "object", "properties": {"taskId": {"type": "string"}}, "required": ["taskId"]}}
+    request = _model(_package(tmp_path, defs), "UpdateTaskRequest")
+    assert isinstance(request, ir.ObjectModel)
+    assert next(f for f in request.fields if f.wire_name == "params").annotation == "UpdateTaskRequestParams"
+
+
+def test_enums_open_and_closed_objects_and_optional_fields(tmp_path: Path) -> None:
+    defs = {
+        "UpdateTaskRequest": TASK_GET,
+        "TaskStatus": {"anyOf": [{"type": "string", "const": "working"}, {"type": "string", "const": "done"}]},
+        "TasksExtensionCapability": {"type": "object", "additionalProperties": {"not": {}}},
+        "Task": {"type": "object", "properties": {"status": {"$ref": "#/$defs/TaskStatus"}, "ttl": {"type": ["integer", "null"]}, "note": {"type": "string"}}, "required": ["status", "ttl"]},
+    }
+    package = _package(tmp_path, defs)
+    status = _model(package, "TaskStatus")
+    assert isinstance(status, ir.EnumModel) and [(m.name, m.raw) for m in status.members] == [("WORKING", "working"), ("DONE", "done")]
+    capability = _model(package, "TasksExtensionCapability")
+    assert isinstance(capability, ir.ObjectModel) and capability.closed and not capability.fields
+    task = _model(package, "Task")
+    assert isinstance(task, ir.ObjectModel) and not task.closed
+    assert [(f.name, f.annotation, f.required, f.default) for f in task.fields] == [
+        ("status", "TaskStatus", True, ""),
+        ("ttl", "int | None", True, ""),
+        ("note", "str | None", False, "None"),
+    ]
+
+
+def test_model_order_does_not_follow_defs_order(tmp_path: Path) -> None:
+    defs = {"UpdateTaskRequest": TASK_GET, "ZTask": {"type": "object", "properties": {"a": {"type": "string"}}}, "ATask": {"type": "object", "properties": {"z": {"$ref": "#/$defs/ZTask"}}}}
+    forward = [m.name for m in _package(tmp_path, defs).models]
+    (tmp_path / "b").mkdir()
+    backward = [m.name for m in _package(tmp_path / "b", dict(reversed(list(defs.items())))).models]
+    assert forward == backward == sorted(forward)
+
+
+# -- render ---------------------------------------------------------------------------
+
+
+def test_field_macro_on_a_hand_built_node() -> None:
+    env = render.environment(None)
+    field = ir.Field(name=PyIdent("task_id"), wire_name="taskId", annotation="str", required=True, default="", constant=False, doc="The id.", loc=Location(file="f"))
+    text = env.from_string('{% import "_macros.jinja" as m %}{{ m.field(f) }}').render(f=field)
+    assert text == 'task_id: str = Field(validation_alias=\'taskId\', serialization_alias=\'taskId\')\n"""The id."""\n'
+
+
+# -- write ----------------------------------------------------------------------------
+
+
+def test_write_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure while writing leaves the previous tree untouched and no temporary folders."""
+    folder = tmp_path / "pkg"
+    write.write(folder, {"a.py": write.HEADER_PREFIX + " v1\n"}, force=False)
+    real = Path.write_text
+    calls = {"n": 0}
+
+    def flaky(self: Path, *args: Any, **kwargs: Any) -> int:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError("disk full")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", flaky)
+    with pytest.raises(OSError):
+        write.write(folder, {"a.py": write.HEADER_PREFIX + " v2\n", "b.py": write.HEADER_PREFIX + " v2\n"}, force=False)
+    monkeypatch.undo()
+    assert (folder / "a.py").read_text() == write.HEADER_PREFIX + " v1\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pkg"]
+
+
+def test_write_reports_only_changed_files(tmp_path: Path) -> None:
+    folder = tmp_path / "pkg"
+    files = {"a.py": write.HEADER_PREFIX + "\n", "b.py": write.HEADER_PREFIX + "\n"}
+    assert write.write(folder, files, force=False) == ["a.py", "b.py"]
+    assert write.write(folder, files, force=False) == []
+    assert [d.path for d in write.check(folder, {**files, "b.py": write.HEADER_PREFIX + " x\n"})] == ["b.py"]
