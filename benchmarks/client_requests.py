@@ -1,0 +1,187 @@
+"""Requests per completed task and terminal-to-return delay: our extension client vs fastmcp_tasks.
+
+Both clients run the same tasks against one ``fastmcp[tasks]==4.1.4`` server (the fixture
+server in ``tests/peers``, advertising ``pollIntervalMs`` 200) through a counting TCP proxy
+on 127.0.0.1. For every task:
+
+* requests: HTTP requests the client sent through the proxy, per completed task (the
+  fastmcp client's session set-up is measured separately and subtracted);
+* delay: wall time between the task turning terminal on the server and the client
+  returning the result. fastmcp refreshes ``lastUpdatedAt`` on every read, so the
+  terminal moment is taken as ``createdAt`` + the tool's sleep (the same estimate for
+  both clients; the worker's own overhead adds the same few milliseconds to both).
+
+Run from the repository root (the peers come from ``.ci/peers.sh``)::
+
+    .venv/bin/python benchmarks/client_requests.py [--tasks 20] [--seed 7]
+
+This is a measurement script, not a test: it prints the figures for the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
+
+from mcp_tasks_ext.client import TasksClient  # noqa: E402
+from mcp_tasks_ext.task_ids import MemoryTaskIdStore  # noqa: E402
+from mcp_tasks_ext.transport import HttpTransport  # noqa: E402
+from tests.support import peers  # noqa: E402
+
+PEER_DRIVER = r"""
+import asyncio, json, sys, time
+from fastmcp import Client
+from fastmcp_tasks import call_tool_task
+
+async def main():
+    url, durations = sys.argv[1], json.loads(sys.argv[2])
+    async with Client(url) as client:
+        for seconds in durations:
+            task = await call_tool_task(client, "slow_compute", {"seconds": seconds, "label": "bench"})
+            await task.result()
+            returned = time.time()
+            print(json.dumps({"created": task.create_result.created_at, "seconds": seconds, "returned": returned}), flush=True)
+
+asyncio.run(main())
+"""
+
+
+def _request_lines(data: bytes) -> int:
+    return sum(data.count(verb) for verb in (b"POST /mcp", b"GET /mcp", b"DELETE /mcp"))
+
+
+class CountingProxy:
+    """Forwards TCP to the server and counts the HTTP requests the client sends."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.requests = 0
+        self.server: asyncio.base_events.Server | None = None
+
+    async def start(self) -> int:
+        self.server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        port: int = self.server.sockets[0].getsockname()[1]
+        return port
+
+    async def _accept(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection(
+            "127.0.0.1", self.target_port
+        )
+
+        async def pipe(
+            source: asyncio.StreamReader, sink: asyncio.StreamWriter, count: bool
+        ) -> None:
+            tail = b""
+            try:
+                while chunk := await source.read(65536):
+                    if count:
+                        # Request lines seen for the first time: in tail+chunk but not in tail alone.
+                        window = tail + chunk
+                        self.requests += _request_lines(window) - _request_lines(tail)
+                        tail = window[-16:]
+                    sink.write(chunk)
+                    await sink.drain()
+            except (ConnectionError, asyncio.CancelledError):
+                pass
+            finally:
+                sink.close()
+
+        await asyncio.gather(
+            pipe(reader, upstream_writer, True), pipe(upstream_reader, writer, False)
+        )
+
+
+def terminal_time(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+async def ours(url: str, durations: list[float]) -> list[float]:
+    delays = []
+    async with TasksClient(HttpTransport(url), store=MemoryTaskIdStore()) as client:
+        for seconds in durations:
+            handle = await client.start_tool(
+                "slow_compute", {"seconds": seconds, "label": "bench"}
+            )
+            await handle.result()
+            returned = time.time()
+            assert handle.task is not None
+            delays.append(returned - (terminal_time(handle.task.created_at) + seconds))
+    return delays
+
+
+def peer(url: str, durations: list[float]) -> list[dict[str, float | str]]:
+    command = [
+        str(peers.fastmcp_python()),
+        "-c",
+        PEER_DRIVER,
+        url,
+        json.dumps(durations),
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=600, check=True
+    )
+    return [
+        json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")
+    ]
+
+
+def summary(name: str, requests: float, delays: list[float]) -> str:
+    ms = sorted(delay * 1000 for delay in delays)
+    p95 = ms[max(0, round(0.95 * len(ms)) - 1)]
+    return f"{name:<22} {requests:>9.2f} {statistics.median(ms):>11.1f} {p95:>9.1f}"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    durations = [
+        round(random.Random(args.seed + i).uniform(0.2, 1.2), 3)
+        for i in range(args.tasks)
+    ]
+    peers.require = lambda name: None  # a script: fail loudly later instead of skipping
+    with peers.serve("fastmcp") as server:
+        proxy = CountingProxy(server.port)
+        url = f"http://127.0.0.1:{await proxy.start()}/mcp"
+
+        proxy.requests = 0
+        our_delays = await ours(url, durations)
+        our_requests = proxy.requests / len(durations)
+
+        proxy.requests = 0
+        await asyncio.to_thread(peer, url, [])
+        setup = proxy.requests
+        proxy.requests = 0
+        reports = await asyncio.to_thread(peer, url, durations)
+        peer_requests = (proxy.requests - setup) / len(durations)
+        peer_delays = [
+            float(r["returned"])
+            - (terminal_time(str(r["created"])) + float(r["seconds"]))
+            for r in reports
+        ]
+
+    print(
+        f"{len(durations)} tasks of 0.2-1.2 s each, server pollIntervalMs 200, fastmcp[tasks]==4.1.4"
+    )
+    print(f"{'client':<22} {'req/task':>9} {'median ms':>11} {'p95 ms':>9}")
+    print(summary("mcp_tasks_ext", our_requests, our_delays))
+    print(summary("fastmcp_tasks 4.1.4", peer_requests, peer_delays))
+    print(f"(fastmcp client session set-up, not counted above: {setup} requests)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
