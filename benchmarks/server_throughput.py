@@ -1,0 +1,551 @@
+"""Benchmark the generated Tasks-extension server against the SDK peers.
+
+Side by side, on this machine:
+
+- ``tasks/get`` requests per second over streamable HTTP (one keep-alive client,
+  concurrency 1 and 8, load generator in this process) for our server with the memory
+  store and with the SQLite store, the ``fastmcp[tasks]==4.1.4`` server (in-memory
+  Docket) and the ``mcp==1.30.0`` server (its in-memory task store);
+- ``tasks/get`` per second in process (``TasksServer.handle``, no transport) for ours;
+- resident memory per stored task: every server creates ``--tasks`` finished tasks
+  through real ``tools/call`` requests over HTTP and the growth of its RSS is divided
+  by that count; ours is also measured with ``--rss-tasks`` (default 100,000) tasks
+  created in process.
+
+Run from the repository root (peers from ``.ci/peers.sh``; missing ones are skipped)::
+
+    .venv/bin/python benchmarks/server_throughput.py [--seconds 5] [--tasks 2000]
+
+The figures are printed as a table and as JSON (``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "generated"))
+
+from tests.support import peers  # noqa: E402
+from tests.support.procs import free_port, run_server  # noqa: E402
+
+EXT = "io.modelcontextprotocol/tasks"
+EXT_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}},
+}
+ACCEPT = {"accept": "application/json, text/event-stream"}
+
+
+def rss_kb(pid: int) -> int:
+    """Resident set size of a process, in KiB (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class RawConnection:
+    """A minimal HTTP/1.1 keep-alive client, so the load generator costs little CPU."""
+
+    def __init__(self, host: str, port: int, path: str) -> None:
+        self.host, self.port, self.path = host, port, path
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self, body: dict[str, Any], headers: dict[str, str]) -> bytes:
+        """POST ``body``; return the response body (chunked or sized)."""
+        if self.reader is None or self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(
+                self.host, self.port
+            )
+        payload = json.dumps(body).encode()
+        head = [
+            f"POST {self.path} HTTP/1.1",
+            f"host: {self.host}:{self.port}",
+            "content-type: application/json",
+            f"content-length: {len(payload)}",
+        ]
+        head += [f"{k}: {v}" for k, v in headers.items()]
+        self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        fields = {
+            k.lower(): v.strip()
+            for k, _, v in (line.partition(":") for line in lines[1:] if line)
+        }
+        if "content-length" in fields:
+            return await self.reader.readexactly(int(fields["content-length"]))
+        chunks = []
+        while True:  # chunked transfer encoding
+            size = int((await self.reader.readuntil(b"\r\n")).strip(), 16)
+            chunk = await self.reader.readexactly(size + 2)
+            if size == 0:
+                return b"".join(chunks)
+            chunks.append(chunk[:-2])
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def parse_response(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC response in a JSON or SSE HTTP response."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        for line in reversed(response.text.splitlines()):
+            if line.startswith("data: "):
+                message: dict[str, Any] = json.loads(line[6:])
+                if "id" in message:
+                    return message
+        raise RuntimeError(f"no response in stream: {response.text[:200]}")
+    parsed: dict[str, Any] = response.json()
+    return parsed
+
+
+class Dialect:
+    """How to talk to one server: create a task, then build ``tasks/get`` requests."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.headers = dict(ACCEPT)
+        self._ids = 0
+
+    def next_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    async def open(self, client: httpx.AsyncClient) -> None:
+        """Prepare the connection (sessions)."""
+
+    async def create_task(self, client: httpx.AsyncClient) -> str:
+        """Create one task that finishes at once; return its ID."""
+        raise NotImplementedError
+
+    def get_request(self, task_id: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """Body and headers of one ``tasks/get``."""
+        raise NotImplementedError
+
+
+class ExtDialect(Dialect):
+    """Stateless 2026-07-28 with the Tasks extension declared per request."""
+
+    async def open(self, client: httpx.AsyncClient) -> None:
+        self.headers["mcp-protocol-version"] = "2026-07-28"
+
+    async def create_task(self, client: httpx.AsyncClient) -> str:
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.next_id(),
+            "method": "tools/call",
+            "params": {
+                "name": "slow_compute",
+                "arguments": {"seconds": 0, "label": "bench"},
+                "_meta": EXT_META,
+            },
+        }
+        headers = {
+            **self.headers,
+            "mcp-method": "tools/call",
+            "mcp-name": "slow_compute",
+        }
+        result = parse_response(await client.post(self.url, json=body, headers=headers))
+        task_id: str = result["result"]["taskId"]
+        return task_id
+
+    def get_request(self, task_id: str) -> tuple[dict[str, Any], dict[str, str]]:
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.next_id(),
+            "method": "tasks/get",
+            "params": {"taskId": task_id, "_meta": EXT_META},
+        }
+        return body, {**self.headers, "mcp-method": "tasks/get", "mcp-name": task_id}
+
+
+class Dialect2025(Dialect):
+    """2025-11-25 with a session and task-augmented ``tools/call``."""
+
+    async def open(self, client: httpx.AsyncClient) -> None:
+        init = {
+            "jsonrpc": "2.0",
+            "id": self.next_id(),
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+        }
+        response = await client.post(self.url, json=init, headers=self.headers)
+        self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
+        self.headers["mcp-protocol-version"] = "2025-11-25"
+        await client.post(
+            self.url,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers=self.headers,
+        )
+
+    async def create_task(self, client: httpx.AsyncClient) -> str:
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.next_id(),
+            "method": "tools/call",
+            "params": {
+                "name": "slow_compute",
+                "arguments": {"seconds": 0, "label": "bench"},
+                "task": {"ttl": 3_600_000},
+            },
+        }
+        result = parse_response(
+            await client.post(self.url, json=body, headers=self.headers)
+        )
+        task_id: str = result["result"]["task"]["taskId"]
+        return task_id
+
+    def get_request(self, task_id: str) -> tuple[dict[str, Any], dict[str, str]]:
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.next_id(),
+            "method": "tasks/get",
+            "params": {"taskId": task_id},
+        }
+        return body, self.headers
+
+
+@dataclass
+class Target:
+    """One server to measure."""
+
+    name: str
+    command: Callable[[int, Path], list[str]]
+    path: str
+    dialect: type[Dialect]
+    peer: str | None = None
+
+
+TARGETS = [
+    Target(
+        "ours (memory store)",
+        lambda port, tmp: [
+            sys.executable,
+            str(ROOT / "examples/server_ext.py"),
+            "--port",
+            str(port),
+            "--memory",
+        ],
+        "/mcp",
+        ExtDialect,
+    ),
+    Target(
+        "ours (SQLite store)",
+        lambda port, tmp: [
+            sys.executable,
+            str(ROOT / "examples/server_ext.py"),
+            "--port",
+            str(port),
+            "--db",
+            str(tmp / "bench.sqlite3"),
+        ],
+        "/mcp",
+        ExtDialect,
+    ),
+    Target(
+        "fastmcp[tasks] 4.1.4",
+        lambda port, tmp: [
+            str(peers.fastmcp_python()),
+            str(peers.PEER_PROGRAMS / "fastmcp_server.py"),
+            str(port),
+        ],
+        "/mcp",
+        ExtDialect,
+        "fastmcp",
+    ),
+    Target(
+        "mcp 1.30.0",
+        lambda port, tmp: [
+            str(peers.mcp1_python()),
+            str(peers.PEER_PROGRAMS / "mcp1_server.py"),
+            str(port),
+        ],
+        "/mcp/",
+        Dialect2025,
+        "mcp1",
+    ),
+]
+
+
+async def throughput(
+    senders: list[Callable[[], Awaitable[None]]], seconds: float
+) -> tuple[float, int]:
+    """Requests per second (and count) with one loop per sender for ``seconds``."""
+    done = 0
+    deadline = time.perf_counter() + seconds
+
+    async def loop(send: Callable[[], Awaitable[None]]) -> None:
+        nonlocal done
+        while time.perf_counter() < deadline:
+            await send()
+            done += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(loop(send) for send in senders))
+    return done / (time.perf_counter() - start), done
+
+
+async def measure_http(target: Target, seconds: float, tasks: int) -> dict[str, Any]:
+    """HTTP throughput and RSS per task of one server process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        with run_server(
+            target.command(port, Path(tmp)), port, url_path=target.path, timeout=60
+        ) as handle:
+            url = handle.url
+            limits = httpx.Limits(max_connections=16, max_keepalive_connections=16)
+            async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+                dialect = target.dialect(url)
+                await dialect.open(client)
+                task_id = await dialect.create_task(client)
+                await asyncio.sleep(0.5)  # let it finish: we poll a completed task
+
+                connections = [
+                    RawConnection(handle.host, handle.port, target.path)
+                    for _ in range(8)
+                ]
+
+                def sender(connection: RawConnection) -> Callable[[], Awaitable[None]]:
+                    async def send() -> None:
+                        body, headers = dialect.get_request(task_id)
+                        reply = await connection.post(body, headers)
+                        if b'"result"' not in reply:
+                            raise RuntimeError(reply[:300])
+
+                    return send
+
+                pid = handle.proc.pid
+                await throughput([sender(connections[0])], 0.5)  # warm up
+                cpu = cpu_seconds(pid)
+                c1, n1 = await throughput([sender(connections[0])], seconds)
+                c8, n8 = await throughput([sender(c) for c in connections], seconds)
+                cpu_ms = (cpu_seconds(pid) - cpu) * 1000 / (n1 + n8)
+                for connection in connections:
+                    connection.close()
+                await asyncio.sleep(0.5)
+                before = rss_kb(handle.proc.pid)
+                for _ in range(tasks):
+                    await dialect.create_task(client)
+                await asyncio.sleep(1.0)
+                after = rss_kb(handle.proc.pid)
+    return {
+        "req_per_s_c1": round(c1),
+        "req_per_s_c8": round(c8),
+        "server_cpu_ms_per_req": round(cpu_ms, 3),
+        "rss_before_kib": before,
+        "rss_after_kib": after,
+        "bytes_per_task_http": round((after - before) * 1024 / tasks),
+    }
+
+
+def load_example() -> Any:
+    """``examples/server_ext.py`` as a module."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_example_ext", ROOT / "examples/server_ext.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def ext_request(method: str, params: dict[str, Any], request_id: int) -> dict[str, Any]:
+    """An extension request with the per-request ``_meta``."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": method,
+        "params": {**params, "_meta": EXT_META},
+    }
+
+
+async def measure_in_process(store: str, seconds: float) -> float:
+    """``tasks/get`` per second through ``TasksServer.handle``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = load_example().build_server(
+            None if store == "memory" else str(Path(tmp) / "b.sqlite3")
+        )
+        async with server:
+            created = await server.handle(
+                ext_request(
+                    "tools/call",
+                    {"name": "slow_compute", "arguments": {"seconds": 0}},
+                    1,
+                )
+            )
+            assert created is not None
+            task_id = created["result"]["taskId"]
+            await asyncio.sleep(0.1)
+            message = ext_request("tasks/get", {"taskId": task_id}, 2)
+
+            async def send() -> None:
+                await server.handle(message)
+
+            await throughput([send], 0.3)
+            return (await throughput([send], seconds))[0]
+
+
+async def child_rss(store: str, count: int) -> dict[str, Any]:
+    """In this (fresh) process: create ``count`` finished tasks in process; report RSS."""
+    from mcp_tasks_ext.server import Limits
+    from mcp_tasks_ext.stores import SQLiteTaskStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = load_example().build_server(None)
+        server.limits = Limits(
+            max_active_tasks=count + 1, poll_interval_ms=200, default_ttl_ms=3_600_000
+        )
+        if store == "sqlite":
+            # population speed only: commits are not fsynced here
+            server.store = SQLiteTaskStore(
+                str(Path(tmp) / "rss.sqlite3"), synchronous="OFF"
+            )
+        async with server:
+            before = rss_kb(os.getpid())
+            for index in range(count):
+                await server.handle(
+                    ext_request(
+                        "tools/call",
+                        {"name": "slow_compute", "arguments": {"seconds": 0}},
+                        index,
+                    )
+                )
+                if index % 500 == 499:
+                    while (
+                        server._workers
+                    ):  # let the workers finish, as a real load would
+                        await asyncio.sleep(0.001)
+            await asyncio.sleep(0.5)
+            after = rss_kb(os.getpid())
+    return {
+        "rss_before_kib": before,
+        "rss_after_kib": after,
+        "bytes_per_task": round((after - before) * 1024 / count),
+    }
+
+
+def run_child_rss(store: str, count: int) -> dict[str, Any]:
+    """Run :func:`child_rss` in a fresh interpreter."""
+    output = subprocess.run(
+        [sys.executable, __file__, "--child-rss", store, "--rss-tasks", str(count)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--seconds", type=float, default=5.0, help="duration of each load run"
+    )
+    parser.add_argument(
+        "--tasks", type=int, default=2000, help="tasks created over HTTP for RSS"
+    )
+    parser.add_argument(
+        "--rss-tasks",
+        type=int,
+        default=100_000,
+        help="tasks created in process for RSS",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="also print the figures as JSON"
+    )
+    parser.add_argument(
+        "--only", action="append", help="measure only targets whose name contains this"
+    )
+    parser.add_argument(
+        "--child-rss", choices=["memory", "sqlite"], help=argparse.SUPPRESS
+    )
+    options = parser.parse_args()
+    if options.child_rss:
+        print(json.dumps(asyncio.run(child_rss(options.child_rss, options.rss_tasks))))
+        return
+
+    figures: dict[str, dict[str, Any]] = {}
+    for target in TARGETS:
+        if options.only and not any(part in target.name for part in options.only):
+            continue
+        if target.peer is not None and not peers.is_installed(target.peer):
+            print(
+                f"skipping {target.name}: peer not installed (.ci/peers.sh)",
+                file=sys.stderr,
+            )
+            continue
+        print(f"measuring {target.name} ...", file=sys.stderr)
+        figures[target.name] = asyncio.run(
+            measure_http(target, options.seconds, options.tasks)
+        )
+        print(f"  {figures[target.name]}", file=sys.stderr)
+    for store, name in (
+        ("memory", "ours (memory store)"),
+        ("sqlite", "ours (SQLite store)"),
+    ):
+        if options.only and not any(part in name for part in options.only):
+            continue
+        print(f"measuring {name} in process ...", file=sys.stderr)
+        entry = figures.setdefault(name, {})
+        entry["req_per_s_in_process"] = round(
+            asyncio.run(measure_in_process(store, options.seconds))
+        )
+        child = run_child_rss(store, options.rss_tasks)
+        entry[f"bytes_per_task_{options.rss_tasks}"] = child["bytes_per_task"]
+        entry[f"rss_kib_with_{options.rss_tasks}"] = child["rss_after_kib"]
+        print(f"  {entry}", file=sys.stderr)
+
+    columns = [
+        ("req_per_s_c1", "HTTP c=1"),
+        ("req_per_s_c8", "HTTP c=8"),
+        ("server_cpu_ms_per_req", "server CPU ms/req"),
+        ("req_per_s_in_process", "in process"),
+        ("bytes_per_task_http", f"B/task ({options.tasks} via HTTP)"),
+        (
+            f"bytes_per_task_{options.rss_tasks}",
+            f"B/task ({options.rss_tasks} in proc)",
+        ),
+        (f"rss_kib_with_{options.rss_tasks}", f"RSS KiB ({options.rss_tasks})"),
+    ]
+    print(
+        f"\ntasks/get throughput (req/s) and memory; {os.cpu_count()} CPUs, load generator on the same machine"
+    )
+    print("| server | " + " | ".join(title for _, title in columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    for name, entry in figures.items():
+        cells = [str(entry.get(key, "-")) for key, _ in columns]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    if options.json:
+        print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
