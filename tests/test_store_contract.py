@@ -1,0 +1,385 @@
+"""One contract for every ``TaskStore``: memory, SQLite and Redis behave the same.
+
+Each test runs once per store. The Redis store talks to a real ``redis-server`` on
+127.0.0.1 (started per module with an fsync-always append-only file, so a restart
+keeps the data); those cases skip when ``redis-server`` is not installed and fail
+under ``CI=true``. Every Redis test gets its own key prefix, so tests never see each
+other's tasks.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp_tasks_ext.redis_store import RedisTaskStore
+from mcp_tasks_ext.stores import (
+    TERMINAL_STATUSES,
+    InMemoryTaskStore,
+    SQLiteTaskStore,
+    TaskRecord,
+    TaskStore,
+)
+
+from tests.support.procs import RedisHandle, start_redis
+
+pytestmark = pytest.mark.anyio
+
+LIVE_STATUSES = ("working", "input_required")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Run the async tests on asyncio only."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisHandle]:
+    """A private redis-server with an fsync-always append-only file."""
+    with start_redis(appendonly=True) as handle:
+        yield handle
+
+
+@dataclass
+class Backend:
+    """How to build a store of one kind, and what that kind promises."""
+
+    name: str
+    new_store: Callable[[], TaskStore]
+    """A fresh store object over the same data (a second replica, or a restart)."""
+    restart: Callable[[], None] | None
+    """Restart the backing service between two stores; None when nothing persists."""
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    """Each store implementation."""
+    if request.param == "memory":
+        return Backend("memory", InMemoryTaskStore, None)
+    if request.param == "sqlite":
+        path = str(tmp_path / "tasks.sqlite3")
+        return Backend(
+            "sqlite",
+            lambda: SQLiteTaskStore(path),
+            lambda: None,
+        )
+    server: RedisHandle = request.getfixturevalue("redis_server")
+    prefix = f"contract-{uuid.uuid4().hex[:12]}:"
+    return Backend(
+        "redis",
+        lambda: RedisTaskStore(server.url, prefix=prefix),
+        lambda: server.restart(hard=True),
+    )
+
+
+@pytest.fixture
+async def store(backend: Backend) -> AsyncIterator[TaskStore]:
+    """An open store of the current kind, closed after the test."""
+    opened = backend.new_store()
+    await opened.open()
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+def task(
+    task_id: str,
+    owner: str | None = "alice",
+    status: str = "working",
+    *,
+    ttl_ms: int | None = 60_000,
+    created_at: float | None = None,
+    **changes: Any,
+) -> TaskRecord:
+    """A task record created now (or at ``created_at``)."""
+    now = time.time() if created_at is None else created_at
+    return TaskRecord(
+        task_id=task_id,
+        owner=owner,
+        tool="slow_tool",
+        status=status,
+        created_at=now,
+        updated_at=now,
+        ttl_ms=ttl_ms,
+        poll_interval_ms=500,
+        **changes,
+    )
+
+
+def ids(records: list[TaskRecord]) -> list[str]:
+    return [r.task_id for r in records]
+
+
+# -- create / get / put / delete ---------------------------------------------------
+
+
+async def test_create_assigns_increasing_seq_and_get_returns_the_record(
+    store: TaskStore,
+) -> None:
+    rich = task(
+        "rich",
+        status="input_required",
+        status_message="waiting for the user",
+        input_requests={"confirm": {"method": "elicitation/create", "params": {}}},
+        error=None,
+        result=None,
+    )
+    first = await store.create(rich)
+    second = await store.create(task("plain", owner=None, ttl_ms=None))
+    assert first.seq > 0
+    assert second.seq > first.seq
+    assert first == replace(rich, seq=first.seq)
+    assert await store.get("rich") == first
+    assert await store.get("plain") == second
+    assert await store.get("missing") is None
+
+
+async def test_put_replaces_the_state(store: TaskStore) -> None:
+    created = await store.create(task("a"))
+    waiting = replace(
+        created,
+        status="input_required",
+        updated_at=created.updated_at + 1,
+        input_requests={"k": {"method": "sampling/createMessage"}},
+    )
+    await store.put(waiting)
+    assert await store.get("a") == waiting
+    done = replace(
+        waiting,
+        status="completed",
+        input_requests={},
+        result={"content": [{"type": "text", "text": "ok"}], "isError": False},
+    )
+    await store.put(done)
+    assert await store.get("a") == done
+
+
+async def test_put_never_creates_a_missing_task(
+    store: TaskStore,
+) -> None:
+    await store.put(replace(task("ghost"), seq=7))
+    assert await store.get("ghost") is None
+    assert await store.list_tasks("alice", 0, 10) == []
+    assert await store.count_active("alice") == 0
+
+
+async def test_delete_forgets_tasks_and_their_index_entries(store: TaskStore) -> None:
+    for name in ("a", "b", "c"):
+        await store.create(task(name))
+    await store.create(task("d", owner="bob", status="completed"))
+    await store.delete(["a", "d", "never-existed"])
+    await store.delete([])
+    assert await store.get("a") is None
+    assert await store.get("d") is None
+    assert ids(await store.list_tasks("alice", 0, 10)) == ["b", "c"]
+    assert await store.list_tasks("bob", 0, 10) == []
+    assert await store.count_active("alice") == 2
+    assert ids(await store.unfinished()) == ["b", "c"]
+    assert sorted(await store.expired(time.time() + 3600)) == ["b", "c"]
+
+
+# -- listing, counting ---------------------------------------------------------------
+
+
+async def test_list_tasks_pages_in_seq_order(store: TaskStore) -> None:
+    created = [await store.create(task(f"t{i:02d}")) for i in range(25)]
+    pages: list[list[str]] = []
+    cursor = 0
+    while True:
+        page = await store.list_tasks("alice", cursor, 10)
+        if not page:
+            break
+        pages.append(ids(page))
+        cursor = page[-1].seq
+    assert [len(p) for p in pages] == [10, 10, 5]
+    assert sum(pages, []) == ids(created)
+    assert ids(await store.list_tasks("alice", created[9].seq, 3)) == [
+        "t10",
+        "t11",
+        "t12",
+    ]
+    assert await store.list_tasks("alice", created[-1].seq, 10) == []
+    assert await store.list_tasks("alice", 0, 0) == []
+
+
+async def test_owners_are_isolated(store: TaskStore) -> None:
+    owners: list[str | None] = ["alice", "bob", None, "", "-", "=alice"]
+    for n, owner in enumerate(owners):
+        await store.create(task(f"task-{n}", owner=owner))
+        await store.create(task(f"done-{n}", owner=owner, status="cancelled"))
+    for n, owner in enumerate(owners):
+        assert ids(await store.list_tasks(owner, 0, 100)) == [f"task-{n}", f"done-{n}"]
+        assert await store.count_active(owner) == 1
+    assert await store.list_tasks("carol", 0, 100) == []
+    assert await store.count_active("carol") == 0
+
+
+async def test_count_active_follows_status_changes(store: TaskStore) -> None:
+    a = await store.create(task("a"))
+    b = await store.create(task("b", status="input_required"))
+    await store.create(task("c", status="completed"))
+    await store.create(task("d", owner="bob"))
+    assert await store.count_active("alice") == 2
+    await store.put(replace(a, status="input_required"))
+    assert await store.count_active("alice") == 2
+    await store.put(replace(b, status="failed", error={"code": -32603, "message": "x"}))
+    assert await store.count_active("alice") == 1
+    await store.put(replace(a, status="cancelled"))
+    assert await store.count_active("alice") == 0
+    assert await store.count_active("bob") == 1
+
+
+# -- expiry, recovery ----------------------------------------------------------------
+
+
+async def test_expired_reports_tasks_whose_ttl_elapsed(store: TaskStore) -> None:
+    start = time.time()
+    short = await store.create(task("short", ttl_ms=1_000, created_at=start))
+    await store.create(task("long", ttl_ms=60_000, created_at=start))
+    await store.create(task("forever", ttl_ms=None, created_at=start))
+    await store.create(
+        task("done", status="completed", ttl_ms=1_000, created_at=start, owner="bob")
+    )
+    assert short.expires_at is not None
+    assert sorted(await store.expired(start)) == []
+    assert sorted(await store.expired(short.expires_at - 0.001)) == []
+    assert sorted(await store.expired(short.expires_at)) == ["done", "short"]
+    assert sorted(await store.expired(start + 3600)) == ["done", "long", "short"]
+    await store.delete(await store.expired(start + 3600))
+    assert ids(await store.unfinished()) == ["forever"]
+    assert await store.expired(start + 10**9) == []
+
+
+async def test_unfinished_lists_live_tasks_of_every_owner_in_seq_order(
+    store: TaskStore,
+) -> None:
+    a = await store.create(task("a"))
+    await store.create(task("b", owner="bob", status="input_required"))
+    await store.create(task("c", status="completed"))
+    await store.create(task("d", owner=None))
+    assert ids(await store.unfinished()) == ["a", "b", "d"]
+    await store.put(replace(a, status="completed", result={"content": []}))
+    assert ids(await store.unfinished()) == ["b", "d"]
+
+
+# -- persistence ---------------------------------------------------------------------
+
+
+async def test_tasks_survive_reopening_the_store(backend: Backend) -> None:
+    if backend.restart is None:
+        pytest.skip(
+            f"the {backend.name} store keeps nothing across reopening, by design"
+        )
+    first = backend.new_store()
+    await first.open()
+    try:
+        working = await first.create(task("working", ttl_ms=None))
+        done = await first.create(
+            task("done", owner="bob", status="completed", result={"content": []})
+        )
+    finally:
+        await first.close()
+    backend.restart()
+    second = backend.new_store()
+    await second.open()
+    try:
+        assert await second.get("working") == working
+        assert await second.get("done") == done
+        assert ids(await second.unfinished()) == ["working"]
+        assert await second.count_active("alice") == 1
+        later = await second.create(task("later"))
+        assert later.seq > done.seq
+        assert ids(await second.list_tasks("alice", 0, 10)) == ["working", "later"]
+    finally:
+        await second.close()
+
+
+async def test_a_second_store_object_sees_the_same_tasks(backend: Backend) -> None:
+    """Two store objects over the same data (two replicas) agree."""
+    if backend.restart is None:
+        pytest.skip(f"the {backend.name} store is private to one object, by design")
+    one, two = backend.new_store(), backend.new_store()
+    await one.open()
+    await two.open()
+    try:
+        created = await one.create(task("shared"))
+        assert await two.get("shared") == created
+        if backend.name == "sqlite":
+            return  # its read cache assumes a single writer process
+        await two.put(replace(created, status="completed", result={"content": []}))
+        stored = await one.get("shared")
+        assert stored is not None and stored.status == "completed"
+    finally:
+        await one.close()
+        await two.close()
+
+
+# -- terminal states -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("terminal", sorted(TERMINAL_STATUSES))
+async def test_terminal_status_never_changes_through_put(
+    store: TaskStore, terminal: str
+) -> None:
+    created = await store.create(task("t"))
+    final = replace(
+        created,
+        status=terminal,
+        status_message=f"{terminal} for good",
+        updated_at=created.updated_at + 1,
+    )
+    await store.put(final)
+    for status in (*LIVE_STATUSES, *sorted(TERMINAL_STATUSES - {terminal})):
+        await store.put(
+            replace(final, status=status, status_message="overwritten", result={})
+        )
+    await store.put(replace(final, status_message="overwritten"))
+    assert await store.get("t") == final
+    assert await store.count_active("alice") == 0
+    assert await store.unfinished() == []
+
+
+# -- Redis key expiry ----------------------------------------------------------------
+
+
+async def test_redis_keys_expire_after_ttl_plus_grace(
+    redis_server: RedisHandle,
+) -> None:
+    """The task hash disappears on its own; ``delete`` then clears every index."""
+    from redis.asyncio import from_url
+
+    prefix = f"expiry-{uuid.uuid4().hex[:12]}:"
+    store = RedisTaskStore(redis_server.url, prefix=prefix, expiry_grace_s=0.5)
+    raw = from_url(redis_server.url)
+    await store.open()
+    try:
+        created = await store.create(task("brief", ttl_ms=500))
+        await store.create(task("kept", ttl_ms=None))
+        key = f"{prefix}task:brief"
+        pttl = await raw.pttl(key)
+        assert 500 < pttl <= 1000
+        await anyio.sleep(0.7)  # past the TTL, inside the grace period
+        assert created.expires_at is not None and time.time() > created.expires_at
+        assert await store.get("brief") == created
+        await anyio.sleep(0.6)  # past TTL + grace
+        assert await raw.exists(key) == 0
+        assert await store.get("brief") is None
+        assert ids(await store.list_tasks("alice", 0, 10)) == ["kept"]
+        assert ids(await store.unfinished()) == ["kept"]
+        assert await store.expired(time.time()) == ["brief"]
+        await store.delete(await store.expired(time.time()))
+        assert await store.count_active("alice") == 1
+        await store.delete(["kept"])
+        leftovers = [k async for k in raw.scan_iter(match=f"{prefix}*", count=1000)]
+        assert leftovers == [f"{prefix}seq".encode()]
+    finally:
+        await store.close()
+        await raw.aclose()
