@@ -80,10 +80,37 @@ def _remember(folder: Path | None, key: str, text: str) -> None:
         pass
 
 
+def _split_header(text: str) -> tuple[str, str]:
+    """Leading comment lines (the generated-file header) and the code after them.
+
+    Black leaves leading comments as they are, so the header is set aside while the body is
+    formatted: the cache key then depends on the code only, and a module whose code does not
+    depend on the schema is formatted once, whatever schema it was generated from.
+    """
+    end = 0
+    while text.startswith("#", end):
+        newline = text.find("\n", end)
+        if newline < 0:
+            break
+        end = newline + 1
+    return text[:end], text[end:]
+
+
 def format_files(files: dict[str, str], package: str) -> dict[str, str]:
     """Run black over the Python files; anything else passes through unchanged."""
+    headers: dict[str, str] = {}
+    bodies: dict[str, str] = {}
+    for path, text in files.items():
+        if path.endswith(".py"):
+            headers[path], bodies[path] = _split_header(text)
+    formatted = _format_bodies(bodies, package)
+    return {path: headers[path] + formatted[path] if path in formatted else text for path, text in files.items()}
+
+
+def _format_bodies(files: dict[str, str], package: str) -> dict[str, str]:
+    """Format each text, through the cache."""
     folder = cache_dir()
-    keys = {p: _key(t) for p, t in files.items() if p.endswith(".py")}
+    keys = {p: _key(t) for p, t in files.items()}
     formatted: dict[str, str] = {}
     todo: list[str] = []
     for path, key in keys.items():
@@ -109,4 +136,4 @@ def format_files(files: dict[str, str], package: str) -> dict[str, str]:
             raise fail(f"rendered code is not valid Python ({result[1:]})", Location(file=f"{package}/{path}"))
         formatted[path] = result
         _remember(folder, keys[path], result)
-    return {path: formatted.get(path, text) for path, text in files.items()}
+    return formatted
