@@ -105,3 +105,24 @@ def test_generator_itself_is_mypy_strict(tmp_path: Path) -> None:
     (tmp_path / "mcptasks_gen").symlink_to(ROOT / "generator", target_is_directory=True)
     proc = subprocess.run([_tool("mypy"), "--strict", "--no-incremental", "-p", "mcptasks_gen"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("schema", ["2025-11-25", "ext-2026-07-28"])
+def test_runtime_templates_render_black_stable(schema: str) -> None:
+    """Client, server and store modules come out of their templates already black-formatted.
+
+    Black then makes one pass over them instead of two, and the templates read like the
+    code they produce. (``models.py`` is composed from the schema and is formatted by black.)
+    """
+    from mcptasks_gen import pipeline, render
+    from mcptasks_gen.config import Target
+
+    target = Target(schema=ROOT / "schema" / schema / "schema.json", schema_label="s", output=ROOT, package="p", revision=None, templates=None, regenerate="x")
+    rendered = render.render(pipeline.build(target), render.environment(None))
+    unstable = []
+    for name, text in sorted(rendered.items()):
+        if name.endswith(".py") and name != "models.py":
+            body = fmt._split_header(text)[1]
+            if fmt._format(body) != body:
+                unstable.append(name)
+    assert not unstable, f"templates of {unstable} render code black would change; keep them black-formatted"
