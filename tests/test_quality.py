@@ -126,3 +126,25 @@ def test_runtime_templates_render_black_stable(schema: str) -> None:
             if fmt._format(body) != body:
                 unstable.append(name)
     assert not unstable, f"templates of {unstable} render code black would change; keep them black-formatted"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_depends_on_pydantic_only(package: str) -> None:
+    """Module-level imports are the standard library, pydantic and the package itself;
+    optional dependencies (httpx, uvicorn, redis, the MCP SDKs) are imported lazily."""
+    import ast
+
+    allowed = set(sys.stdlib_module_names) | {"pydantic", "__future__"}
+    found: dict[str, str] = {}
+    for path in sorted((GENERATED / package).glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] not in allowed:
+                    found[f"{path.name}:{node.lineno}"] = name
+    assert not found, found

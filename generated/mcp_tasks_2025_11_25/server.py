@@ -45,9 +45,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Literal, Optional, Union, cast
+from typing import Any, Literal, Optional, TypeVar, Union, cast
 
-from typing_extensions import Self
 
 from .stores import SQLiteTaskStore, TaskRecord, TaskStore
 
@@ -273,6 +272,9 @@ def _not_found() -> JsonRpcError:
     return JsonRpcError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
 
 
+_Server = TypeVar("_Server", bound="_TaskServerCore")
+
+
 class _TaskServerCore:
     """Revision-neutral plumbing: tools, store, limits, lifecycle, workers, transitions."""
 
@@ -391,7 +393,7 @@ class _TaskServerCore:
         await self._on_close()
         await self.store.close()
 
-    async def __aenter__(self) -> Self:
+    async def __aenter__(self: _Server) -> _Server:
         await self.start()
         return self
 
