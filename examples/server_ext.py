@@ -5,7 +5,10 @@ Run from the repository root::
     .venv/bin/python examples/server_ext.py --host 127.0.0.1 --port 8000
 
 and point a client at ``http://127.0.0.1:8000/mcp``. Tasks are kept in a SQLite file
-(``--db``, default ``mcp-tasks-ext.sqlite3``) or in memory (``--memory``). The same
+(``--db``, default ``mcp-tasks-ext.sqlite3``), in memory (``--memory``), or in Redis
+(``--redis redis://127.0.0.1:6379/0``), where several replicas of this server share
+them; ``--lease-seconds`` sets the worker lease that bounds how long a task whose
+replica died stays unfinished. The same
 server hosted in the official Python SDK (``mcp`` 2.x) is ``examples/server_ext_mcp2.py``.
 
 Tools: the fixtures of the official conformance suite (``greet``, ``slow_compute``,
@@ -32,7 +35,12 @@ from mcp_tasks_ext.server import (  # noqa: E402
     ToolContext,
     ToolError,
 )
-from mcp_tasks_ext.stores import InMemoryTaskStore, SQLiteTaskStore  # noqa: E402
+from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
+from mcp_tasks_ext.stores import (  # noqa: E402
+    InMemoryTaskStore,
+    SQLiteTaskStore,
+    TaskStore,
+)
 
 
 def _schema(**properties: Any) -> dict[str, Any]:
@@ -49,14 +57,26 @@ def _first_answer(response: Any) -> str:
     return str(response.get("action") if isinstance(response, dict) else response)
 
 
-def build_server(store_path: str | None) -> TasksServer:
-    """The example server with every tool registered."""
-    store = InMemoryTaskStore() if store_path is None else SQLiteTaskStore(store_path)
+def build_server(
+    store_path: str | None, *, redis_url: str | None = None, lease_s: float = 15.0
+) -> TasksServer:
+    """The example server with every tool registered.
+
+    ``redis_url`` (which wins over ``store_path``) keeps the tasks in Redis; None for
+    ``store_path`` keeps them in memory.
+    """
+    store: TaskStore
+    if redis_url is not None:
+        store = RedisTaskStore(redis_url)
+    elif store_path is None:
+        store = InMemoryTaskStore()
+    else:
+        store = SQLiteTaskStore(store_path)
     server = TasksServer(
         "mcptasks-example-ext",
         "1.0.0",
         store=store,
-        limits=Limits(poll_interval_ms=200, default_ttl_ms=600_000),
+        limits=Limits(poll_interval_ms=200, default_ttl_ms=600_000, lease_s=lease_s),
     )
 
     @server.tool(
@@ -159,8 +179,21 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="mcp-tasks-ext.sqlite3")
     parser.add_argument("--memory", action="store_true", help="keep tasks in memory")
+    parser.add_argument(
+        "--redis", metavar="URL", help="keep tasks in Redis, shared by replicas"
+    )
+    parser.add_argument(
+        "--lease-seconds",
+        type=float,
+        default=15.0,
+        help="worker lease on Redis (a dead replica's tasks fail within ~4/3 of it)",
+    )
     options = parser.parse_args()
-    server = build_server(None if options.memory else options.db)
+    server = build_server(
+        None if options.memory else options.db,
+        redis_url=options.redis,
+        lease_s=options.lease_seconds,
+    )
     serve(server, options.host, options.port)
 
 

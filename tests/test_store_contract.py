@@ -25,6 +25,7 @@ from mcp_tasks_ext.stores import (
     SQLiteTaskStore,
     TaskRecord,
     TaskStore,
+    TransitionStore,
 )
 
 from tests.support.procs import RedisHandle, start_redis
@@ -345,6 +346,79 @@ async def test_terminal_status_never_changes_through_put(
     assert await store.get("t") == final
     assert await store.count_active("alice") == 0
     assert await store.unfinished() == []
+
+
+async def test_transition_is_a_check_and_set_on_the_status(store: TaskStore) -> None:
+    assert isinstance(store, TransitionStore)
+    created = await store.create(task("t"))
+    asking = replace(
+        created, status="input_required", updated_at=created.updated_at + 1
+    )
+    # the task is working: a transition that expects input_required does nothing
+    assert not await store.transition("t", frozenset({"input_required"}), asking)
+    assert await store.get("t") == created
+    assert await store.transition("t", frozenset({"working"}), asking)
+    assert await store.get("t") == asking
+    # a missing task is never created
+    assert not await store.transition("u", frozenset({"working"}), task("u"))
+    assert await store.get("u") is None
+    with pytest.raises(ValueError):
+        await store.transition("t", frozenset({"input_required"}), task("u"))
+
+
+async def test_transition_with_expected_updated_at_is_a_compare_and_set(
+    store: TaskStore,
+) -> None:
+    assert isinstance(store, TransitionStore)
+    created = await store.create(task("t", input_requests={"a": {"method": "x"}}))
+    live = frozenset(LIVE_STATUSES)
+    # two writers read the same record; the second one's write must not land
+    first = replace(
+        created,
+        input_requests={"a": {"method": "x"}, "b": {"method": "y"}},
+        updated_at=created.updated_at + 0.1,
+    )
+    second = replace(created, input_requests={}, updated_at=created.updated_at + 0.2)
+    expected = created.updated_at
+    assert await store.transition("t", live, first, expected_updated_at=expected)
+    assert not await store.transition("t", live, second, expected_updated_at=expected)
+    assert await store.get("t") == first
+    assert await store.transition(
+        "t", live, second, expected_updated_at=first.updated_at
+    )
+    assert await store.get("t") == second
+
+
+async def test_transition_races_end_in_exactly_one_terminal_state(
+    store: TaskStore,
+) -> None:
+    assert isinstance(store, TransitionStore)
+    transitions = store
+    for round_number in range(20):
+        created = await store.create(task(f"race-{round_number}"))
+        later = created.updated_at + 1
+        completed = replace(created, status="completed", result={}, updated_at=later)
+        cancelled = replace(created, status="cancelled", updated_at=later)
+        live = frozenset(LIVE_STATUSES)
+        outcomes: list[bool] = []
+
+        async def attempt(record: TaskRecord) -> None:
+            outcomes.append(await transitions.transition(record.task_id, live, record))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(attempt, completed)
+            group.start_soon(attempt, cancelled)
+        assert sorted(outcomes) == [False, True]
+        stored = await store.get(created.task_id)
+        assert stored in (completed, cancelled)
+        # terminal: even a transition naming the terminal status changes nothing
+        assert stored is not None
+        assert not await store.transition(
+            created.task_id,
+            frozenset({stored.status, *LIVE_STATUSES}),
+            replace(stored, status="working"),
+        )
+        assert await store.get(created.task_id) == stored
 
 
 # -- Redis key expiry ----------------------------------------------------------------

@@ -16,6 +16,8 @@ Layout (every key starts with ``prefix``, ``"mcp-tasks:"`` by default)::
     {prefix}unfinished             sorted set: every non-terminal task, score seq
     {prefix}expiry                 sorted set: every task with a TTL, score expires_at
     {prefix}owner-of               hash: task ID -> owner tag (to clean the indexes)
+    {prefix}lease:{task_id}        string: the replica holding the worker lease (PX)
+    {prefix}signals                pub/sub channel: signals between replicas
 
 ``{owner}`` is ``-`` for tasks without an owner and ``=`` followed by the principal
 otherwise, so that no principal can collide with "no owner".
@@ -42,6 +44,15 @@ racing to complete and to cancel the same task end in exactly one terminal state
 Writing a record identical to the stored one counts as applied, so that a write
 retried after a lost reply (see ``retries``) is not mistaken for a lost race.
 
+Replicas. The store is a ``ReplicaStore``: ``hold_leases`` sets the lease keys
+with a millisecond expiry (the server renews them while its workers run, and fails
+a task whose lease key is gone), and ``publish``/``subscribe`` carry signals over one
+Redis pub/sub channel, listened to by one background connection per store that
+reconnects with backoff when Redis goes away. Pub/sub delivers at most once: a
+signal published while a replica is reconnecting does not reach it, so after every
+reconnection the handlers get ``{"kind": "resync"}`` to compare what they hold with
+the store.
+
 Durability follows the Redis server's persistence settings: with
 ``appendonly yes`` and ``appendfsync always`` a write is on disk before the store
 returns; with the defaults a Redis crash can lose the last second of writes.
@@ -49,14 +60,23 @@ returns; with the defaults a Redis crash can lose the last second of writes.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from .stores import TERMINAL_STATUSES, TaskRecord, TaskStore
+from .stores import (
+    TERMINAL_STATUSES,
+    ReplicaStore,
+    Signal,
+    SignalHandler,
+    TaskRecord,
+    TaskStore,
+)
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -104,8 +124,9 @@ return seq
 _UPDATE = """
 -- KEYS: task hash, owner-active, unfinished, expiry
 -- ARGV: task id, status, body, expires_at ('' = never),
---       key expiry in unix ms ('' = never), then the statuses the task may
---       currently be in (none given: any status that is not terminal)
+--       key expiry in unix ms ('' = never), the updated_at the stored record
+--       must have ('' = any), then the statuses the task may currently be in
+--       (none given: any status that is not terminal)
 local stored = redis.call('HMGET', KEYS[1], 'status', 'body')
 local current = stored[1]
 if not current then
@@ -117,9 +138,12 @@ end
 if TERMINAL[current] then
     return -1
 end
-if #ARGV > 5 then
+if ARGV[6] ~= '' and cjson.decode(stored[2])['updated_at'] ~= tonumber(ARGV[6]) then
+    return -3
+end
+if #ARGV > 6 then
     local allowed = false
-    for i = 6, #ARGV do
+    for i = 7, #ARGV do
         if ARGV[i] == current then
             allowed = true
             break
@@ -147,7 +171,8 @@ end
 return 1
 """
 """Replace a live task's state; returns 1 (applied), 0 (no such task),
--1 (already terminal) or -2 (current status not among the allowed ones)."""
+-1 (already terminal), -2 (current status not among the allowed ones) or -3 (the
+stored record changed since the writer read it)."""
 
 _RANGE = """
 -- KEYS: a sorted set
@@ -166,6 +191,7 @@ _UPDATE_OUTCOMES = {
     0: "the task does not exist",
     -1: "the task is already terminal",
     -2: "the task's current status does not allow it",
+    -3: "the task changed since it was read",
 }
 
 _BODY_FIELDS = (
@@ -259,6 +285,9 @@ class RedisTaskStore:
         self._client = client
         self._owns_client = client is None
         self._shas: dict[str, str] = {}
+        self._handlers: list[SignalHandler] = []
+        self._listener: asyncio.Task[None] | None = None
+        self._resyncs: set[asyncio.Task[None]] = set()
 
     # -- keys ----------------------------------------------------------------
 
@@ -286,6 +315,13 @@ class RedisTaskStore:
     @property
     def _owner_of_key(self) -> str:
         return f"{self.prefix}owner-of"
+
+    def _lease_key(self, task_id: str) -> str:
+        return f"{self.prefix}lease:{task_id}"
+
+    @property
+    def _signal_channel(self) -> str:
+        return f"{self.prefix}signals"
 
     # -- plumbing ------------------------------------------------------------
 
@@ -370,6 +406,14 @@ class RedisTaskStore:
 
     async def close(self) -> None:
         """Close the client and its connection pool (unless the caller owns them)."""
+        listener = self._listener
+        if listener is not None:
+            self._listener = None
+            listener.cancel()
+            await asyncio.gather(listener, return_exceptions=True)
+        for resync in list(self._resyncs):
+            resync.cancel()
+        self._handlers.clear()
         client = self._client
         if client is None:
             return
@@ -408,7 +452,12 @@ class RedisTaskStore:
         )
         return _record(status, seq, body)
 
-    async def _update(self, record: TaskRecord, allowed_from: Sequence[str]) -> int:
+    async def _update(
+        self,
+        record: TaskRecord,
+        allowed_from: Sequence[str],
+        expected_updated_at: float | None = None,
+    ) -> int:
         """Run the update script for ``record``; returns the script's outcome."""
         tag = _owner_tag(record.owner)
         outcome: int = await self._script(
@@ -421,6 +470,7 @@ class RedisTaskStore:
             ],
             [record.task_id, record.status, _body(record)]
             + self._expiry_args(record)
+            + ["" if expected_updated_at is None else repr(expected_updated_at)]
             + list(allowed_from),
         )
         return outcome
@@ -440,12 +490,19 @@ class RedisTaskStore:
             )
 
     async def transition(
-        self, task_id: str, allowed_from: frozenset[str], record: TaskRecord
+        self,
+        task_id: str,
+        allowed_from: frozenset[str],
+        record: TaskRecord,
+        *,
+        expected_updated_at: float | None = None,
     ) -> bool:
         """Store ``record`` only if the task is currently in one of ``allowed_from``.
 
-        The check and the write are one atomic step across every process sharing
-        the Redis server, so of two replicas racing to move a ``working`` task to
+        With ``expected_updated_at``, the stored record must also still have that
+        ``updated_at`` (it was not changed since the caller read it). The check and
+        the write are one atomic step across every process sharing the Redis
+        server, so of two replicas racing to move a ``working`` task to
         ``completed`` and to ``cancelled`` exactly one gets ``True``. A terminal
         task never changes, even if ``allowed_from`` names its status. Returns
         whether the record was written.
@@ -454,7 +511,8 @@ class RedisTaskStore:
             raise ValueError(f"record is for task {record.task_id!r}, not {task_id!r}")
         if not allowed_from:
             return False
-        return await self._update(record, sorted(allowed_from)) == 1
+        outcome = await self._update(record, sorted(allowed_from), expected_updated_at)
+        return outcome == 1
 
     async def delete(self, task_ids: list[str]) -> None:
         """Forget these tasks: their hashes and every index entry, in one transaction."""
@@ -511,7 +569,119 @@ class RedisTaskStore:
         records = await self._load([task_id for task_id, _ in page])
         return [stored for stored in records if stored is not None]
 
+    # -- ReplicaStore ----------------------------------------------------------
+
+    async def hold_leases(
+        self, task_ids: Sequence[str], holder: str, lease_ms: int
+    ) -> None:
+        """Take or renew the leases on ``task_ids`` for ``lease_ms`` milliseconds."""
+        if not task_ids:
+            return
+        pipe = self._redis().pipeline(transaction=False)
+        for task_id in task_ids:
+            pipe.set(self._lease_key(task_id), holder, px=lease_ms)
+        await pipe.execute()
+
+    async def leased(self, task_ids: Sequence[str]) -> list[bool]:
+        """For each task, whether its lease key still exists."""
+        if not task_ids:
+            return []
+        pipe = self._redis().pipeline(transaction=False)
+        for task_id in task_ids:
+            pipe.exists(self._lease_key(task_id))
+        found: list[int] = await pipe.execute()
+        return [bool(count) for count in found]
+
+    async def publish(self, signal: Signal) -> None:
+        """Send ``signal`` (a JSON object) to every subscribed replica."""
+        client: Any = self._redis()  # redis-py leaves ``publish`` partly untyped
+        await client.publish(
+            self._signal_channel, json.dumps(signal, separators=(",", ":"))
+        )
+
+    async def subscribe(self, handler: SignalHandler) -> None:
+        """Call ``handler`` for every signal from now on; returns once subscribed.
+
+        The first call starts the background listener; a Redis that cannot be
+        reached raises here.
+        """
+        self._handlers.append(handler)
+        if self._listener is not None:
+            return
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._listener = asyncio.create_task(
+            self._listen(ready), name="redis-task-store-signals"
+        )
+        try:
+            await ready
+        except BaseException:
+            self._listener = None
+            raise
+
+    async def _listen(self, ready: asyncio.Future[None]) -> None:
+        """Receive signals until cancelled, reconnecting with backoff."""
+        from redis.exceptions import ConnectionError, TimeoutError
+
+        delay = 0.05
+        while True:
+            client: Any = self._redis()  # redis-py's PubSub is partly untyped
+            pubsub: Any = client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self._signal_channel)
+                # redis-py may reconnect and resubscribe inside ``listen`` on its own
+                pubsub.connection.register_connect_callback(self._reconnected)
+                if not ready.done():
+                    ready.set_result(None)
+                else:  # reconnected: signals may have been missed
+                    await self._hand_out({"kind": "resync"})
+                delay = 0.05
+                async for message in pubsub.listen():
+                    await self._dispatch_signal(cast(object, message))
+            except (ConnectionError, TimeoutError, OSError) as exc:
+                if not ready.done():
+                    ready.set_exception(exc)
+                    return
+                _log.warning("signal channel lost (%s); reconnecting", exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
+    def _reconnected(self, connection: object) -> None:
+        """Connect callback of the pub/sub connection: tell the handlers to resync."""
+        resync = asyncio.get_running_loop().create_task(
+            self._hand_out({"kind": "resync"})
+        )
+        self._resyncs.add(resync)
+        resync.add_done_callback(self._resyncs.discard)
+
+    async def _dispatch_signal(self, message: object) -> None:
+        """Decode one pub/sub message and hand it to every handler."""
+        if not isinstance(message, dict):
+            return
+        fields = cast(dict[str, Any], message)
+        if fields.get("type") != "message":
+            return
+        try:
+            signal: Any = json.loads(_text(fields["data"]))
+        except (ValueError, KeyError):
+            _log.warning("ignoring a malformed signal")
+            return
+        if isinstance(signal, dict):
+            await self._hand_out(cast(Signal, signal))
+
+    async def _hand_out(self, signal: Signal) -> None:
+        """Call every handler with ``signal``."""
+        for handler in list(self._handlers):
+            try:
+                await handler(signal)
+            except Exception:  # one failing handler must not stop the listener
+                _log.exception("signal handler failed")
+
 
 if TYPE_CHECKING:
+    _REPLICA_CHECK: type[ReplicaStore] = RedisTaskStore
+    """Static check that ``RedisTaskStore`` satisfies the ``ReplicaStore`` protocol."""
     _PROTOCOL_CHECK: type[TaskStore] = RedisTaskStore
     """Static check that ``RedisTaskStore`` satisfies the ``TaskStore`` protocol."""

@@ -10,6 +10,11 @@
   dedicated worker thread so the event loop never blocks, and commits before a write
   returns, so a task is durable before the server answers with ``CreateTaskResult``.
 
+Two optional protocols extend ``TaskStore``. A store with ``transition`` (all three
+stores shipped with this package) lets the server write a status change as one
+atomic check-and-set. A ``ReplicaStore`` (``redis_store.RedisTaskStore``) is shared
+by several server processes: it keeps worker leases and carries signals between them.
+
 A ``TaskRecord`` is revision-neutral: the server renders it to the wire shape of its
 protocol revision.
 """
@@ -21,17 +26,21 @@ import bisect
 import json
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 __all__ = [
     "TERMINAL_STATUSES",
     "InMemoryTaskStore",
+    "ReplicaStore",
     "SQLiteTaskStore",
+    "Signal",
+    "SignalHandler",
     "TaskRecord",
     "TaskStore",
+    "TransitionStore",
 ]
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
@@ -130,6 +139,63 @@ class TaskStore(Protocol):
         ...
 
 
+@runtime_checkable
+class TransitionStore(Protocol):
+    """A store that can change a task's status as one atomic check-and-set."""
+
+    async def transition(
+        self,
+        task_id: str,
+        allowed_from: frozenset[str],
+        record: TaskRecord,
+        *,
+        expected_updated_at: float | None = None,
+    ) -> bool:
+        """Store ``record`` only if the task is now in one of ``allowed_from``.
+
+        With ``expected_updated_at`` the stored record must also still have that
+        ``updated_at`` (a compare-and-set on the whole record). A terminal task
+        never changes. Returns whether the record was written.
+        """
+        ...
+
+
+Signal = dict[str, Any]
+"""A JSON object sent from one server process to every other (see ``ReplicaStore``)."""
+
+SignalHandler = Callable[[Signal], Awaitable[None]]
+"""Receives every ``Signal`` published through a ``ReplicaStore``."""
+
+
+@runtime_checkable
+class ReplicaStore(Protocol):
+    """A store shared by several server processes (replicas).
+
+    Worker leases: the replica running a task renews a lease on it; a task whose
+    lease ran out lost its worker. Signals: a message published by one replica
+    reaches the handlers every replica subscribed (cancellation, input answers,
+    status changes for notification streams).
+    """
+
+    async def hold_leases(
+        self, task_ids: Sequence[str], holder: str, lease_ms: int
+    ) -> None:
+        """Take or renew the leases on ``task_ids`` for ``lease_ms`` milliseconds."""
+        ...
+
+    async def leased(self, task_ids: Sequence[str]) -> list[bool]:
+        """For each task, whether a lease on it is still live."""
+        ...
+
+    async def publish(self, signal: Signal) -> None:
+        """Send ``signal`` to every subscribed replica (this one included)."""
+        ...
+
+    async def subscribe(self, handler: SignalHandler) -> None:
+        """Call ``handler`` for every signal from now on; returns once listening."""
+        ...
+
+
 class InMemoryTaskStore:
     """A ``TaskStore`` in a dict: fast, and gone when the process ends."""
 
@@ -175,6 +241,31 @@ class InMemoryTaskStore:
         if stored is not None and not stored.is_terminal:
             self._tasks[record.task_id] = record
             self._track(record)
+
+    async def transition(
+        self,
+        task_id: str,
+        allowed_from: frozenset[str],
+        record: TaskRecord,
+        *,
+        expected_updated_at: float | None = None,
+    ) -> bool:
+        """Store ``record`` only if the task is now in one of ``allowed_from``.
+
+        With ``expected_updated_at`` the stored record must also still have that
+        ``updated_at``. A missing task is not created and a terminal one never
+        changes. Returns whether the record was written.
+        """
+        if record.task_id != task_id:
+            raise ValueError(f"record is for task {record.task_id!r}, not {task_id!r}")
+        stored = self._tasks.get(task_id)
+        if stored is None or stored.is_terminal or stored.status not in allowed_from:
+            return False
+        if expected_updated_at is not None and stored.updated_at != expected_updated_at:
+            return False
+        self._tasks[task_id] = record
+        self._track(record)
+        return True
 
     async def delete(self, task_ids: list[str]) -> None:
         """Forget these tasks."""
@@ -397,6 +488,54 @@ class SQLiteTaskStore:
             self._remember(record)
         else:
             self._cache.pop(record.task_id, None)
+
+    async def transition(
+        self,
+        task_id: str,
+        allowed_from: frozenset[str],
+        record: TaskRecord,
+        *,
+        expected_updated_at: float | None = None,
+    ) -> bool:
+        """Store ``record`` only if the task is now in one of ``allowed_from``; commit.
+
+        With ``expected_updated_at`` the stored record must also still have that
+        ``updated_at``. The checks and the write are one ``UPDATE`` statement. A
+        missing task is not created and a terminal one never changes. Returns
+        whether the record was written.
+        """
+        if record.task_id != task_id:
+            raise ValueError(f"record is for task {record.task_id!r}, not {task_id!r}")
+        statuses = sorted(allowed_from - TERMINAL_STATUSES)
+        if not statuses:
+            return False
+        marks = ", ".join("?" for _ in statuses)
+        sql = (
+            "UPDATE tasks SET status = ?, expires_at = ?, body = ?"
+            f" WHERE task_id = ? AND status IN ({marks})"
+        )
+        values: list[Any] = [
+            record.status,
+            record.expires_at,
+            _body(record),
+            task_id,
+            *statuses,
+        ]
+        if expected_updated_at is not None:
+            # both sides parsed from the same JSON text, so equal values compare equal
+            sql += " AND json_extract(body, '$.updated_at') = json_extract(?, '$')"
+            values.append(json.dumps(expected_updated_at))
+
+        def update(conn: sqlite3.Connection) -> int:
+            with conn:
+                cursor = conn.execute(sql, values)
+            return cursor.rowcount
+
+        if await self._run(update):
+            self._remember(record)
+            return True
+        self._cache.pop(task_id, None)
+        return False
 
     async def delete(self, task_ids: list[str]) -> None:
         """Forget these tasks and commit."""

@@ -44,12 +44,19 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal, Optional, TypeVar, Union, cast
 
 
-from .stores import SQLiteTaskStore, TaskRecord, TaskStore
+from .stores import (
+    ReplicaStore,
+    Signal,
+    SQLiteTaskStore,
+    TaskRecord,
+    TaskStore,
+    TransitionStore,
+)
 
 __all__ = [
     "EXTENSION_ID",
@@ -155,6 +162,11 @@ class Limits:
     - ``max_active_tasks`` is the number of unfinished tasks one principal may have;
     - ``max_input_bytes`` bounds tool arguments and input responses (JSON size);
     - ``sweep_interval_s`` is how often expired tasks are purged;
+    - ``lease_s`` is the worker lease on a store shared by several replicas (a
+      ``ReplicaStore`` such as Redis): each replica renews the leases of the tasks it
+      runs every ``lease_s / 3`` seconds and, as often, fails the unfinished tasks
+      whose lease ran out, so a task whose replica died is ``failed`` within about
+      ``lease_s * 4 / 3`` seconds. It must exceed the longest stall of the event loop;
     - ``limit_error_code`` is the JSON-RPC code for a refused limit (task count, rate
       limit), which the spec leaves open.
     """
@@ -165,7 +177,13 @@ class Limits:
     max_active_tasks: int = 100
     max_input_bytes: int = 1_048_576
     sweep_interval_s: float = 30.0
+    lease_s: float = 15.0
     limit_error_code: int = LIMIT_EXCEEDED
+
+    def __post_init__(self) -> None:
+        for name in ("sweep_interval_s", "lease_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"Limits.{name} must be a positive number of seconds")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,6 +294,15 @@ def _not_found() -> JsonRpcError:
     return JsonRpcError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
 
 
+_LOST_WORKER = (
+    "The replica running the task stopped before the task finished (its worker"
+    " lease expired)"
+)
+"""The error message of a task failed because its worker lease ran out."""
+
+_MAX_WRITE_ATTEMPTS = 100
+"""How often one status write is retried after losing a race to another writer."""
+
 _Server = TypeVar("_Server", bound="_TaskServerCore")
 
 
@@ -310,7 +337,10 @@ class _TaskServerCore:
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._write_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
+        self._lease_keepers: list[asyncio.Task[None]] = []
         self._started = False
+        self.replica_id = secrets.token_hex(8)
+        """Names this process in worker leases and signals to other replicas."""
 
     # -- registration -------------------------------------------------------
 
@@ -360,15 +390,26 @@ class _TaskServerCore:
     async def start(self) -> None:
         """Open the store, fail tasks orphaned by a crash and start the TTL sweeper.
 
-        Orphans are every unfinished task in the store, which is right when this
-        process is the store's only server; with ``recover_orphans=False`` (several
-        servers sharing one store) they are left alone.
+        With a ``ReplicaStore`` (several replicas sharing one store), orphans are the
+        unfinished tasks whose worker lease ran out; they are failed now and whenever
+        the periodic lease check finds more, and the server subscribes to the other
+        replicas' signals. With any other store, orphans are every unfinished task,
+        which is right when this process is the store's only server; with
+        ``recover_orphans=False`` they are left alone.
         """
         if self._started:
             return
         self._started = True
         await self.store.open()
-        if self.recover_orphans:
+        store = self.store
+        if isinstance(store, ReplicaStore):
+            await store.subscribe(self._on_signal)
+            await self.fail_lost_tasks()
+            self._lease_keepers = [
+                asyncio.create_task(self._renew_leases_forever(store)),
+                asyncio.create_task(self._check_leases_forever()),
+            ]
+        elif self.recover_orphans:
             await self._recover()
         self._sweeper = asyncio.create_task(self._sweep_forever())
 
@@ -381,9 +422,13 @@ class _TaskServerCore:
         if not self._started:
             return
         self._started = False
+        background = [*self._lease_keepers]
         if self._sweeper is not None:
-            self._sweeper.cancel()
-            await asyncio.gather(self._sweeper, return_exceptions=True)
+            background.append(self._sweeper)
+        for job in background:
+            job.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
+        self._lease_keepers = []
         for task_id, worker in list(self._workers.items()):
             worker.cancel()
             await asyncio.gather(worker, return_exceptions=True)
@@ -424,6 +469,114 @@ class _TaskServerCore:
             )
             self._emit_audit("recovered_as_failed", record.task_id, record.owner)
 
+    @property
+    def _lease_ms(self) -> int:
+        """``limits.lease_s`` in milliseconds."""
+        return max(1, round(self.limits.lease_s * 1000))
+
+    async def _renew_leases_forever(self, store: ReplicaStore) -> None:
+        """Renew the leases of this replica's running tasks every ``lease_s / 3``.
+
+        Each round also stops local workers whose task ended on another replica, in
+        case the cancellation signal was lost (pub/sub delivers at most once).
+        """
+        while True:
+            await asyncio.sleep(self.limits.lease_s / 3)
+            try:
+                await store.hold_leases(
+                    list(self._workers), self.replica_id, self._lease_ms
+                )
+                await self._resync()
+            except Exception:  # keep renewing after a store failure
+                _log.exception("renewing worker leases failed")
+
+    async def _check_leases_forever(self) -> None:
+        """Fail tasks whose worker lease ran out, every ``lease_s / 3`` seconds."""
+        while True:
+            await asyncio.sleep(self.limits.lease_s / 3)
+            try:
+                await self.fail_lost_tasks()
+            except Exception:  # keep checking after a store failure
+                _log.exception("checking worker leases failed")
+
+    async def fail_lost_tasks(self) -> list[str]:
+        """Fail every unfinished task whose worker lease ran out; return their IDs.
+
+        Only a ``ReplicaStore`` has leases; with any other store this does nothing.
+        Each failure is an atomic transition, so a worker finishing the task at the
+        same moment on another replica either wins or loses as a whole.
+        """
+        store = self.store
+        if not isinstance(store, ReplicaStore):
+            return []
+        candidates = [
+            record
+            for record in await store.unfinished()
+            if record.task_id not in self._workers
+        ]
+        live = await store.leased([record.task_id for record in candidates])
+        failed: list[str] = []
+        for record, leased in zip(candidates, live):
+            if leased:
+                continue
+            error = JsonRpcError(INTERNAL_ERROR, _LOST_WORKER)
+            if (
+                await self._finish(
+                    record.task_id, "failed", error=error, status_message=_LOST_WORKER
+                )
+                is not None
+            ):
+                failed.append(record.task_id)
+                self._emit_audit("lease_expired", record.task_id, record.owner)
+        return failed
+
+    async def _signal(self, kind: str, task_id: str, **data: Any) -> None:
+        """Tell the other replicas (if the store has any) about ``task_id``.
+
+        Best effort: a failure is logged, since the change itself is already stored.
+        """
+        store = self.store
+        if not isinstance(store, ReplicaStore):
+            return
+        try:
+            await store.publish(
+                {"from": self.replica_id, "kind": kind, "taskId": task_id, **data}
+            )
+        except Exception:  # the store holds the truth; a lost signal is recoverable
+            _log.exception("publishing a %s signal for task %s failed", kind, task_id)
+
+    async def _on_signal(self, signal: Signal) -> None:
+        """Act on a signal from another replica: status change or cancellation."""
+        kind = signal.get("kind")
+        if kind == "resync":
+            await self._resync()
+            return
+        task_id = signal.get("taskId")
+        if signal.get("from") == self.replica_id or not isinstance(task_id, str):
+            return
+        if kind == "status":
+            record: Any = signal.get("record")
+            if isinstance(record, dict):
+                await self._published(TaskRecord(**cast(dict[str, Any], record)))
+        elif kind == "cancel":
+            self._cancelled_elsewhere(task_id)
+        else:
+            self._on_revision_signal(kind, task_id, signal)
+
+    async def _resync(self) -> None:
+        """Stop local workers whose task ended elsewhere while signals were lost."""
+        for task_id in list(self._workers):
+            record = await self.store.get(task_id)
+            if record is None or record.is_terminal:
+                self._cancelled_elsewhere(task_id)
+
+    def _cancelled_elsewhere(self, task_id: str) -> None:
+        """Stop the local worker of a task another replica cancelled."""
+        self._stop_worker(task_id)
+
+    def _on_revision_signal(self, kind: Any, task_id: str, signal: Signal) -> None:
+        """Revision hook for signals the core does not know."""
+
     async def _sweep_forever(self) -> None:
         """Purge expired tasks every ``limits.sweep_interval_s`` seconds."""
         while True:
@@ -434,7 +587,11 @@ class _TaskServerCore:
                 _log.exception("purging expired tasks failed")
 
     async def purge_expired(self) -> list[str]:
-        """Delete every task whose TTL has elapsed (stopping its worker); return their IDs."""
+        """Delete every task whose TTL has elapsed (stopping its worker); return their IDs.
+
+        With a ``ReplicaStore`` the local workers of tasks that another replica's
+        sweep already deleted are stopped as well.
+        """
         expired = await self.store.expired(time.time())
         for task_id in expired:
             worker = self._workers.pop(task_id, None)
@@ -444,6 +601,9 @@ class _TaskServerCore:
         await self.store.delete(expired)
         for task_id in expired:
             self._purged(task_id)
+        if isinstance(self.store, ReplicaStore):
+            # another replica's sweep may have deleted tasks whose worker runs here
+            await self._resync()
         return expired
 
     def _purged(self, task_id: str) -> None:
@@ -534,9 +694,14 @@ class _TaskServerCore:
                 " finish or cancel them",
             )
         now = time.time()
+        task_id = new_task_id()
+        store = self.store
+        if isinstance(store, ReplicaStore):
+            # leased before it exists, so no replica ever sees it without a lease
+            await store.hold_leases([task_id], self.replica_id, self._lease_ms)
         record = await self.store.create(
             TaskRecord(
-                task_id=new_task_id(),
+                task_id=task_id,
                 owner=principal,
                 tool=tool.name,
                 status="working",
@@ -566,11 +731,17 @@ class _TaskServerCore:
         now = max(time.time(), record.updated_at + 0.001)
         updated = replace(record, updated_at=now, **changes)
         await self.store.put(updated)
-        await self._published(updated)
+        await self._announce(updated)
         return updated
 
     async def _published(self, record: TaskRecord) -> None:
         """Revision hook called after every stored change (status notifications)."""
+
+    async def _announce(self, record: TaskRecord) -> None:
+        """Publish a stored change here and, with a ``ReplicaStore``, on every replica."""
+        await self._published(record)
+        if isinstance(self.store, ReplicaStore):
+            await self._signal("status", record.task_id, record=asdict(record))
 
     async def set_status_message(self, task_id: str, message: str) -> None:
         """Set a live task's ``statusMessage`` (ignored once it is terminal)."""
@@ -582,16 +753,54 @@ class _TaskServerCore:
         Returns the new record, or None when the task is gone or already terminal
         (terminal states never change). An illegal transition raises ``ValueError``.
         """
+        return await self._mutate(task_id, lambda record: changes)
+
+    async def _mutate(
+        self,
+        task_id: str,
+        change: Callable[[TaskRecord], dict[str, Any] | None],
+    ) -> TaskRecord | None:
+        """Apply ``change(record)`` (the changed fields, or None: no change) to a live task.
+
+        With a ``TransitionStore`` the write is an atomic compare-and-set on the record
+        read (its status and ``updated_at``), so a replica racing this one
+        (completing, cancelling, answering, asking) either goes first, and ``change``
+        runs again on its result, or fails its own write.
+        Returns the new record, or None when nothing was written: the task is gone or
+        terminal, or ``change`` returned None. An illegal transition raises
+        ``ValueError``.
+        """
         async with self._write_lock:
-            record = await self.store.get(task_id)
-            if record is None or record.is_terminal:
-                return None
-            status = changes.get("status", record.status)
-            if status != record.status and status not in _ALLOWED_TRANSITIONS.get(
-                record.status, frozenset()
-            ):
-                raise ValueError(f"illegal transition {record.status} -> {status}")
-            return await self._save(record, **changes)
+            for _ in range(_MAX_WRITE_ATTEMPTS):
+                record = await self.store.get(task_id)
+                if record is None or record.is_terminal:
+                    return None
+                changes = change(record)
+                if changes is None:
+                    return None
+                status = changes.get("status", record.status)
+                if status != record.status and status not in _ALLOWED_TRANSITIONS.get(
+                    record.status, frozenset()
+                ):
+                    raise ValueError(f"illegal transition {record.status} -> {status}")
+                now = max(time.time(), record.updated_at + 0.001)
+                updated = replace(record, updated_at=now, **changes)
+                store = self.store
+                if isinstance(store, TransitionStore):
+                    if not await store.transition(
+                        task_id,
+                        frozenset({record.status}),
+                        updated,
+                        expected_updated_at=record.updated_at,
+                    ):
+                        continue  # another writer went first: read it again
+                else:
+                    await store.put(updated)
+                await self._announce(updated)
+                return updated
+        raise RuntimeError(
+            f"task {task_id}: {_MAX_WRITE_ATTEMPTS} writes in a row lost a race"
+        )
 
     async def _finish(
         self,
@@ -720,7 +929,9 @@ class TasksServer(_TaskServerCore):
     maps each request to a principal that owns the tasks it creates. Use
     ``async with server:`` (or ``start``/``close``) around serving. At start,
     ``recover_orphans`` fails every task a crashed process left unfinished in the
-    store; turn it off when several server processes share one store.
+    store. Replicas sharing a ``ReplicaStore`` (Redis) ignore it: they fail only the
+    tasks whose worker lease ran out (see ``Limits.lease_s``) and pass cancellations,
+    input answers and status notifications to each other.
 
     Over HTTP, ``Mcp-Method`` and ``Mcp-Name`` must match the body whenever they are
     sent. ``require_routing_headers=True`` also refuses ``tasks/*`` requests that lack
@@ -1104,15 +1315,15 @@ class TasksServer(_TaskServerCore):
         )
         self._answers[(task_id, key)] = answer
         try:
-            async with self._write_lock:
-                record = await self.store.get(task_id)
-                if record is None or record.is_terminal:
-                    raise asyncio.CancelledError
-                await self._save(
-                    record,
-                    status="input_required",
-                    input_requests={**record.input_requests, key: request},
-                )
+            asked = await self._mutate(
+                task_id,
+                lambda record: {
+                    "status": "input_required",
+                    "input_requests": {**record.input_requests, key: request},
+                },
+            )
+            if asked is None:
+                raise asyncio.CancelledError  # the task already ended
             return await answer
         finally:
             self._answers.pop((task_id, key), None)
@@ -1130,28 +1341,45 @@ class TasksServer(_TaskServerCore):
         self._check_size("params.inputResponses", responses)
         await self._lookup(task_id, principal)
         answered: dict[str, dict[str, Any]] = {}
-        async with self._write_lock:
-            record = await self.store.get(task_id)
-            if record is not None and not record.is_terminal:
-                for key, value in cast(dict[str, Any], responses).items():
-                    if key in record.input_requests and isinstance(value, dict):
-                        answered[key] = cast(dict[str, Any], value)
-                if answered:
-                    remaining = {
-                        k: v
-                        for k, v in record.input_requests.items()
-                        if k not in answered
-                    }
-                    await self._save(
-                        record,
-                        status="input_required" if remaining else "working",
-                        input_requests=remaining,
-                    )
-        for key, value in answered.items():
-            future = self._answers.get((task_id, key))
-            if future is not None and not future.done():
-                future.set_result(value)
+
+        def answer(record: TaskRecord) -> dict[str, Any] | None:
+            answered.clear()
+            for key, value in cast(dict[str, Any], responses).items():
+                if key in record.input_requests and isinstance(value, dict):
+                    answered[key] = cast(dict[str, Any], value)
+            if not answered:
+                return None
+            remaining = {
+                k: v for k, v in record.input_requests.items() if k not in answered
+            }
+            return {
+                "status": "input_required" if remaining else "working",
+                "input_requests": remaining,
+            }
+
+        if await self._mutate(task_id, answer) is None:
+            answered.clear()
+        if self._deliver_answers(task_id, answered):
+            # some waiting worker runs on another replica
+            await self._signal("answers", task_id, answers=answered)
         return {"resultType": "complete"}
+
+    def _deliver_answers(self, task_id: str, answers: dict[str, Any]) -> bool:
+        """Hand answers to the local ``wait_for_input`` calls; True if any was not here."""
+        elsewhere = False
+        for key, value in answers.items():
+            future = self._answers.get((task_id, key))
+            if future is None:
+                elsewhere = True
+            elif not future.done():
+                future.set_result(cast(dict[str, Any], value))
+        return elsewhere
+
+    def _on_revision_signal(self, kind: Any, task_id: str, signal: Signal) -> None:
+        """Answers given through another replica for a worker running here."""
+        answers: Any = signal.get("answers")
+        if kind == "answers" and isinstance(answers, dict):
+            self._deliver_answers(task_id, cast(dict[str, Any], answers))
 
     # -- cancel ------------------------------------------------------------------
 
@@ -1164,11 +1392,21 @@ class TasksServer(_TaskServerCore):
             ctx = self._contexts.get(record.task_id)
             if ctx is not None:
                 ctx.cancelled = True
-            await self._finish(
+            cancelled = await self._finish(
                 record.task_id, "cancelled", status_message="Cancelled by request"
             )
             self._stop_worker(record.task_id)
+            if cancelled is not None and ctx is None:
+                # the worker may run on another replica
+                await self._signal("cancel", record.task_id)
         return {"resultType": "complete"}
+
+    def _cancelled_elsewhere(self, task_id: str) -> None:
+        """Mark the local worker of a task another replica cancelled, and stop it."""
+        ctx = self._contexts.get(task_id)
+        if ctx is not None:
+            ctx.cancelled = True
+        self._stop_worker(task_id)
 
     # -- notifications ---------------------------------------------------------
 
