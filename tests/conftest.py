@@ -29,3 +29,9 @@ def shared_dir() -> Path:
 def shared() -> Path:
     """The ``shared/`` reference folder."""
     return shared_dir()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Run the async tests (anyio's pytest plugin) on asyncio only."""
+    return "asyncio"

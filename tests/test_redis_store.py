@@ -35,12 +35,6 @@ LIVE = frozenset({"working", "input_required"})
 RACES = 200
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """Run the async tests on asyncio only."""
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def redis_server() -> Iterator[RedisHandle]:
     """A private, in-memory redis-server for this module."""

@@ -56,12 +56,6 @@ FAILOVER_BOUND_S = LEASE_S * 4 / 3 + 1.5
 """Lease expiry plus one lease check, with room for a loaded machine."""
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """Run the async tests on asyncio only."""
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def redis_server() -> Iterator[RedisHandle]:
     """A private redis-server shared by every replica in this module."""

@@ -35,12 +35,6 @@ pytestmark = pytest.mark.anyio
 LIVE_STATUSES = ("working", "input_required")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """Run the async tests on asyncio only."""
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def redis_server() -> Iterator[RedisHandle]:
     """A private redis-server with an fsync-always append-only file."""

@@ -25,12 +25,6 @@ META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """Run async tests on asyncio only."""
-    return "asyncio"
-
-
 def ext_message(
     method: str,
     params: dict[str, Any] | None = None,
