@@ -36,7 +36,6 @@ class Target:
     revision: str | None  # forced revision id, or None to detect it
     templates: Path | None  # override folder searched before the built-in templates
     regenerate: str  # the command that regenerates this package
-    from_config: bool = False
 
     @property
     def package_dir(self) -> Path:
@@ -122,7 +121,6 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
                 revision=check_revision(entry.get("revision"), here.child("revision")),
                 templates=base / templates if isinstance(templates, str) else None,
                 regenerate="mcptasks-gen generate",
-                from_config=True,
             )
         )
     seen: dict[Path, int] = {}

@@ -25,6 +25,7 @@ class Surface:
     revision: Revision
     defs: dict[str, Any]  # name -> schema node, sorted by name
     methods: dict[str, str]  # definition name -> method it declares (Tasks methods only)
+    refs: dict[str, frozenset[str]]  # definition name -> the definitions it refers to
 
     def loc(self, name: str) -> Location:
         """Where a definition is in the file."""
@@ -48,21 +49,36 @@ def extract(doc: Document, revision: Revision) -> Surface:
     roots |= {name for name in defs if "Task" in name}
     roots |= set(revision.extra_roots)
     roots &= set(defs)
-    closure: set[str] = set()
+    refs: dict[str, frozenset[str]] = {}
     pending = sorted(roots)
     while pending:
         name = pending.pop()
-        if name in closure:
-            continue
-        closure.add(name)
-        nodes = [defs[name]]
-        while nodes:
-            for node, _ in walk(nodes.pop(), doc.loc):
-                ref = node.get("$ref")
-                if isinstance(ref, str):
-                    target = ref_name(ref)
-                    if target is None:  # a reference into the middle of a definition
-                        nodes.append(resolve_pointer(doc, ref))
-                    elif target not in closure:
-                        pending.append(target)
-    return Surface(doc=doc, revision=revision, defs={n: defs[n] for n in sorted(closure)}, methods=dict(sorted(methods.items())))
+        if name not in refs:
+            refs[name] = referenced_defs(doc, defs[name])
+            pending.extend(refs[name] - set(refs))
+    return Surface(
+        doc=doc,
+        revision=revision,
+        defs={n: defs[n] for n in sorted(refs)},
+        methods=dict(sorted(methods.items())),
+        refs=dict(sorted(refs.items())),
+    )
+
+
+def referenced_defs(doc: Document, node: Any) -> frozenset[str]:
+    """The definitions a node refers to, looking through references into the middle of one."""
+    found: set[str] = set()
+    followed: set[str] = set()
+    nodes = [node]
+    while nodes:
+        for sub, _ in walk(nodes.pop(), doc.loc):
+            ref = sub.get("$ref")
+            if not isinstance(ref, str):
+                continue
+            target = ref_name(ref)
+            if target is not None:
+                found.add(target)
+            elif ref not in followed:  # a reference into the middle of a definition
+                followed.add(ref)
+                nodes.append(resolve_pointer(doc, ref))
+    return frozenset(found)

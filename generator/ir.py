@@ -106,12 +106,10 @@ class Method:
 
     name: str  # wire name, e.g. "tasks/get"
     literal: str  # the wire name as a Python literal
-    py_name: PyIdent  # e.g. "tasks_get"
     notification: bool
     message: ClassName  # the whole request/notification model
     params: str  # annotation of ``params``
     result: str  # annotation of the result ("None" for notifications)
-    doc: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

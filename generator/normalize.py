@@ -26,8 +26,8 @@ from mcptasks_gen import __version__, ir
 from mcptasks_gen.config import Target
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.extract import Surface, ref_name
-from mcptasks_gen.load import resolve_pointer, walk
-from mcptasks_gen.naming import ClassName, PyIdent, class_name, enum_member, field_ident, pascal, snake
+from mcptasks_gen.load import resolve_pointer
+from mcptasks_gen.naming import ClassName, PyIdent, class_name, enum_member, field_ident, pascal
 
 _PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 _ANNOTATION_KEYS = ("description", "$schema", "$comment", "title", "examples", "deprecated")
@@ -408,25 +408,18 @@ class _Normalizer:
 
 def _recursive_defs(surface: Surface) -> frozenset[str]:
     """Definitions that reach themselves through references."""
-    edges: dict[str, set[str]] = {}
-    for name, node in surface.defs.items():
-        edges[name] = set()
-        for sub, _ in walk(node, surface.doc.loc):
-            target = ref_name(sub["$ref"]) if isinstance(sub.get("$ref"), str) else None
-            if target is not None:
-                edges[name].add(target)
     recursive = set()
-    for start in edges:
+    for start, direct in surface.refs.items():
         seen: set[str] = set()
-        pending = list(edges[start])
+        pending = list(direct)
         while pending:
             current = pending.pop()
             if current == start:
                 recursive.add(start)
                 break
-            if current not in seen and current in edges:
+            if current not in seen:
                 seen.add(current)
-                pending.extend(edges[current])
+                pending.extend(surface.refs.get(current, ()))
     return frozenset(recursive)
 
 
@@ -492,12 +485,10 @@ def _methods(normalizer: _Normalizer, models: dict[str, ir.Model]) -> tuple[ir.M
             ir.Method(
                 name=method,
                 literal=repr(method),
-                py_name=PyIdent(snake(method)),
                 notification=notification,
                 message=ClassName(def_name),
                 params=params,
                 result=result,
-                doc=message.doc.split("\n", 1)[0],
             )
         )
     return tuple(sorted(methods, key=lambda m: m.name))

@@ -27,7 +27,6 @@ class Revision:
     marker_methods: frozenset[str]  # methods only this revision has
     extra_roots: tuple[str, ...]  # non-Task definitions that belong to its surface
     error_codes: tuple[ErrorCodeSpec, ...]
-    default_package: str
 
 
 _COMMON_CODES = (
@@ -49,7 +48,6 @@ CORE_2025_11_25 = Revision(
         "ToolExecution",
     ),  # fmt: skip
     error_codes=_COMMON_CODES,
-    default_package="mcp_tasks",
 )
 
 EXTENSION = Revision(
@@ -64,7 +62,6 @@ EXTENSION = Revision(
         ErrorCodeSpec(name="MISSING_REQUIRED_CLIENT_CAPABILITY", code=-32021, doc="The request did not declare a capability the server needs (e.g. the Tasks extension)."),
         ErrorCodeSpec(name="UNSUPPORTED_PROTOCOL_VERSION", code=-32022, doc="The server does not speak the requested protocol version."),
     ),
-    default_package="mcp_tasks",
 )
 
 REVISIONS = {r.id: r for r in (CORE_2025_11_25, EXTENSION)}
