@@ -23,7 +23,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
-from .models import CallToolResult, CreateTaskResult, ListTasksResult, McpModel, Task
+from .models import (
+    CallToolResult,
+    CreateTaskResult,
+    ErrorCode,
+    ListTasksResult,
+    McpModel,
+    Task,
+)
 from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .transport import (
     JsonRpcError,
@@ -220,11 +227,14 @@ def _dropped(request: asyncio.Task[dict[str, Any]]) -> bool:
 
 def _map_error(method: str, error: JsonRpcError) -> JsonRpcError:
     """Return the typed form of an error response to ``method``."""
-    if error.code == -32602 and method == "tasks/cancel":
+    if error.code == ErrorCode.INVALID_PARAMS and method == "tasks/cancel":
         return CannotCancelTask(error.code, error.message, error.data)
-    if error.code == -32602 and method in ("tasks/get", "tasks/result"):
+    if error.code == ErrorCode.INVALID_PARAMS and method in (
+        "tasks/get",
+        "tasks/result",
+    ):
         return TaskNotFound(error.code, error.message, error.data)
-    if error.code == -32601:
+    if error.code == ErrorCode.METHOD_NOT_FOUND:
         return MethodNotFound(error.code, error.message, error.data)
     return error
 

@@ -26,6 +26,7 @@ from .models import (
     CancelledTask,
     CompletedTask,
     CreateTaskResult,
+    ErrorCode,
     FailedTask,
     InputRequiredTask,
     McpModel,
@@ -249,16 +250,16 @@ class UnsupportedProtocolVersion(JsonRpcError):
 
 
 _ERRORS: dict[int, type[JsonRpcError]] = {
-    -32021: MissingRequiredClientCapability,
-    -32601: MethodNotFound,
-    -32020: HeaderMismatch,
-    -32022: UnsupportedProtocolVersion,
+    ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapability,
+    ErrorCode.METHOD_NOT_FOUND: MethodNotFound,
+    ErrorCode.HEADER_MISMATCH: HeaderMismatch,
+    ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersion,
 }
 
 
 def _map_error(method: str, error: JsonRpcError) -> JsonRpcError:
     """Return the typed form of an error response to ``method``."""
-    if error.code == -32602 and method.startswith("tasks/"):
+    if error.code == ErrorCode.INVALID_PARAMS and method.startswith("tasks/"):
         return TaskNotFound(error.code, error.message, error.data)
     kind = _ERRORS.get(error.code)
     return kind(error.code, error.message, error.data) if kind is not None else error

@@ -49,6 +49,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal, Optional, TypeVar, Union, cast
 
 
+from .models import ErrorCode
 from .stores import (
     ReplicaStore,
     Signal,
@@ -77,9 +78,9 @@ PROTOCOL_VERSION = "2026-07-28"
 EXTENSION_ID = "io.modelcontextprotocol/tasks"
 """The Tasks extension identifier."""
 
-HEADER_MISMATCH = -32020
-MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
-UNSUPPORTED_PROTOCOL_VERSION = -32022
+HEADER_MISMATCH = int(ErrorCode.HEADER_MISMATCH)
+MISSING_REQUIRED_CLIENT_CAPABILITY = int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY)
+UNSUPPORTED_PROTOCOL_VERSION = int(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION)
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -104,12 +105,12 @@ _log = logging.getLogger(__name__)
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends one JSON-RPC message on the current request's response stream."""
 
-# JSON-RPC and MCP error codes used by this server.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+# JSON-RPC and MCP error codes used by this server (the revision's ``ErrorCode``).
+PARSE_ERROR = int(ErrorCode.PARSE_ERROR)
+INVALID_REQUEST = int(ErrorCode.INVALID_REQUEST)
+METHOD_NOT_FOUND = int(ErrorCode.METHOD_NOT_FOUND)
+INVALID_PARAMS = int(ErrorCode.INVALID_PARAMS)
+INTERNAL_ERROR = int(ErrorCode.INTERNAL_ERROR)
 LIMIT_EXCEEDED = -32000
 """Default code for a refused limit (too many tasks, rate limit); see ``Limits``."""
 
