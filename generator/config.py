@@ -21,7 +21,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 CONFIG_TABLE = "mcptasks-gen"
-_TARGET_KEYS = frozenset({"schema", "output", "package", "revision", "templates"})
+_TARGET_KEYS = frozenset({"schema", "output", "package", "revision", "templates", "statuses"})
+STATUS_CLASSES = ("active", "input", "terminal")
 _TOP_KEYS = frozenset({"targets"})
 
 
@@ -36,6 +37,7 @@ class Target:
     revision: str | None  # forced revision id, or None to detect it
     templates: Path | None  # override folder searched before the built-in templates
     regenerate: str  # the command that regenerates this package
+    statuses: tuple[tuple[str, str], ...] = ()  # (status, class) for statuses the runtime does not know
 
     @property
     def package_dir(self) -> Path:
@@ -68,6 +70,26 @@ def check_revision(name: str | None, loc: Location) -> str | None:
         known = ", ".join(sorted({*REVISIONS, *ALIASES}))
         raise fail(f'unknown revision "{name}" (expected one of {known})', loc)
     return resolved
+
+
+def check_statuses(value: object, loc: Location) -> tuple[tuple[str, str], ...]:
+    """A status classification: a table (or ``STATUS=CLASS`` strings) mapping each status
+    the runtime does not know to ``active``, ``input`` or ``terminal``."""
+    pairs: list[tuple[str, object]] = []
+    if isinstance(value, dict):
+        pairs = [(str(k), v) for k, v in value.items()]
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            status, sep, text = str(item).partition("=")
+            if not sep or not status:
+                raise fail(f'invalid status classification "{item}" (expected STATUS=CLASS, e.g. paused=active)', loc)
+            pairs.append((status, text))
+    else:
+        raise fail("expected a table of status = class", loc)
+    for status, klass in pairs:
+        if klass not in STATUS_CLASSES:
+            raise fail(f'status "{status}": class "{klass}" is not one of {", ".join(STATUS_CLASSES)}', loc.child(status))
+    return tuple(sorted((status, str(klass)) for status, klass in pairs))
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -112,6 +134,7 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
         if not schema.is_file():
             raise fail(f'schema "{entry["schema"]}" not found', here.child("schema"))
         templates = entry.get("templates")
+        statuses = check_statuses(entry.get("statuses", {}), here.child("statuses"))
         targets.append(
             Target(
                 schema=schema,
@@ -121,6 +144,7 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
                 revision=check_revision(entry.get("revision"), here.child("revision")),
                 templates=base / templates if isinstance(templates, str) else None,
                 regenerate="mcptasks-gen generate",
+                statuses=statuses,
             )
         )
     seen: dict[Path, int] = {}

@@ -123,10 +123,15 @@ class ErrorCode:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutputFile:
-    """A file of the generated package and the template that renders it ("" for none)."""
+    """A file of the generated package and the template that renders it ("" for none).
+
+    A ``verbatim`` file is a runtime module copied as it is (its template is its path
+    below the template folder); it carries no schema hash in its header.
+    """
 
     path: str
     template: str
+    verbatim: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,3 +154,121 @@ class Package:
     methods: tuple[Method, ...]
     error_codes: tuple[ErrorCode, ...]
     files: tuple[OutputFile, ...]
+    renamed: tuple[tuple[str, ClassName], ...] = ()  # definitions whose class is not their name
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Status:
+    """A task status value and its class: ``active``, ``input`` or ``terminal``."""
+
+    value: str
+    klass: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Transition:
+    """The statuses a live status may move to."""
+
+    source: str
+    targets: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Variant:
+    """The model that carries a task in one status."""
+
+    status: str
+    model: ClassName
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskField:
+    """A wire field of the task model."""
+
+    name: PyIdent
+    wire_name: str
+    annotation: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Kwarg:
+    """A keyword argument of a typed client method: one field of the request's params."""
+
+    name: PyIdent
+    wire_name: str
+    annotation: str
+    required: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProtocolMethod:
+    """A method with its role in the runtime (``custom`` when the runtime has none)."""
+
+    name: str
+    role: str
+    sender: str  # "client" or "server"
+    notification: bool
+    message: ClassName
+    params: str
+    params_model: str  # the params class ("" when params is not one object model)
+    result: str
+    python_name: PyIdent
+    kwargs: tuple[Kwarg, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Protocol:
+    """The revision profile applied to the schema: the tables of the ``protocol`` module."""
+
+    package: PyIdent
+    revision: str
+    protocol_version: str
+    extension_id: str
+    status_enum: ClassName
+    initial: str
+    statuses: tuple[Status, ...]
+    transitions: tuple[Transition, ...]
+    variants: tuple[Variant, ...]
+    variant_union: str
+    snapshot: tuple[ClassName, ...]  # task shapes a client sees besides the variants
+    client_runtime: str  # the revision's client adapter module
+    server_runtime: str  # the revision's server adapter module
+    model_imports: tuple[str, ...]  # model names the protocol module imports
+    client_imports: tuple[str, ...]  # model names the typed client methods use
+    server_imports: tuple[str, ...]  # model names the server's handler types use
+    task_model: ClassName
+    task_fields: tuple[TaskField, ...]
+    task_extras: tuple[TaskField, ...]  # optional task fields the runtime does not know
+    methods: tuple[ProtocolMethod, ...]
+    meta_keys: tuple[tuple[str, str], ...]
+    status_roles: tuple[tuple[str, str], ...]  # constant name -> status the runtime names
+
+    @property
+    def active(self) -> tuple[str, ...]:
+        """Live statuses in which the work goes on."""
+        return tuple(s.value for s in self.statuses if s.klass == "active")
+
+    @property
+    def input(self) -> tuple[str, ...]:
+        """Live statuses in which the task waits for input."""
+        return tuple(s.value for s in self.statuses if s.klass == "input")
+
+    @property
+    def terminal(self) -> tuple[str, ...]:
+        """Statuses a task never leaves."""
+        return tuple(s.value for s in self.statuses if s.klass == "terminal")
+
+    @property
+    def client_requests(self) -> tuple[ProtocolMethod, ...]:
+        """Requests a client sends: one typed client method each."""
+        return tuple(m for m in self.methods if m.sender == "client" and not m.notification)
+
+    @property
+    def runtime_methods(self) -> tuple[str, ...]:
+        """Methods the runtime serves or sends by its role."""
+        return tuple(m.name for m in self.methods if m.role != "custom")
+
+    @property
+    def custom_requests(self) -> tuple[ProtocolMethod, ...]:
+        """Client requests the runtime has no role for: served by registered handlers."""
+        return tuple(m for m in self.client_requests if m.role == "custom")

@@ -41,7 +41,7 @@ CORE_2025_11_25 = Revision(
     id="2025-11-25",
     title="MCP 2025-11-25 experimental Tasks",
     is_extension=False,
-    marker_methods=frozenset({"tasks/result", "tasks/list"}),
+    marker_methods=frozenset({"tasks/result", "notifications/tasks/status"}),
     extra_roots=(
         "CallToolRequest", "CallToolResult", "ClientCapabilities", "CreateMessageRequest",
         "CreateMessageResult", "ElicitRequest", "ElicitResult", "Error", "ServerCapabilities", "Tool",
@@ -54,7 +54,7 @@ EXTENSION = Revision(
     id="ext-2026-07-28",
     title="MCP Tasks extension io.modelcontextprotocol/tasks (with core 2026-07-28)",
     is_extension=True,
-    marker_methods=frozenset({"tasks/update"}),
+    marker_methods=frozenset({"tasks/update", "notifications/tasks"}),
     extra_roots=("InputRequests", "InputResponses"),
     error_codes=(
         *_COMMON_CODES,

@@ -60,13 +60,21 @@ def test_generation_is_deterministic(rendered: dict[str, dict[str, str]]) -> Non
         assert pipeline.generate(target) == rendered[target.package]
 
 
+RUNTIME = ROOT / "templates" / "runtime"
+
+
 def test_every_file_carries_the_header(rendered: dict[str, dict[str, str]]) -> None:
-    """Each generated file starts with the header naming the schema and the regenerate command."""
+    """Each generated file starts with the header and the regenerate command; only the files
+    rendered from the schema carry its hash, the copied runtime files do not."""
     for package, files in rendered.items():
         for name, text in files.items():
             assert text.startswith(write.HEADER_PREFIX), f"{package}/{name}"
             fields = write.header_fields(text)
-            assert fields["schema"].startswith("schema/") and len(fields["sha256"]) == 64, fields
+            if (RUNTIME / name).is_file():
+                assert fields == {} and "sha256" not in text.split("\n", 2)[0], f"{package}/{name}"
+                assert text.split("\n", 2)[2] == (RUNTIME / name).read_text(), f"{package}/{name} is not a verbatim copy"
+            else:
+                assert fields["schema"].startswith("schema/") and len(fields["sha256"]) == 64, fields
             assert "regenerate with: mcptasks-gen generate" in text.split("\n", 2)[1]
         assert "timestamp" not in files["__init__.py"].lower()
 

@@ -1,5 +1,8 @@
 """Stable output: a small schema change makes a small, local change in the generated tree.
 
+(Whether the generated client and server then *follow* the change is tested end to end in
+``test_spec_edits.py``.)
+
 Each test builds a mutated copy of one of the project's schemas in a temporary folder (add a
 status value, add an optional field, add a method, drop a field, reorder ``$defs``, change
 only descriptions), generates the original and the mutant in-process, and checks the
@@ -95,11 +98,12 @@ def add_method(raw: Schema) -> tuple[Schema, tuple[str, ...]]:
 
 
 def drop_field(raw: Schema) -> tuple[Schema, tuple[str, ...]]:
-    """``Task`` loses ``statusMessage`` (optional, so nothing else has to change)."""
-    task = raw["$defs"]["Task"]
-    del task["properties"]["statusMessage"]
-    assert "statusMessage" not in task.get("required", [])
-    return raw, ("statusMessage", "status_message")
+    """``Tool`` loses ``title`` (optional and unused by the runtime, so nothing else has to
+    change; dropping a task field the runtime needs stops generation, see test_spec_edits)."""
+    tool = raw["$defs"]["Tool"]
+    del tool["properties"]["title"]
+    assert "title" not in tool.get("required", [])
+    return raw, ("title",)
 
 
 def reorder_defs(raw: Schema) -> tuple[Schema, tuple[str, ...]]:
@@ -139,7 +143,7 @@ def target(schema: Path, label: str) -> Target:
     run cannot show up as a difference.
     """
     templates = _TEMPLATES[0] if _TEMPLATES else None
-    return Target(schema=schema, schema_label=label, output=Path("."), package="mcp_tasks", revision=None, templates=templates, regenerate="mcptasks-gen generate")
+    return Target(schema=schema, schema_label=label, output=Path("."), package="mcp_tasks", revision=None, templates=templates, regenerate="mcptasks-gen generate", statuses=(("paused", "active"),))
 
 
 @dataclass
@@ -150,14 +154,15 @@ class Generator:
 
     def original(self, t: Target) -> dict[str, str]:
         files = pipeline.generate(t)
-        raw = render(pipeline.build(t), environment(t.templates))
+        package = pipeline.build(t)
+        raw = render(package, pipeline.protocol(package, t), environment(t.templates))
         for path, text in raw.items():
             self.memo[(path, _SHA.sub(_MASK, text))] = _SHA.sub(_MASK, files[path])
         return files
 
     def mutant(self, t: Target) -> dict[str, str]:
         package = pipeline.build(t)
-        raw = render(package, environment(t.templates))
+        raw = render(package, pipeline.protocol(package, t), environment(t.templates))
         sha = package.schema_sha256
         out: dict[str, str] = {}
         misses: dict[str, str] = {}
@@ -348,9 +353,11 @@ def test_added_status_value(key: str, gen: Generator, originals: dict[str, dict[
     before = originals[key]
     after, markers = mutate(gen, tmp_path, key, "add_status_value")
     changed = check_local(before, after, markers)
-    assert changed and {h.path for h in changed} <= {"models.py"}, sorted({h.path for h in changed})
+    # the status reaches the runtime through the protocol tables; the runtime files stay as they are
+    assert changed and {h.path for h in changed} <= {"models.py", "protocol.py"}, sorted({h.path for h in changed})
     check_names(before, after, markers)
     assert 'PAUSED = "paused"' in after["models.py"]
+    assert '"paused"' in after["protocol.py"].split("ACTIVE_STATUSES")[1].split(")")[0]
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -386,6 +393,6 @@ def test_memoised_formatting_matches_the_pipeline(gen: Generator, originals: dic
     after, _ = mutate(gen, tmp_path, "ext", "reorder_defs")
     t = target(tmp_path / "schema.json", SCHEMAS["ext"])
     package = pipeline.build(t)
-    raw = render(package, environment(t.templates))
+    raw = render(package, pipeline.protocol(package, t), environment(t.templates))
     wanted = {p: raw[p] for p in ("__init__.py", "models.py")}
     assert fmt.format_files(wanted, package.name) == {p: after[p] for p in wanted}

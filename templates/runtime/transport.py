@@ -1,4 +1,3 @@
-{% import "_macros.jinja" as m %}{{ m.header(pkg) }}
 """Transports that carry JSON-RPC messages between the tasks client and a server.
 
 The client core only needs the small :class:`Transport` protocol: send a request and get
@@ -10,23 +9,20 @@ Two implementations ship here:
 * :class:`HttpTransport`: MCP streamable HTTP over ``httpx`` (an optional dependency,
   imported only when the transport is first used). JSON and SSE responses are both
   accepted; server-to-client requests arriving on any SSE stream are answered by POST.
-{% if pkg.is_extension %}
-  Every request is stateless and carries the ``Mcp-Protocol-Version``, ``Mcp-Method``
-  and (where the method has one) ``Mcp-Name`` routing headers.
-{% else %}
-  The ``Mcp-Session-Id`` from the ``initialize`` response is sent on every later request,
+  It serves both kinds of MCP connection. With a session (2025-11-25), the
+  ``Mcp-Session-Id`` from the ``initialize`` response is sent on every later request,
   and a GET event stream is opened after ``notifications/initialized`` so that messages
   the server sends outside of any request (such as task status notifications) arrive.
-{% endif %}
+  Stateless (2026-07-28, set up by the client with :meth:`HttpTransport.use_stateless`),
+  every request carries the ``Mcp-Protocol-Version``, ``Mcp-Method`` and (where the
+  method has one) ``Mcp-Name`` routing headers.
 * :class:`StdioTransport`: newline-delimited JSON-RPC over a subprocess's stdin/stdout.
 """
 
 from __future__ import annotations
 
 import asyncio
-{% if pkg.is_extension %}
 import base64
-{% endif %}
 import json
 from collections.abc import (
     AsyncIterator,
@@ -36,11 +32,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-{% if pkg.is_extension %}
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
-{% else %}
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
-{% endif %}
 
 if TYPE_CHECKING:
     import httpx
@@ -51,16 +43,12 @@ __all__ = [
     "NotificationHandler",
     "RequestHandler",
     "RequestId",
-{% if not pkg.is_extension %}
     "SessionTransport",
-{% endif %}
     "StdioTransport",
     "Transport",
     "TransportError",
     "json_object",
-{% if pkg.is_extension %}
     "header_value",
-{% endif %}
 ]
 
 RequestId: TypeAlias = str | int
@@ -72,11 +60,7 @@ NotificationHandler: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[None]
 RequestHandler: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 """Called with ``(method, params)`` for every request the server sends; returns the result
 or raises :class:`JsonRpcError` to answer with an error response."""
-{% if pkg.is_extension %}
 
-
-PROTOCOL_VERSION = "2026-07-28"
-"""The core protocol version the extension runs on, sent as ``Mcp-Protocol-Version``."""
 
 _NAME_PARAMS = {
     "tools/call": "name",
@@ -86,7 +70,6 @@ _NAME_PARAMS = {
     "tasks/update": "taskId",
     "tasks/cancel": "taskId",
 }
-{% endif %}
 
 
 def json_object(value: object) -> dict[str, Any] | None:
@@ -159,7 +142,6 @@ class Transport(Protocol):
         ...
 
 
-{% if not pkg.is_extension %}
 @runtime_checkable
 class SessionTransport(Transport, Protocol):
     """A transport with server-side sessions (streamable HTTP): tasks may be bound to one.
@@ -176,7 +158,6 @@ class SessionTransport(Transport, Protocol):
         ...
 
 
-{% endif %}
 async def _ignore_notification(method: str, params: dict[str, Any]) -> None:
     """Default notification handler: drop the message."""
 
@@ -253,7 +234,6 @@ class _Dispatcher:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-{% if pkg.is_extension %}
 
 
 def header_value(value: str) -> str:
@@ -271,7 +251,6 @@ def header_value(value: str) -> str:
     if safe:
         return value
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
-{% endif %}
 
 
 class HttpTransport:
@@ -298,10 +277,10 @@ class HttpTransport:
         self._http = http_client
         self._owns_http = http_client is None
         self._dispatcher = _Dispatcher(self._answer)
-{% if not pkg.is_extension %}
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-{% endif %}
+        self.routing_headers = False
+        """Send ``Mcp-Method`` and ``Mcp-Name`` (stateless protocol revisions)."""
 
     def set_handlers(
         self, on_notification: NotificationHandler, on_request: RequestHandler
@@ -325,28 +304,22 @@ class HttpTransport:
             "Accept": "application/json, text/event-stream",
             **self._headers,
         }
-{% if pkg.is_extension %}
-        headers["Mcp-Protocol-Version"] = PROTOCOL_VERSION
-{% else %}
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version is not None:
             headers["Mcp-Protocol-Version"] = self.protocol_version
-{% endif %}
         return headers
 
     def _message_headers(
         self, method: str | None, params: Mapping[str, Any]
     ) -> dict[str, str]:
         headers = self._base_headers()
-{% if pkg.is_extension %}
-        if method is not None:
+        if method is not None and self.routing_headers:
             headers["Mcp-Method"] = method
             name_param = _NAME_PARAMS.get(method)
             name = params.get(name_param) if name_param is not None else None
             if isinstance(name, str):
                 headers["Mcp-Name"] = header_value(name)
-{% endif %}
         return headers
 
     async def request(
@@ -364,18 +337,15 @@ class HttpTransport:
         )
         if result is None:
             raise TransportError(f"no response to {method}")
-{% if not pkg.is_extension %}
-        if method == "initialize":
+        if method == "initialize" and not self.routing_headers:
             version = result.get("protocolVersion")
             self.protocol_version = version if isinstance(version, str) else None
-{% endif %}
         return result
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         """POST a notification (the server answers ``202 Accepted``)."""
         message = {"jsonrpc": "2.0", "method": method, "params": params}
         await self._post(message, self._message_headers(method, params), None)
-{% if not pkg.is_extension %}
         if method == "notifications/initialized" and self.session_id is not None:
             self._dispatcher.spawn(self._listen_get_stream())
 
@@ -383,7 +353,13 @@ class HttpTransport:
         """Send later requests in the existing session ``session_id`` (no ``initialize``)."""
         self.session_id = session_id
         self.protocol_version = protocol_version
-{% endif %}
+
+    def use_stateless(self, protocol_version: str) -> None:
+        """Speak a stateless revision: every request names ``protocol_version`` and
+        carries the ``Mcp-Method``/``Mcp-Name`` routing headers; no session is used."""
+        self.session_id = None
+        self.protocol_version = protocol_version
+        self.routing_headers = True
 
     async def _post(
         self,
@@ -398,11 +374,9 @@ class HttpTransport:
             async with self._client().stream(
                 "POST", self.url, json=message, headers=headers
             ) as response:
-{% if not pkg.is_extension %}
                 session_id = response.headers.get("mcp-session-id")
                 if session_id:
                     self.session_id = session_id
-{% endif %}
                 content_type = response.headers.get("content-type", "")
                 if content_type.startswith("text/event-stream"):
                     async for incoming in self._events(response):
@@ -468,7 +442,6 @@ class HttpTransport:
                         yield item
             elif line.startswith("data:"):
                 data.append(line[5:].removeprefix(" "))
-{% if not pkg.is_extension %}
 
     async def _listen_get_stream(self) -> None:
         """Read the session's GET event stream until the server refuses it or the transport closes."""
@@ -488,14 +461,12 @@ class HttpTransport:
             except httpx.HTTPError:
                 return
             await asyncio.sleep(1.0)
-{% endif %}
 
     async def aclose(self) -> None:
-        """Stop background streams{% if not pkg.is_extension %}, end the session{% endif %} and close the HTTP client."""
+        """Stop background streams, end the session (if any) and close the HTTP client."""
         await self._dispatcher.cancel_background()
         if self._http is None:
             return
-{% if not pkg.is_extension %}
         if self.session_id is not None:
             import httpx
 
@@ -504,7 +475,6 @@ class HttpTransport:
             except httpx.HTTPError:
                 pass
             self.session_id = None
-{% endif %}
         if self._owns_http:
             await self._http.aclose()
             self._http = None

@@ -1,23 +1,20 @@
-{% import "_macros.jinja" as m %}{{ m.header(pkg) }}
 """MCP streamable HTTP transport for ``server.TasksServer``: a small pure-ASGI app.
 
 ``create_app(server)`` returns the ASGI application (any ASGI server runs it; the
 lifespan protocol starts and closes the ``TasksServer``). ``serve(server, host, port)``
 runs it with uvicorn, which is imported only then.
 
-{% if pkg.is_extension %}
-Each POST carries one JSON-RPC message (protocol 2026-07-28 is stateless). Responses
-are JSON, except that a request whose handler sends messages of its own
-(``subscriptions/listen``) is answered with a ``text/event-stream``. JSON-RPC errors
-use the HTTP status the protocol asks for (400 for invalid params, header mismatch
-and missing capabilities; 404 for unknown methods; 429 for refused limits).
-{% else %}
-``initialize`` opens a session (``Mcp-Session-Id`` response header) that every later
+Each POST carries one JSON-RPC message. A response is JSON unless its handler sends
+messages of its own first (``subscriptions/listen``, input requests of a synchronous
+tool, or those ``tasks/result`` delivers), in which case it becomes a
+``text/event-stream`` that ends with the response; an error response gets the HTTP
+status the server's revision asks for (``server.http_status``).
+
+For a server with sessions (2025-11-25), ``initialize`` opens a session (``Mcp-Session-Id`` response header) that every later
 request names; GET opens the session's notification stream and DELETE ends it. A
 response is JSON unless its handler sends messages of its own first (input requests
 of a synchronous tool, or those ``tasks/result`` delivers), in which case it becomes
 a ``text/event-stream`` that ends with the response.
-{% endif %}
 """
 
 from __future__ import annotations
@@ -27,18 +24,13 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, cast
 
-from .server import (
+from .server_core import (
     INVALID_REQUEST,
-{% if pkg.is_extension %}
-    INVALID_PARAMS,
-    LIMIT_EXCEEDED,
-    METHOD_NOT_FOUND,
-{% endif %}
     PARSE_ERROR,
     JsonRpcError,
     RequestInfo,
-    TasksServer,
 )
+from .server_core import TaskServerCore as TasksServer
 
 __all__ = ["create_app", "serve"]
 
@@ -49,19 +41,6 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-{% if pkg.is_extension %}
-
-_STATUS_BY_CODE = {
-    PARSE_ERROR: 400,
-    INVALID_REQUEST: 400,
-    INVALID_PARAMS: 400,
-    METHOD_NOT_FOUND: 404,
-    LIMIT_EXCEEDED: 429,
-    -32020: 400,  # header mismatch
-    -32021: 400,  # missing required client capability
-    -32022: 400,  # unsupported protocol version
-}
-{% endif %}
 
 
 def _origin_host(origin: str) -> str:
@@ -190,17 +169,15 @@ def create_app(
         method = scope["method"]
         if method == "POST":
             await _post(server, headers, receive, send, max_body_bytes)
-{% if not pkg.is_extension %}
-        elif method == "GET":
+        elif method == "GET" and server.uses_sessions:
             await _get(server, headers, receive, send)
-        elif method == "DELETE":
+        elif method == "DELETE" and server.uses_sessions:
             session_id = headers.get("mcp-session-id")
             if session_id is None or session_id not in server.sessions:
                 await exchange.json(404, _error(INVALID_REQUEST, "Session not found"))
                 return
             server.close_session(session_id)
             await exchange.json(200, None)
-{% endif %}
         else:
             await exchange.json(405, _error(INVALID_REQUEST, "Method not allowed"))
 
@@ -251,12 +228,11 @@ async def _post(
         )
         return
     message = cast(dict[str, Any], message)
-{% if pkg.is_extension %}
-    info = RequestInfo(headers=headers)
-{% else %}
     session_id = headers.get("mcp-session-id")
     opened = None
-    if message.get("method") == "initialize" and session_id is None:
+    if not server.uses_sessions:
+        session_id = None
+    elif message.get("method") == "initialize" and session_id is None:
         opened = server.open_session()
         session_id = opened.id
         exchange = _Exchange(send, [(b"mcp-session-id", session_id.encode())])
@@ -271,7 +247,6 @@ async def _post(
     else:
         exchange = _Exchange(send, [(b"mcp-session-id", session_id.encode())])
     info = RequestInfo(headers=headers, session_id=session_id)
-{% endif %}
     if "id" not in message or "method" not in message:
         await server.handle(message, info)
         await exchange.json(202, None)
@@ -288,23 +263,18 @@ async def _post(
         response = handler.result()
     except JsonRpcError as error:  # raised by the transport itself (not by handle)
         response = {"jsonrpc": "2.0", "id": message.get("id"), "error": error.to_wire()}
-{% if not pkg.is_extension %}
     if opened is not None and response is not None and "error" in response:
         server.close_session(opened.id)
-{% endif %}
     if exchange.streaming:
         if response is not None:
             await exchange.event(response)
         await exchange.end()
         return
     status = 200
-{% if pkg.is_extension %}
     if response is not None and "error" in response:
         failure = cast(dict[str, Any], response["error"])
-        status = _STATUS_BY_CODE.get(int(failure["code"]), 200)
-{% endif %}
+        status = server.http_status(int(failure["code"]))
     await exchange.json(status, response)
-{% if not pkg.is_extension %}
 
 
 async def _get(
@@ -337,7 +307,6 @@ async def _get(
     finally:
         watcher.cancel()
         session.close_stream(stream)
-{% endif %}
 
 
 def serve(

@@ -37,25 +37,38 @@ import base64
 import binascii
 import contextlib
 import importlib
-import json
 import logging
 import secrets
-import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
-from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
-from typing import Any, Literal, Optional, TypeVar, Union, cast
-
+from collections.abc import AsyncGenerator
+from typing import Any, cast
 
 from .models import ErrorCode
-from .stores import (
-    ReplicaStore,
-    Signal,
-    SQLiteTaskStore,
-    TaskRecord,
-    TaskStore,
-    TransitionStore,
+from .protocol import METHODS, has_role
+from .server_core import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LIMIT_EXCEEDED,
+    METHOD_NOT_FOUND,
+    AuditEvent,
+    AuditHook,
+    Authenticate,
+    Emit,
+    JsonRpcError,
+    Limits,
+    RateLimiter,
+    RequestInfo,
+    TaskServerCore,
+    Tool,
+    ToolContext,
+    ToolError,
+    request_params,
+    rfc3339,
+    task_id_param,
+    text_result,
+    tool_result,
 )
+from .stores import Signal, TaskRecord, TaskStore
 
 __all__ = [
     "EXTENSION_ID",
@@ -64,7 +77,6 @@ __all__ = [
     "JsonRpcError",
     "Limits",
     "RequestInfo",
-    "TasksServer",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -85,13 +97,30 @@ META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
-_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+_TASK_METHODS = frozenset(
+    name
+    for name, spec in METHODS.items()
+    if spec.sender == "client" and not spec.notification
+)
+"""The Tasks requests of the schema: they need the extension declared."""
 _MOUNTED_METHODS = _TASK_METHODS | {
     "tools/list",
     "tools/call",
     "tasks/result",
     "tasks/list",
 }
+_STATUS_BY_CODE = {
+    int(ErrorCode.PARSE_ERROR): 400,
+    int(ErrorCode.INVALID_REQUEST): 400,
+    int(ErrorCode.INVALID_PARAMS): 400,
+    int(ErrorCode.METHOD_NOT_FOUND): 404,
+    LIMIT_EXCEEDED: 429,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+}
+"""HTTP status of an error response, by JSON-RPC code."""
+
 _CAPABILITY_FOR_INPUT = {
     "elicitation/create": "elicitation",
     "sampling/createMessage": "sampling",
@@ -99,10 +128,6 @@ _CAPABILITY_FOR_INPUT = {
 }
 
 _log = logging.getLogger(__name__)
-
-Emit = Callable[[dict[str, Any]], Awaitable[None]]
-"""Sends one JSON-RPC message on the current request's response stream."""
-{% include "partials/server_common.py.jinja" %}
 
 
 def _missing_extension(detail: str) -> JsonRpcError:
@@ -127,79 +152,7 @@ def _decode_header(value: str) -> str:
     return value
 
 
-class ToolContext:
-    """What a tool handler gets: its task, status reporting, input and cancellation.
-
-    ``task_id`` is None when the tool runs synchronously (the client did not declare
-    the extension, or the tool never runs as a task). ``input_responses`` holds the
-    answers to the tool's MRTR preflight requests, if any.
-    """
-
-    def __init__(
-        self,
-        server: TasksServer,
-        *,
-        tool: Tool,
-        principal: str | None,
-        client_capabilities: dict[str, Any],
-        input_responses: dict[str, Any],
-        task_id: str | None = None,
-    ) -> None:
-        self._server = server
-        self.tool = tool
-        self.principal = principal
-        self.client_capabilities = client_capabilities
-        self.input_responses = input_responses
-        self.task_id = task_id
-        self.cancelled = False
-        """Set when the client asked to cancel the task; the worker is also cancelled."""
-        self._issued_keys: set[str] = set()
-
-    async def report(self, message: str) -> None:
-        """Set the task's ``statusMessage`` (no-op when not running as a task)."""
-        if self.task_id is not None:
-            await self._server.set_status_message(self.task_id, message)
-
-    async def elicit(
-        self, message: str, requested_schema: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Ask the user through the client (form elicitation); return the ``ElicitResult``."""
-        return await self.request_input(
-            "elicitation/create",
-            {"mode": "form", "message": message, "requestedSchema": requested_schema},
-        )
-
-    async def request_input(
-        self, method: str, params: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Ask the client for input mid-flight and wait for the answer.
-
-        The task moves to ``input_required`` with a new key in ``inputRequests`` (unique
-        for the task's life) until the client answers with ``tasks/update``, then back
-        to ``working``. Several requests may be outstanding at once. Raises
-        ``JsonRpcError(-32021)`` when the tool is not running as a task or the client did
-        not declare the capability the request needs.
-        """
-        if self.task_id is None:
-            raise _missing_extension(f"tool {self.tool.name!r} asking for input")
-        capability = _CAPABILITY_FOR_INPUT.get(method)
-        if capability is not None and capability not in self.client_capabilities:
-            raise JsonRpcError(
-                MISSING_REQUIRED_CLIENT_CAPABILITY,
-                f"Missing required client capability: {method} needs"
-                f" {capability!r} in the client's capabilities",
-                {"requiredCapabilities": {capability: {}}},
-            )
-        key = f"{method.split('/')[0]}-{secrets.token_hex(8)}"
-        while key in self._issued_keys:
-            key = f"{method.split('/')[0]}-{secrets.token_hex(8)}"
-        self._issued_keys.add(key)
-        return await self._server.wait_for_input(
-            self.task_id, key, {"method": method, "params": params}
-        )
-
-
-class TasksServer(_TaskServerCore):
+class TasksServer(TaskServerCore):
     """A Tasks-extension server: tools, task store, dispatcher and worker runtime.
 
     ``store`` defaults to ``SQLiteTaskStore("mcp-tasks.sqlite3")``. ``authenticate``
@@ -244,6 +197,45 @@ class TasksServer(_TaskServerCore):
         self._contexts: dict[str, ToolContext] = {}
         self._answers: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
         self._listeners: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
+
+    def http_status(self, code: int) -> int:
+        """The HTTP status the protocol asks for with an error response of ``code``."""
+        return _STATUS_BY_CODE.get(code, 200)
+
+    async def request_input(
+        self, ctx: ToolContext, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Ask the client for input mid-flight and wait for the answer.
+
+        The task moves to ``input_required`` with a new key in ``inputRequests`` (unique
+        for the task's life) until the client answers with ``tasks/update``, then back
+        to ``working``. Several requests may be outstanding at once. Raises
+        ``JsonRpcError(-32021)`` when the tool is not running as a task or the client did
+        not declare the capability the request needs, and ``-32601`` when the schema
+        has no ``tasks/update`` to answer through.
+        """
+        if ctx.task_id is None:
+            raise _missing_extension(f"tool {ctx.tool.name!r} asking for input")
+        if not has_role("update"):
+            raise JsonRpcError(
+                METHOD_NOT_FOUND,
+                f"{method}: this revision has no tasks/update to answer input requests",
+            )
+        capability = _CAPABILITY_FOR_INPUT.get(method)
+        if capability is not None and capability not in ctx.client_capabilities:
+            raise JsonRpcError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: {method} needs"
+                f" {capability!r} in the client's capabilities",
+                {"requiredCapabilities": {capability: {}}},
+            )
+        key = f"{method.split('/')[0]}-{secrets.token_hex(8)}"
+        while key in ctx.issued_keys:
+            key = f"{method.split('/')[0]}-{secrets.token_hex(8)}"
+        ctx.issued_keys.add(key)
+        return await self.wait_for_input(
+            ctx.task_id, key, {"method": method, "params": params}
+        )
 
     # -- hosting in the official SDK ------------------------------------------
 
@@ -341,7 +333,7 @@ class TasksServer(_TaskServerCore):
         method = message.get("method")
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
             raise JsonRpcError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request")
-        params = _params(message)
+        params = request_params(message)
         self._check_headers(method, params, request)
         capabilities = self._check_meta(params)
         declared = EXTENSION_ID in (capabilities.get("extensions") or {})
@@ -364,16 +356,16 @@ class TasksServer(_TaskServerCore):
         if method == "tools/call":
             return await self._call_tool(params, capabilities, declared, principal)
         if method == "tasks/get":
-            record = await self._lookup(_task_id_param(params), principal)
+            record = await self._lookup(task_id_param(params), principal)
             self._emit_audit("retrieved", record.task_id, principal)
             return {"resultType": "complete", **self._detailed(record)}
-        if method == "tasks/update":
+        if method == "tasks/update" and has_role("update"):
             return await self._tasks_update(params, principal)
         if method == "tasks/cancel":
             return await self._tasks_cancel(params, principal)
         if method == "subscriptions/listen":
             return await self._listen(params, declared, principal, emit, request_id)
-        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return await self._call_custom(method, params, principal, request)
 
     def _check_headers(
         self, method: str, params: dict[str, Any], request: RequestInfo
@@ -480,6 +472,7 @@ class TasksServer(_TaskServerCore):
             task["statusMessage"] = record.status_message
         if record.poll_interval_ms is not None:
             task["pollIntervalMs"] = record.poll_interval_ms
+        task.update(record.extra)
         return task
 
     def _detailed(self, record: TaskRecord) -> dict[str, Any]:
@@ -609,7 +602,7 @@ class TasksServer(_TaskServerCore):
         self, params: dict[str, Any], principal: str | None
     ) -> dict[str, Any]:
         """Store answers for outstanding keys; ignore every other key."""
-        task_id = _task_id_param(params)
+        task_id = task_id_param(params)
         responses = params.get("inputResponses")
         if not isinstance(responses, dict):
             raise JsonRpcError(
@@ -664,7 +657,7 @@ class TasksServer(_TaskServerCore):
         self, params: dict[str, Any], principal: str | None
     ) -> dict[str, Any]:
         """Record the cancellation, stop the worker and acknowledge."""
-        record = await self._lookup(_task_id_param(params), principal)
+        record = await self._lookup(task_id_param(params), principal)
         if not record.is_terminal:
             ctx = self._contexts.get(record.task_id)
             if ctx is not None:

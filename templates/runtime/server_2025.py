@@ -35,26 +35,38 @@ import base64
 import binascii
 import importlib
 import itertools
-import json
 import logging
-import secrets
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
-from typing import Any, Literal, Optional, TypeVar, Union, cast
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
 
-
-from .models import ErrorCode
-from .stores import (
-    ReplicaStore,
-    Signal,
-    SQLiteTaskStore,
-    TaskRecord,
-    TaskStore,
-    TransitionStore,
+from .server_core import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    AuditEvent,
+    AuditHook,
+    Authenticate,
+    Emit,
+    JsonRpcError,
+    Limits,
+    RateLimiter,
+    RequestInfo,
+    Session,
+    TaskServerCore,
+    Tool,
+    ToolContext,
+    ToolError,
+    request_params,
+    rfc3339,
+    task_id_param,
+    text_result,
+    tool_result,
 )
+from .stores import TaskRecord, TaskStore
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -63,7 +75,6 @@ __all__ = [
     "Limits",
     "RequestInfo",
     "Session",
-    "TasksServer",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -100,45 +111,6 @@ _MOUNTED_REQUESTS = {
 
 _log = logging.getLogger(__name__)
 
-Emit = Callable[[dict[str, Any]], Awaitable[None]]
-"""Sends one JSON-RPC message on the current request's response stream."""
-{% include "partials/server_common.py.jinja" %}
-
-
-class Session:
-    """One client connection, opened by ``initialize``.
-
-    It remembers the client's capabilities and carries server-to-client messages
-    that belong to no request (status and progress notifications) to the client's
-    open GET streams.
-    """
-
-    def __init__(self, session_id: str) -> None:
-        self.id = session_id
-        self.client_capabilities: dict[str, Any] = {}
-        self._streams: set[asyncio.Queue[dict[str, Any] | None]] = set()
-
-    def notify(self, message: dict[str, Any]) -> None:
-        """Queue a notification on every open stream (dropped when none is open)."""
-        for stream in self._streams:
-            stream.put_nowait(message)
-
-    def open_stream(self) -> asyncio.Queue[dict[str, Any] | None]:
-        """A new stream for the client's GET request; None in it ends the stream."""
-        stream: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        self._streams.add(stream)
-        return stream
-
-    def close_stream(self, stream: asyncio.Queue[dict[str, Any] | None]) -> None:
-        """Forget a stream the client closed."""
-        self._streams.discard(stream)
-
-    def close(self) -> None:
-        """End every open stream."""
-        for stream in self._streams:
-            stream.put_nowait(None)
-        self._streams.clear()
-
 
 @dataclass(slots=True)
 class _Channel:
@@ -148,113 +120,6 @@ class _Channel:
         default_factory=dict[int, dict[str, Any]]
     )
     changed: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-class ToolContext:
-    """What a tool handler gets: its task, status reporting, input and cancellation.
-
-    ``task_id`` is None when the tool runs synchronously (no ``params.task``); input
-    requests and progress then travel on the ``tools/call`` response stream.
-    """
-
-    def __init__(
-        self,
-        server: TasksServer,
-        *,
-        tool: Tool,
-        principal: str | None,
-        session: Session | None,
-        progress_token: str | int | None,
-        emit: Emit | None,
-        task_id: str | None = None,
-    ) -> None:
-        self._server = server
-        self.tool = tool
-        self.principal = principal
-        self.session = session
-        self.progress_token = progress_token
-        self._emit = emit
-        self.task_id = task_id
-        self.cancelled = False
-        """Set when the client asked to cancel the task; the worker is also cancelled."""
-        self.finished = False
-        """Set once the task is terminal (progress notifications stop)."""
-
-    async def report(self, message: str) -> None:
-        """Set the task's ``statusMessage`` (no-op when not running as a task)."""
-        if self.task_id is not None:
-            await self._server.set_status_message(self.task_id, message)
-
-    async def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Send ``notifications/progress`` with the request's ``progressToken``, if any.
-
-        The token stays valid for the whole task; nothing is sent once it is terminal.
-        """
-        if self.progress_token is None or self.finished:
-            return
-        params: dict[str, Any] = {
-            "progressToken": self.progress_token,
-            "progress": progress,
-        }
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        notification = {
-            "jsonrpc": "2.0",
-            "method": "notifications/progress",
-            "params": params,
-        }
-        if self.task_id is None:
-            if self._emit is not None:
-                await self._emit(notification)
-        elif self.session is not None:
-            self.session.notify(notification)
-
-    async def elicit(
-        self, message: str, requested_schema: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Ask the user through the client (form elicitation); return the ``ElicitResult``."""
-        return await self.request_input(
-            "elicitation/create",
-            {"mode": "form", "message": message, "requestedSchema": requested_schema},
-        )
-
-    async def request_input(
-        self, method: str, params: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Send a request to the client and wait for its result.
-
-        As a task: the task moves to ``input_required``, the request (with related-task
-        ``_meta``) waits for the client's ``tasks/result`` stream, and the task returns
-        to ``working`` once every outstanding request is answered. Raises
-        ``JsonRpcError`` when the client did not declare the needed capability or
-        answered with an error.
-        """
-        capability = _CAPABILITY_FOR_INPUT.get(method)
-        declared = self.session.client_capabilities if self.session else {}
-        if capability is not None and capability not in declared:
-            raise JsonRpcError(
-                INVALID_REQUEST,
-                f"The client did not declare the {capability!r} capability that"
-                f" {method} needs",
-            )
-        if self.task_id is None:
-            if self._emit is None:
-                raise JsonRpcError(
-                    INTERNAL_ERROR, f"No response stream to send {method} on"
-                )
-            return await self._server.request_on_stream(self._emit, method, params)
-        params = {
-            **params,
-            "_meta": {
-                **params.get("_meta", {}),
-                META_RELATED_TASK: {"taskId": self.task_id},
-            },
-        }
-        return await self._server.wait_for_input(self.task_id, method, params)
 
 
 def _encode_cursor(seq: int) -> str:
@@ -274,7 +139,7 @@ def _decode_cursor(cursor: Any) -> int:
         raise JsonRpcError(INVALID_PARAMS, "Invalid cursor") from None
 
 
-class TasksServer(_TaskServerCore):
+class TasksServer(TaskServerCore):
     """A 2025-11-25 Tasks server: tools, task store, sessions, dispatcher, workers.
 
     ``store`` defaults to ``SQLiteTaskStore("mcp-tasks.sqlite3")``. ``authenticate``
@@ -288,6 +153,8 @@ class TasksServer(_TaskServerCore):
     ran out (see ``Limits.lease_s``) and pass cancellations and status changes to
     each other, so ``tasks/result`` on one replica follows a worker on another.
     """
+
+    uses_sessions = True
 
     def __init__(
         self,
@@ -323,29 +190,11 @@ class TasksServer(_TaskServerCore):
         self.page_size = page_size
         self.task_mismatch_code = task_mismatch_code
         self.max_sessions = max_sessions
-        self.sessions: dict[str, Session] = {}
         self._contexts: dict[str, ToolContext] = {}
         self._channels: dict[str, _Channel] = {}
         self._task_sessions: dict[str, Session] = {}
         self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._request_ids = itertools.count(1)
-
-    # -- sessions -------------------------------------------------------------
-
-    def open_session(self) -> Session:
-        """Start a session for an ``initialize`` request (oldest dropped beyond the cap)."""
-        while len(self.sessions) >= self.max_sessions:
-            oldest = next(iter(self.sessions))
-            self.close_session(oldest)
-        session = Session(secrets.token_hex(16))
-        self.sessions[session.id] = session
-        return session
-
-    def close_session(self, session_id: str) -> None:
-        """End a session and its streams (its tasks live on)."""
-        session = self.sessions.pop(session_id, None)
-        if session is not None:
-            session.close()
 
     async def _on_close(self) -> None:
         """End every session's streams and wake every ``tasks/result`` waiter."""
@@ -353,6 +202,67 @@ class TasksServer(_TaskServerCore):
             self.close_session(session_id)
         for channel in self._channels.values():
             channel.changed.set()
+
+    async def send_progress(
+        self,
+        ctx: ToolContext,
+        progress: float,
+        total: float | None,
+        message: str | None,
+    ) -> None:
+        """``notifications/progress`` on the call's stream, or the session's for a task."""
+        params: dict[str, Any] = {
+            "progressToken": ctx.progress_token,
+            "progress": progress,
+        }
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        notification = {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": params,
+        }
+        if ctx.task_id is None:
+            if ctx.emit is not None:
+                await ctx.emit(notification)
+        elif ctx.session is not None:
+            ctx.session.notify(notification)
+
+    async def request_input(
+        self, ctx: ToolContext, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Send a request to the client and wait for its result.
+
+        As a task: the task moves to ``input_required``, the request (with related-task
+        ``_meta``) waits for the client's ``tasks/result`` stream, and the task returns
+        to ``working`` once every outstanding request is answered. Raises
+        ``JsonRpcError`` when the client did not declare the needed capability or
+        answered with an error.
+        """
+        capability = _CAPABILITY_FOR_INPUT.get(method)
+        declared = ctx.session.client_capabilities if ctx.session else {}
+        if capability is not None and capability not in declared:
+            raise JsonRpcError(
+                INVALID_REQUEST,
+                f"The client did not declare the {capability!r} capability that"
+                f" {method} needs",
+            )
+        if ctx.task_id is None:
+            if ctx.emit is None:
+                raise JsonRpcError(
+                    INTERNAL_ERROR, f"No response stream to send {method} on"
+                )
+            return await self.request_on_stream(ctx.emit, method, params)
+        params = {
+            **params,
+            "_meta": {
+                **params.get("_meta", {}),
+                META_RELATED_TASK: {"taskId": ctx.task_id},
+            },
+        }
+        return await self.wait_for_input(ctx.task_id, method, params)
 
     # -- hosting in the official SDK ----------------------------------------------
 
@@ -522,7 +432,7 @@ class TasksServer(_TaskServerCore):
         method = message.get("method")
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
             raise JsonRpcError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request")
-        params = _params(message)
+        params = request_params(message)
         session = self.sessions.get(request.session_id or "")
         principal = self._principal(request)
         if method.startswith("tasks/"):
@@ -536,7 +446,7 @@ class TasksServer(_TaskServerCore):
         if method == "tools/call":
             return await self._call_tool(message, params, principal, session, emit)
         if method == "tasks/get":
-            record = await self._lookup(_task_id_param(params), principal)
+            record = await self._lookup(task_id_param(params), principal)
             self._emit_audit("retrieved", record.task_id, principal)
             return self._task(record)
         if method == "tasks/result":
@@ -545,7 +455,7 @@ class TasksServer(_TaskServerCore):
             return await self._tasks_list(params, principal)
         if method == "tasks/cancel":
             return await self._tasks_cancel(params, principal)
-        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return await self._call_custom(method, params, principal, request)
 
     def _initialize(
         self, params: dict[str, Any], session: Session | None
@@ -595,6 +505,7 @@ class TasksServer(_TaskServerCore):
             task["statusMessage"] = record.status_message
         if record.poll_interval_ms is not None:
             task["pollInterval"] = record.poll_interval_ms
+        task.update(record.extra)
         return task
 
     # -- tools/call ---------------------------------------------------------------
@@ -816,7 +727,7 @@ class TasksServer(_TaskServerCore):
         self, params: dict[str, Any], principal: str | None, emit: Emit | None
     ) -> dict[str, Any]:
         """Block until the task is terminal, delivering its input requests; replay the outcome."""
-        task_id = _task_id_param(params)
+        task_id = task_id_param(params)
         await self._lookup(task_id, principal)
         sent: set[int] = set()
         channel = self._channels.setdefault(task_id, _Channel())
@@ -882,7 +793,7 @@ class TasksServer(_TaskServerCore):
         self, params: dict[str, Any], principal: str | None
     ) -> dict[str, Any]:
         """Cancel a live task before replying; ``-32602`` for a terminal one."""
-        record = await self._lookup(_task_id_param(params), principal)
+        record = await self._lookup(task_id_param(params), principal)
         if not record.is_terminal:
             ctx = self._contexts.get(record.task_id)
             if ctx is not None:

@@ -1,5 +1,20 @@
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-"""Statuses after which a task never changes again."""
+"""Revision-neutral client runtime: errors, input handling and the polling helpers.
+
+The revision adapters (``client_2025`` for MCP 2025-11-25, ``client_ext`` for the Tasks
+extension) build ``TasksClient`` and ``TaskHandle`` on these; the status sets and the
+snapshot types come from the generated ``protocol`` module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from .models import McpModel
+from .protocol import TaskSnapshot
+from .transport import JsonRpcError
 
 StatusCallback: TypeAlias = Callable[["TaskSnapshot"], object]
 """Called with every new task snapshot (for a progress bar or a status line)."""
@@ -85,12 +100,12 @@ def status_name(status: object) -> str:
     return str(getattr(status, "value", status))
 
 
-def _wire(value: Mapping[str, Any] | McpModel) -> dict[str, Any]:
+def answer_to_wire(value: Mapping[str, Any] | McpModel) -> dict[str, Any]:
     """Return a handler's answer as a JSON object."""
     return value.to_wire() if isinstance(value, McpModel) else dict(value)
 
 
-async def _nap(
+async def nap(
     sleep: Callable[[float], Awaitable[None]],
     seconds: float,
     wake: asyncio.Event,

@@ -16,10 +16,24 @@ import asyncio
 import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeAlias, cast
 
+from .client_core import (
+    InputContext,
+    InputHandler,
+    InvalidResponse,
+    MethodNotFound,
+    StatusCallback,
+    TaskCancelled,
+    TaskFailed,
+    TaskNotFound,
+    TasksClientError,
+    WaitTimeout,
+    answer_to_wire,
+    nap,
+    status_name,
+)
 from .models import (
     CancelledTask,
     CompletedTask,
@@ -30,8 +44,16 @@ from .models import (
     McpModel,
     WorkingTask,
 )
+from .protocol import (
+    ACTIVE_STATUSES,
+    PACKAGE_NAME,
+    TASK_BY_STATUS,
+    TERMINAL_STATUSES,
+    TaskSnapshot,
+    TaskState,
+)
 from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
-from .transport import JsonRpcError, RequestId, Transport, json_object
+from .transport import HttpTransport, JsonRpcError, RequestId, Transport, json_object
 
 __all__ = [
     "DetailedTaskState",
@@ -51,7 +73,6 @@ __all__ = [
     "TaskHandle",
     "TaskNotFound",
     "TaskSnapshot",
-    "TasksClient",
     "TasksClientError",
     "UnsupportedProtocolVersion",
     "WaitTimeout",
@@ -70,24 +91,8 @@ _META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 _META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
-DetailedTaskState: TypeAlias = (
-    WorkingTask | InputRequiredTask | CompletedTask | FailedTask | CancelledTask
-)
+DetailedTaskState: TypeAlias = TaskState
 """A ``tasks/get`` result or ``notifications/tasks`` payload: one class per status."""
-
-TaskSnapshot: TypeAlias = CreateTaskResult | DetailedTaskState
-"""What the client knows about a task at one moment: the creation result, then ``tasks/get``
-results and ``notifications/tasks`` payloads (one class per status)."""
-
-_DETAILED: dict[str, type[DetailedTaskState]] = {
-    "working": WorkingTask,
-    "input_required": InputRequiredTask,
-    "completed": CompletedTask,
-    "failed": FailedTask,
-    "cancelled": CancelledTask,
-}
-
-{% include "partials/client_common.py.jinja" %}
 
 
 class TaskExpired(TasksClientError):
@@ -168,7 +173,7 @@ def _parse_time(value: str) -> float | None:
 
 def decode_detailed_task(raw: Mapping[str, Any]) -> DetailedTaskState:
     """Decode a ``tasks/get`` result or ``notifications/tasks`` params by its ``status``."""
-    kind = _DETAILED.get(str(raw.get("status")))
+    kind = TASK_BY_STATUS.get(str(raw.get("status")))
     if kind is None:
         raise InvalidResponse(f"unknown task status {raw.get('status')!r}")
     return kind.model_validate(dict(raw))
@@ -256,9 +261,9 @@ class TaskHandle:
         task_id = self.task.task_id
         deadline = None if timeout is None else client.clock() + timeout
         fresh: TaskSnapshot | None = self.task
-        poll_now = status_name(self.task.status) != "working" or not isinstance(
-            self.task, CreateTaskResult
-        )
+        poll_now = status_name(
+            self.task.status
+        ) not in ACTIVE_STATUSES or not isinstance(self.task, CreateTaskResult)
         last_poll = client.clock()
         finished = False
         listener: asyncio.Task[None] | None = None
@@ -313,7 +318,7 @@ class TaskHandle:
                         if listener is not None and not listener.done()
                         else None
                     )
-                    await _nap(client.sleep, until - now, self._wake, live)
+                    await nap(client.sleep, until - now, self._wake, live)
                     self._wake.clear()
                     if self._pending_notification is not None:
                         fresh, self._pending_notification = (
@@ -475,7 +480,9 @@ class TasksClient:
         """Configure the client; nothing is sent until the first call."""
         self.transport = transport
         self.store: TaskIdStore = store if store is not None else SqliteTaskIdStore()
-        self.client_info = dict(client_info or {"name": "{{ pkg.name }}", "version": "1.0.0"})
+        self.client_info = dict(
+            client_info or {"name": PACKAGE_NAME, "version": "1.0.0"}
+        )
         self.default_poll_interval = default_poll_interval
         self.declare_tasks = declare_tasks
         self.cancel_on_abort = cancel_on_abort
@@ -498,6 +505,8 @@ class TasksClient:
         self.subscriptions: dict[RequestId, TaskHandle] = {}
         """Open ``subscriptions/listen`` streams by request ID (= subscription ID)."""
         transport.set_handlers(self._on_notification, self._on_request)
+        if isinstance(transport, HttpTransport):
+            transport.use_stateless(PROTOCOL_VERSION)
 
     async def __aenter__(self) -> TasksClient:
         """Return the client (the protocol has no handshake)."""
@@ -672,7 +681,9 @@ class TasksClient:
         self, task_id: str, input_responses: Mapping[str, Mapping[str, Any] | McpModel]
     ) -> None:
         """``tasks/update``: deliver answers to some or all outstanding ``inputRequests``."""
-        responses = {key: _wire(value) for key, value in input_responses.items()}
+        responses = {
+            key: answer_to_wire(value) for key, value in input_responses.items()
+        }
         self._check_ack(
             await self.request(
                 "tasks/update", {"taskId": task_id, "inputResponses": responses}
@@ -703,7 +714,7 @@ class TasksClient:
             return None
         params = json_object(request.get("params")) or {}
         answer = await handler(InputContext(method, params, task_id, key))
-        return _wire(answer) if answer is not None else None
+        return answer_to_wire(answer) if answer is not None else None
 
     def next_request_id(self) -> int:
         """A JSON-RPC ID not used before by this client."""

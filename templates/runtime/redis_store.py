@@ -1,4 +1,3 @@
-{% import "_macros.jinja" as m %}{{ m.header(pkg) }}
 """A ``TaskStore`` on Redis, for servers that run as several replicas.
 
 Every replica points a :class:`RedisTaskStore` at the same Redis server and sees the
@@ -205,6 +204,7 @@ _BODY_FIELDS = (
     "result",
     "error",
     "input_requests",
+    "extra",
 )
 """The record fields kept in the hash's JSON ``body`` (``status`` and ``seq`` are
 separate hash fields so that the scripts can read them)."""
@@ -247,6 +247,7 @@ def _record(
         result=data["result"],
         error=data["error"],
         input_requests=data["input_requests"],
+        extra=data.get("extra") or {},
         seq=int(seq),
     )
 

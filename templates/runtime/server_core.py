@@ -1,3 +1,45 @@
+"""Revision-neutral server runtime: tools, task store, limits, workers and the status
+state machine.
+
+The revision adapters (``server_2025`` for MCP 2025-11-25, ``server_ext`` for the Tasks
+extension) build their dispatchers and wire shapes on ``TaskServerCore``; the status
+sets and transitions come from the generated ``protocol`` module, so a status the
+schema adds (and the configuration classifies) is handled here without code changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, cast
+
+from .models import ErrorCode
+from .protocol import (
+    ACTIVE_STATUSES,
+    TASK_EXTRA_FIELDS,
+    TRANSITIONS,
+    StatusName,
+    TaskFields,
+)
+from .stores import (
+    ReplicaStore,
+    Signal,
+    SQLiteTaskStore,
+    TaskRecord,
+    TaskStore,
+    TransitionStore,
+)
+
+_log = logging.getLogger(__name__)
+
+Emit = Callable[[dict[str, Any]], Awaitable[None]]
+"""Sends one JSON-RPC message on the current request's response stream."""
 
 # JSON-RPC and MCP error codes used by this server (the revision's ``ErrorCode``).
 PARSE_ERROR = int(ErrorCode.PARSE_ERROR)
@@ -16,7 +58,6 @@ ToolOutput = Union[str, dict[str, Any]]
 
 ToolHandler = Callable[["ToolContext", dict[str, Any]], Awaitable[ToolOutput]]
 """``async def handler(ctx, arguments) -> ToolOutput``: the work of one tool."""
-{% if pkg.is_extension %}
 
 Preflight = Callable[
     ["ToolContext", dict[str, Any]], Awaitable[Optional[dict[str, dict[str, Any]]]]
@@ -25,7 +66,6 @@ Preflight = Callable[
 
 Its answers arrive in ``ctx.input_responses`` when the client calls the tool again.
 """
-{% endif %}
 
 
 class JsonRpcError(Exception):
@@ -90,16 +130,27 @@ class RequestInfo:
     ``headers`` has lower-case names (None when the transport has no headers);
     ``principal`` is used as the caller's identity when the server has no
     ``authenticate`` hook.
-{% if not pkg.is_extension %}
     ``session_id`` names the session opened by ``initialize``.
-{% endif %}
     """
 
     headers: Mapping[str, str] | None = None
     principal: str | None = None
-{% if not pkg.is_extension %}
     session_id: str | None = None
-{% endif %}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandlerContext:
+    """What a registered method handler learns about its request."""
+
+    principal: str | None
+    request: RequestInfo
+
+
+CustomHandler = Callable[[dict[str, Any], HandlerContext], Awaitable[dict[str, Any]]]
+"""Serves a method the runtime has no role for: ``(params, ctx) -> result``, wire form.
+
+The generated ``server.TasksServer`` registers these through its typed ``on_*`` methods.
+"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,15 +176,12 @@ AuditHook = Callable[[AuditEvent], None]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tool:
     """A registered tool: its handler and how it is listed.
-{% if pkg.is_extension %}
 
     ``preflight`` asks MRTR questions on ``tools/call`` before any task exists.
-{% else %}
 
     ``immediate_response`` goes into the ``CreateTaskResult`` as
     ``_meta["io.modelcontextprotocol/model-immediate-response"]``: text a host may
     give the model while the task runs.
-{% endif %}
     """
 
     name: str
@@ -144,11 +192,8 @@ class Tool:
         default_factory=lambda: {"type": "object", "properties": {}}
     )
     task_support: TaskSupport = "optional"
-{% if pkg.is_extension %}
     preflight: Preflight | None = None
-{% else %}
     immediate_response: str | None = None
-{% endif %}
 
 
 def new_task_id() -> str:
@@ -179,13 +224,7 @@ def tool_result(output: ToolOutput) -> dict[str, Any]:
     return dict(output)
 
 
-_ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
-    "working": frozenset({"input_required", "completed", "failed", "cancelled"}),
-    "input_required": frozenset({"working", "completed", "failed", "cancelled"}),
-}
-
-
-def _params(message: dict[str, Any]) -> dict[str, Any]:
+def request_params(message: dict[str, Any]) -> dict[str, Any]:
     """The request's ``params`` object (``{}`` when absent)."""
     params = message.get("params")
     if params is None:
@@ -195,7 +234,7 @@ def _params(message: dict[str, Any]) -> dict[str, Any]:
     return cast(dict[str, Any], params)
 
 
-def _task_id_param(params: dict[str, Any]) -> str:
+def task_id_param(params: dict[str, Any]) -> str:
     """``params.taskId``, checked."""
     task_id = params.get("taskId")
     if not isinstance(task_id, str) or not task_id:
@@ -217,11 +256,153 @@ _LOST_WORKER = (
 _MAX_WRITE_ATTEMPTS = 100
 """How often one status write is retried after losing a race to another writer."""
 
-_Server = TypeVar("_Server", bound="_TaskServerCore")
+_Server = TypeVar("_Server", bound="TaskServerCore")
 
 
-class _TaskServerCore:
-    """Revision-neutral plumbing: tools, store, limits, lifecycle, workers, transitions."""
+class Session:
+    """One client connection, opened by ``initialize``.
+
+    It remembers the client's capabilities and carries server-to-client messages
+    that belong to no request (status and progress notifications) to the client's
+    open GET streams.
+    """
+
+    def __init__(self, session_id: str) -> None:
+        self.id = session_id
+        self.client_capabilities: dict[str, Any] = {}
+        self._streams: set[asyncio.Queue[dict[str, Any] | None]] = set()
+
+    def notify(self, message: dict[str, Any]) -> None:
+        """Queue a notification on every open stream (dropped when none is open)."""
+        for stream in self._streams:
+            stream.put_nowait(message)
+
+    def open_stream(self) -> asyncio.Queue[dict[str, Any] | None]:
+        """A new stream for the client's GET request; None in it ends the stream."""
+        stream: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._streams.add(stream)
+        return stream
+
+    def close_stream(self, stream: asyncio.Queue[dict[str, Any] | None]) -> None:
+        """Forget a stream the client closed."""
+        self._streams.discard(stream)
+
+    def close(self) -> None:
+        """End every open stream."""
+        for stream in self._streams:
+            stream.put_nowait(None)
+        self._streams.clear()
+
+
+class ToolContext:
+    """What a tool handler gets: its task, status reporting, input and cancellation.
+
+    ``task_id`` is None when the tool runs synchronously (no task was asked for, or the
+    tool never runs as a task). ``client_capabilities`` are the capabilities the client
+    declared (per session or per request, by revision); ``input_responses`` holds the
+    answers to the tool's multi-round-trip preflight requests, if any (extension).
+    """
+
+    def __init__(
+        self,
+        server: TaskServerCore,
+        *,
+        tool: Tool,
+        principal: str | None,
+        client_capabilities: dict[str, Any] | None = None,
+        input_responses: dict[str, Any] | None = None,
+        session: Session | None = None,
+        progress_token: str | int | None = None,
+        emit: Emit | None = None,
+        task_id: str | None = None,
+    ) -> None:
+        self._server = server
+        self.tool = tool
+        self.principal = principal
+        self.session = session
+        self.client_capabilities = (
+            client_capabilities
+            if client_capabilities is not None
+            else session.client_capabilities if session is not None else {}
+        )
+        self.input_responses = input_responses or {}
+        self.progress_token = progress_token
+        self.emit = emit
+        self.task_id = task_id
+        self.cancelled = False
+        """Set when the client asked to cancel the task; the worker is also cancelled."""
+        self.finished = False
+        """Set once the task is terminal (progress notifications stop)."""
+        self.issued_keys: set[str] = set()
+        """Input-request keys handed out for this task (unique for its life)."""
+
+    async def report(self, message: str) -> None:
+        """Set the task's ``statusMessage`` (no-op when not running as a task)."""
+        if self.task_id is not None:
+            await self._server.set_status_message(self.task_id, message)
+
+    async def set_fields(self, fields: TaskFields) -> None:
+        """Set task fields the schema has and the runtime does not manage (see
+        ``protocol.TaskFields``); clients read them on their next snapshot."""
+        if self.task_id is not None:
+            await self._server.set_task_fields(self.task_id, fields)
+
+    async def set_status(self, status: StatusName, message: str | None = None) -> None:
+        """Move the task to another active status (``protocol.ACTIVE_STATUSES``), for
+        example one the schema added and the configuration classified as active.
+
+        Input and terminal statuses are reached through ``request_input`` and by
+        returning or raising. An illegal transition raises ``ValueError``.
+        """
+        if status not in ACTIVE_STATUSES:
+            raise ValueError(f"{status!r} is not an active status")
+        if self.task_id is not None:
+            changes: dict[str, Any] = {"status": status}
+            if message is not None:
+                changes["status_message"] = message
+            await self._server.move_task(self.task_id, **changes)
+
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` with the request's ``progressToken``, if any.
+
+        The token stays valid for the whole task; nothing is sent once it is terminal.
+        """
+        if self.progress_token is None or self.finished:
+            return
+        await self._server.send_progress(self, progress, total, message)
+
+    async def elicit(
+        self, message: str, requested_schema: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Ask the user through the client (form elicitation); return the ``ElicitResult``."""
+        return await self.request_input(
+            "elicitation/create",
+            {"mode": "form", "message": message, "requestedSchema": requested_schema},
+        )
+
+    async def request_input(
+        self, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Ask the client for input mid-flight and wait for the answer.
+
+        As a task, the task is ``input_required`` until the client answers; how the
+        request travels depends on the revision (see the server's ``request_input``).
+        """
+        return await self._server.request_input(self, method, params)
+
+
+class TaskServerCore:
+    """Revision-neutral plumbing: tools, store, limits, lifecycle, workers, transitions.
+
+    ``uses_sessions`` tells the HTTP app whether ``initialize`` opens a session that
+    later requests must name (2025-11-25) or every request stands alone (extension).
+    """
+
+    uses_sessions: ClassVar[bool] = False
+    max_sessions = 10_000
+    """How many sessions may be open at once (the oldest is closed beyond it)."""
 
     def __init__(
         self,
@@ -255,6 +436,95 @@ class _TaskServerCore:
         self._started = False
         self.replica_id = secrets.token_hex(8)
         """Names this process in worker leases and signals to other replicas."""
+        self.sessions: dict[str, Session] = {}
+        self.custom_handlers: dict[str, CustomHandler] = {}
+        """Handlers of methods the runtime has no role for, by method name."""
+
+    # -- sessions (revisions with ``initialize``) ------------------------------
+
+    def open_session(self) -> Session:
+        """Start a session for an ``initialize`` request (oldest dropped beyond the cap)."""
+        while len(self.sessions) >= self.max_sessions:
+            oldest = next(iter(self.sessions))
+            self.close_session(oldest)
+        session = Session(secrets.token_hex(16))
+        self.sessions[session.id] = session
+        return session
+
+    def close_session(self, session_id: str) -> None:
+        """End a session and its streams (its tasks live on)."""
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            session.close()
+
+    async def handle(
+        self,
+        message: dict[str, Any],
+        request: RequestInfo | None = None,
+        emit: Emit | None = None,
+    ) -> dict[str, Any] | None:
+        """Answer one JSON-RPC message (the revision adapter's dispatcher)."""
+        raise NotImplementedError
+
+    async def _call_custom(
+        self,
+        method: str,
+        params: dict[str, Any],
+        principal: str | None,
+        request: RequestInfo,
+    ) -> dict[str, Any]:
+        """Serve ``method`` with its registered handler, or answer ``-32601``.
+
+        A method of the schema that the runtime has no role for is served only once a
+        handler is registered (``server.TasksServer.on_<method>``); until then it is
+        "Method not found", as for a method the schema does not have.
+        """
+        handler = self.custom_handlers.get(method)
+        if handler is None:
+            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        try:
+            return await handler(
+                params, HandlerContext(principal=principal, request=request)
+            )
+        except ValueError as error:  # pydantic's ValidationError of the params
+            raise JsonRpcError(
+                INVALID_PARAMS, f"Invalid params for {method}: {error}"
+            ) from None
+
+    async def request_input(
+        self, ctx: ToolContext, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Deliver an input request of ``ctx``'s tool and wait for the answer (revision)."""
+        raise JsonRpcError(METHOD_NOT_FOUND, f"{method} is not available")
+
+    async def send_progress(
+        self,
+        ctx: ToolContext,
+        progress: float,
+        total: float | None,
+        message: str | None,
+    ) -> None:
+        """Send a progress notification for ``ctx`` (revision; by default dropped)."""
+
+    async def set_task_fields(self, task_id: str, fields: TaskFields) -> None:
+        """Store values of ``protocol.TaskFields`` on a live task, by wire name."""
+        values = cast(dict[str, Any], fields)
+        unknown = sorted(set(values) - set(TASK_EXTRA_FIELDS))
+        if unknown:
+            raise ValueError(f"not a task field of this schema: {', '.join(unknown)}")
+        await self._mutate(
+            task_id,
+            lambda record: {
+                "extra": {
+                    **record.extra,
+                    **{TASK_EXTRA_FIELDS[k]: v for k, v in values.items()},
+                }
+            },
+        )
+
+    def http_status(self, code: int) -> int:
+        """The HTTP status of a JSON-RPC error response with ``code`` (200 by default)."""
+        return 200
 
     # -- registration -------------------------------------------------------
 
@@ -270,11 +540,8 @@ class _TaskServerCore:
         title: str | None = None,
         input_schema: dict[str, Any] | None = None,
         task_support: TaskSupport = "optional",
-{% if pkg.is_extension %}
         preflight: Preflight | None = None,
-{% else %}
         immediate_response: str | None = None,
-{% endif %}
     ) -> Callable[[ToolHandler], ToolHandler]:
         """Decorator registering ``async def handler(ctx, arguments)`` as a tool."""
 
@@ -291,11 +558,8 @@ class _TaskServerCore:
                         else {"type": "object", "properties": {}}
                     ),
                     task_support=task_support,
-{% if pkg.is_extension %}
                     preflight=preflight,
-{% else %}
                     immediate_response=immediate_response,
-{% endif %}
                 )
             )
             return handler
@@ -665,6 +929,11 @@ class _TaskServerCore:
         if isinstance(self.store, ReplicaStore):
             await self._signal("status", record.task_id, record=asdict(record))
 
+    async def move_task(self, task_id: str, **changes: Any) -> TaskRecord | None:
+        """Apply ``changes`` (``status``, ``status_message``, ...) to a live task through the
+        state machine; None when it is gone or terminal. See ``_update``."""
+        return await self._update(task_id, **changes)
+
     async def set_status_message(self, task_id: str, message: str) -> None:
         """Set a live task's ``statusMessage`` (ignored once it is terminal)."""
         await self._update(task_id, status_message=message)
@@ -701,7 +970,7 @@ class _TaskServerCore:
                 if changes is None:
                     return None
                 status = changes.get("status", record.status)
-                if status != record.status and status not in _ALLOWED_TRANSITIONS.get(
+                if status != record.status and status not in TRANSITIONS.get(
                     record.status, frozenset()
                 ):
                     raise ValueError(f"illegal transition {record.status} -> {status}")

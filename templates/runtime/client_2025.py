@@ -18,17 +18,25 @@ import itertools
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
-from .models import (
-    CallToolResult,
-    CreateTaskResult,
-    ErrorCode,
-    ListTasksResult,
-    McpModel,
-    Task,
+from .client_core import (
+    InputContext,
+    InputHandler,
+    InvalidResponse,
+    MethodNotFound,
+    StatusCallback,
+    TaskCancelled,
+    TaskFailed,
+    TaskNotFound,
+    TasksClientError,
+    WaitTimeout,
+    answer_to_wire,
+    nap,
+    status_name,
 )
+from .models import CallToolResult, CreateTaskResult, ErrorCode, ListTasksResult, Task
+from .protocol import PACKAGE_NAME, TERMINAL_STATUSES
 from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .transport import (
     JsonRpcError,
@@ -56,7 +64,6 @@ __all__ = [
     "TaskNotFound",
     "TaskRequired",
     "TaskSnapshot",
-    "TasksClient",
     "TasksClientError",
     "WaitTimeout",
     "decode_task",
@@ -77,8 +84,6 @@ TaskSnapshot: TypeAlias = Task
 
 ProgressCallback: TypeAlias = Callable[[float, float | None, str | None], object]
 """Called with ``(progress, total, message)`` for each ``notifications/progress`` of a call."""
-
-{% include "partials/client_common.py.jinja" %}
 
 
 class CannotCancelTask(TaskNotFound):
@@ -245,7 +250,7 @@ class TaskHandle:
                     raise WaitTimeout(task_id)
                 if now < wake_at:
                     until = wake_at if deadline is None else min(wake_at, deadline)
-                    await _nap(client.sleep, until - now, self._wake, payload)
+                    await nap(client.sleep, until - now, self._wake, payload)
                     self._wake.clear()
                     if self._pending_notification is not None:
                         fresh, self._pending_notification = (
@@ -365,7 +370,9 @@ class TasksClient:
         """Configure the client; nothing is sent until :meth:`connect` (or ``async with``)."""
         self.transport = transport
         self.store: TaskIdStore = store if store is not None else SqliteTaskIdStore()
-        self.client_info = dict(client_info or {"name": "{{ pkg.name }}", "version": "1.0.0"})
+        self.client_info = dict(
+            client_info or {"name": PACKAGE_NAME, "version": "1.0.0"}
+        )
         self.default_poll_interval = default_poll_interval
         self.prefer_tasks = prefer_tasks
         self.retry_with_task = retry_with_task
@@ -751,7 +758,7 @@ class TasksClient:
         )
         if answer is None:
             raise JsonRpcError(-32603, f"no answer to {method}")
-        result = _wire(answer)
+        result = answer_to_wire(answer)
         if related is not None:
             result["_meta"] = {
                 **(json_object(result.get("_meta")) or {}),

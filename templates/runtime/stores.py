@@ -1,4 +1,3 @@
-{% import "_macros.jinja" as m %}{{ m.header(pkg) }}
 """Task stores: where the server keeps every task it created.
 
 ``TaskStore`` is the protocol the server talks to. Two implementations ship here:
@@ -42,8 +41,12 @@ __all__ = [
     "TransitionStore",
 ]
 
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-"""Statuses a task never leaves."""
+from .protocol import TERMINAL_STATUSES
+
+_TERMINAL_SQL = ", ".join(
+    "'" + status.replace("'", "''") + "'" for status in sorted(TERMINAL_STATUSES)
+)
+"""The terminal statuses as a SQL list of string literals."""
 
 _T = TypeVar("_T")
 
@@ -54,7 +57,8 @@ class TaskRecord:
 
     Times are seconds since the epoch (UTC). ``result`` holds the original request's
     result object and ``error`` a JSON-RPC error object; ``input_requests`` maps each
-    outstanding input-request key to its request. ``seq`` is assigned by the store on
+    outstanding input-request key to its request; ``extra`` holds the values of task
+    fields the schema has and the runtime does not know, by wire name. ``seq`` is assigned by the store on
     creation and orders tasks for listing.
     """
 
@@ -72,11 +76,13 @@ class TaskRecord:
     input_requests: dict[str, dict[str, Any]] = field(
         default_factory=dict[str, dict[str, Any]]
     )
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Task fields the runtime does not know (new optional schema fields), by wire name."""
     seq: int = 0
 
     @property
     def is_terminal(self) -> bool:
-        """Whether the task reached ``completed``, ``failed`` or ``cancelled``."""
+        """Whether the task reached a terminal status (``protocol.TERMINAL_STATUSES``)."""
         return self.status in TERMINAL_STATUSES
 
     @property
@@ -323,6 +329,7 @@ _BODY_FIELDS = (
     "result",
     "error",
     "input_requests",
+    "extra",
 )
 
 
@@ -351,6 +358,7 @@ def _record(row: tuple[Any, ...]) -> TaskRecord:
         result=data["result"],
         error=data["error"],
         input_requests=data["input_requests"],
+        extra=data.get("extra") or {},
     )
 
 
@@ -478,7 +486,7 @@ class SQLiteTaskStore:
                 cursor = conn.execute(
                     "UPDATE tasks SET status = ?, expires_at = ?, body = ?"
                     " WHERE task_id = ?"
-                    " AND status NOT IN ('completed', 'failed', 'cancelled')",
+                    f" AND status NOT IN ({_TERMINAL_SQL})",
                     (record.status, record.expires_at, _body(record), record.task_id),
                 )
             return cursor.rowcount
@@ -572,7 +580,7 @@ class SQLiteTaskStore:
         def count(conn: sqlite3.Connection) -> int:
             row = conn.execute(
                 "SELECT COUNT(*) FROM tasks WHERE owner IS ?"
-                " AND status IN ('working', 'input_required')",
+                f" AND status NOT IN ({_TERMINAL_SQL})",
                 (owner,),
             ).fetchone()
             return int(row[0])
@@ -598,7 +606,7 @@ class SQLiteTaskStore:
         def select(conn: sqlite3.Connection) -> list[TaskRecord]:
             rows = conn.execute(
                 f"SELECT {_COLUMNS} FROM tasks"
-                " WHERE status IN ('working', 'input_required') ORDER BY seq"
+                f" WHERE status NOT IN ({_TERMINAL_SQL}) ORDER BY seq"
             ).fetchall()
             return [_record(row) for row in rows]
 

@@ -1,4 +1,3 @@
-{% import "_macros.jinja" as m %}{{ m.header(pkg) }}
 """Durable storage for the IDs of tasks that are still running.
 
 A client saves a task ID as soon as the server creates the task and deletes it once the

@@ -1,0 +1,321 @@
+"""What a revision's runtime needs that a JSON Schema cannot say, and the check of a schema
+against it.
+
+Input: ``ir.Package`` (models and methods), the ``Revision`` and the target's status
+classification. Output: ``ir.Protocol``, the tables the generated ``protocol`` module
+holds, or ``GenError`` (exit 2) with the JSON pointer of the first mismatch.
+
+A profile is small and hand-written: which statuses are terminal, which mean "input
+needed" and which are active; the allowed transitions; each method's role and sender;
+the task fields the runtime reads and writes; the ``_meta`` keys; and the runtime files
+(the revision's adapters) that go into the package. The check runs both ways: every
+status, method and field the schema has is either known to the profile, classified by
+the user, or served generically; every one the runtime needs is in the schema.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from mcptasks_gen import ir
+from mcptasks_gen.errors import Location, fail
+from mcptasks_gen.naming import ClassName, PyIdent, snake
+
+StatusClass = str  # "active", "input" or "terminal"
+STATUS_CLASSES = ("active", "input", "terminal")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MethodRole:
+    """A method the runtime implements: its role, who sends it, and whether it must exist."""
+
+    method: str
+    role: str  # create, get, update, cancel, list, result, notify, subscribe
+    sender: str  # "client" or "server"
+    required: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Profile:
+    """The runtime's view of one revision."""
+
+    revision: str
+    protocol_version: str
+    extension_id: str  # "" when the revision is not an extension
+    status_enum: str  # the definition holding the status values
+    initial: str
+    statuses: Mapping[str, StatusClass]
+    transitions: Mapping[str, tuple[str, ...]]
+    task_model: str  # the definition whose fields are the task's wire fields
+    task_fields: tuple[str, ...]  # wire fields of ``task_model`` the runtime reads and writes
+    variant_union: str  # union with one class per status ("" when one class has every status)
+    snapshot_models: tuple[str, ...]  # other task shapes a client sees (the flat CreateTaskResult)
+    methods: tuple[MethodRole, ...]
+    status_roles: Mapping[str, str]  # role constant -> status: WORKING, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED
+    meta_keys: Mapping[str, str]
+    required_models: tuple[str, ...]  # definitions the adapters import by name
+    runtime: tuple[str, ...]  # adapter files copied into the package
+
+
+_TASK_FIELDS_2025 = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval")
+_TASK_FIELDS_EXT = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs")
+_LIVE = ("working", "input_required", "completed", "failed", "cancelled")
+
+CORE_2025_11_25 = Profile(
+    revision="2025-11-25",
+    protocol_version="2025-11-25",
+    extension_id="",
+    status_enum="TaskStatus",
+    initial="working",
+    statuses={"working": "active", "input_required": "input", "completed": "terminal", "failed": "terminal", "cancelled": "terminal"},
+    transitions={"working": _LIVE[1:], "input_required": (_LIVE[0], *_LIVE[2:])},
+    task_model="Task",
+    task_fields=_TASK_FIELDS_2025,
+    variant_union="",
+    snapshot_models=(),
+    methods=(
+        MethodRole(method="tasks/get", role="get", sender="client", required=True),
+        MethodRole(method="tasks/result", role="result", sender="client", required=True),
+        MethodRole(method="tasks/list", role="list", sender="client", required=True),
+        MethodRole(method="tasks/cancel", role="cancel", sender="client", required=True),
+        MethodRole(method="notifications/tasks/status", role="notify", sender="server", required=False),
+    ),
+    status_roles={"WORKING": "working", "INPUT_REQUIRED": "input_required", "COMPLETED": "completed", "FAILED": "failed", "CANCELLED": "cancelled"},
+    meta_keys={"RELATED_TASK": "io.modelcontextprotocol/related-task", "MODEL_IMMEDIATE_RESPONSE": "io.modelcontextprotocol/model-immediate-response"},
+    required_models=("CallToolResult", "CreateTaskResult", "ListTasksResult", "Task"),
+    runtime=("client_2025.py", "server_2025.py"),
+)
+
+EXTENSION = Profile(
+    revision="ext-2026-07-28",
+    protocol_version="2026-07-28",
+    extension_id="io.modelcontextprotocol/tasks",
+    status_enum="TaskStatus",
+    initial="working",
+    statuses=CORE_2025_11_25.statuses,
+    transitions=CORE_2025_11_25.transitions,
+    task_model="Task",
+    task_fields=_TASK_FIELDS_EXT,
+    variant_union="DetailedTask",
+    snapshot_models=("CreateTaskResult",),
+    methods=(
+        MethodRole(method="tasks/get", role="get", sender="client", required=True),
+        MethodRole(method="tasks/update", role="update", sender="client", required=False),
+        MethodRole(method="tasks/cancel", role="cancel", sender="client", required=True),
+        MethodRole(method="notifications/tasks", role="notify", sender="server", required=False),
+    ),
+    status_roles=CORE_2025_11_25.status_roles,
+    meta_keys={
+        "PROTOCOL_VERSION": "io.modelcontextprotocol/protocolVersion",
+        "CLIENT_CAPABILITIES": "io.modelcontextprotocol/clientCapabilities",
+        "CLIENT_INFO": "io.modelcontextprotocol/clientInfo",
+        "SERVER_INFO": "io.modelcontextprotocol/serverInfo",
+        "SUBSCRIPTION_ID": "io.modelcontextprotocol/subscriptionId",
+    },
+    required_models=("CancelledTask", "CompletedTask", "CreateTaskResult", "FailedTask", "InputRequiredTask", "WorkingTask"),
+    runtime=("client_ext.py", "server_ext.py"),
+)
+
+PROFILES = {p.revision: p for p in (CORE_2025_11_25, EXTENSION)}
+RUNTIME_ADAPTERS = frozenset(name for p in PROFILES.values() for name in p.runtime)
+"""Runtime files that belong to one revision; every other runtime file goes into every package."""
+
+
+def _object(package: ir.Package, name: str) -> ir.ObjectModel | None:
+    model = next((m for m in package.models if m.name == name), None)
+    return model if isinstance(model, ir.ObjectModel) else None
+
+
+def _members(annotation: str) -> list[str]:
+    """The class names in a union annotation (``Annotated[A | B, Field(...)]``)."""
+    if annotation[:1] in "'\"":
+        annotation = str(ast.literal_eval(annotation))  # a forward reference
+    inner = annotation.removeprefix("Annotated[").partition(", Field(")[0]
+    return [part.strip() for part in inner.split("|") if re.fullmatch(r"[A-Za-z_]\w*", part.strip())]
+
+
+def _status_values(package: ir.Package, profile: Profile, schema: Location) -> tuple[ir.EnumModel, tuple[str, ...]]:
+    enum = next((m for m in package.models if m.name == profile.status_enum), None)
+    if not isinstance(enum, ir.EnumModel):
+        raise fail(f'the runtime needs the status enumeration "{profile.status_enum}" (a string enum), which the schema does not define', schema.child("$defs", profile.status_enum))
+    return enum, tuple(member.raw for member in enum.members)
+
+
+def _classify(values: tuple[str, ...], profile: Profile, extra: Mapping[str, str], enum: ir.EnumModel) -> dict[str, str]:
+    """Each status value's class: the profile's, or the target configuration's."""
+    classes: dict[str, str] = {}
+    for value in values:
+        known = profile.statuses.get(value) or extra.get(value)
+        if known is None:
+            raise fail(
+                f'status "{value}" is unknown to the {profile.revision} runtime; classify it in the target configuration'
+                f' (statuses = {{ {value} = "active" }}, or "input" or "terminal")',
+                enum.loc.child("enum"),
+            )
+        classes[value] = known
+    for value, needed in profile.statuses.items():
+        if value not in classes:
+            raise fail(f'the runtime needs status "{value}" ({needed}), which the schema\'s {profile.status_enum} does not list', enum.loc.child("enum"))
+    return classes
+
+
+def _transitions(classes: Mapping[str, str], profile: Profile) -> tuple[ir.Transition, ...]:
+    """The profile's transitions, widened for the statuses the user classified.
+
+    A classified active or input status can be entered from every live status and left
+    for every other status; a classified terminal status can be entered from every live
+    status.
+    """
+    live = [s for s, c in classes.items() if c != "terminal"]
+    table: dict[str, set[str]] = {s: set(profile.transitions.get(s, ())) for s in live}
+    for status, cls in classes.items():
+        if status in profile.statuses:
+            continue
+        for source in live:
+            if source != status:
+                table[source].add(status)
+        if cls != "terminal":
+            table[status] = {s for s in classes if s != status}
+    return tuple(ir.Transition(source=s, targets=tuple(sorted(table[s]))) for s in sorted(table))
+
+
+def _variants(package: ir.Package, profile: Profile, values: tuple[str, ...], schema: Location) -> tuple[ir.Variant, ...]:
+    """The class that carries each status (one class for every status when there is no union)."""
+    if not profile.variant_union:
+        return tuple(ir.Variant(status=v, model=ClassNameOf(profile.task_model)) for v in values)
+    union = next((m for m in package.models if m.name == profile.variant_union), None)
+    if not isinstance(union, ir.RootModel) or union.discriminator != "status":
+        raise fail(f'the runtime needs "{profile.variant_union}", a union discriminated on status', schema.child("$defs", profile.variant_union))
+    by_status: dict[str, str] = {}
+    for member in _members(union.annotation):
+        model = _object(package, member)
+        status = next((f for f in (model.fields if model else ()) if f.wire_name == "status" and f.constant), None)
+        if status is not None:
+            by_status[ast.literal_eval(status.default)] = member
+    missing = [v for v in values if v not in by_status]
+    if missing:
+        raise fail(f'status "{missing[0]}" has no variant in "{profile.variant_union}" (add one whose status is "{missing[0]}")', union.loc.child("anyOf"))
+    return tuple(ir.Variant(status=v, model=ClassNameOf(by_status[v])) for v in values)
+
+
+def ClassNameOf(name: str) -> ClassName:  # noqa: N802 - reads like the type it builds
+    """A class name the IR already validated."""
+    return ClassName(name)
+
+
+def _task_fields(package: ir.Package, profile: Profile, schema: Location) -> tuple[tuple[ir.TaskField, ...], tuple[ir.TaskField, ...]]:
+    """The task fields the runtime uses (checked) and the optional ones it does not know."""
+    task = _object(package, profile.task_model)
+    if task is None:
+        raise fail(f'the runtime needs the object "{profile.task_model}"', schema.child("$defs", profile.task_model))
+    by_wire = {f.wire_name: f for f in task.fields}
+    for wire in profile.task_fields:
+        if wire not in by_wire:
+            near = [w for w in by_wire if w.lower().startswith(wire.lower().removesuffix("ms")) and w not in profile.task_fields]
+            hint = f' (the schema has "{near[0]}": a renamed field needs a new runtime profile)' if near else ""
+            raise fail(f'the runtime needs field "{wire}" of "{profile.task_model}"{hint}', task.loc.child("properties", wire))
+    known = tuple(ir.TaskField(name=by_wire[w].name, wire_name=w, annotation=by_wire[w].annotation) for w in profile.task_fields)
+    extra = tuple(
+        ir.TaskField(name=f.name, wire_name=f.wire_name, annotation=f.annotation)
+        for f in task.fields
+        if f.wire_name not in profile.task_fields and not f.required
+    )
+    return known, extra
+
+
+def _methods(package: ir.Package, profile: Profile, schema: Location) -> tuple[ir.ProtocolMethod, ...]:
+    roles = {r.method: r for r in profile.methods}
+    present = {m.name: m for m in package.methods}
+    for role in profile.methods:
+        if role.required and role.method not in present:
+            raise fail(f'the {profile.revision} runtime needs method "{role.method}" ({role.role}), which the schema does not define', schema.child("$defs"))
+    out = []
+    for method in package.methods:
+        known = roles.get(method.name)
+        params_model = _object(package, method.params)
+        kwargs = tuple(
+            ir.Kwarg(name=f.name, wire_name=f.wire_name, annotation=f.annotation if f.required else _optional(f.annotation), required=f.required)
+            for f in (params_model.fields if params_model else ())
+            if f.wire_name != "_meta"
+        )
+        out.append(
+            ir.ProtocolMethod(
+                name=method.name,
+                role=known.role if known else "custom",
+                sender=known.sender if known else ("server" if method.notification else "client"),
+                notification=method.notification,
+                message=method.message,
+                params=method.params,
+                params_model=params_model.name if params_model else "",
+                result=method.result,
+                python_name=_python_name(method.name),
+                kwargs=kwargs,
+            )
+        )
+    return tuple(out)
+
+
+def _python_name(method: str) -> PyIdent:
+    """``tasks/get`` -> ``tasks_get``: the typed client method of a request."""
+    name = re.sub(r"\W+", "_", snake(method.replace("/", "_"))).strip("_") or "method"
+    if not name.isidentifier() or keyword.iskeyword(name) or name[0].isdigit():
+        name = f"call_{name}"
+    return PyIdent(name)
+
+
+def _optional(annotation: str) -> str:
+    return annotation if annotation.endswith("| None") or annotation == "Any" else f"{annotation} | None"
+
+
+def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], schema: Location) -> ir.Protocol:
+    """Check ``package`` against ``profile`` both ways; return the protocol tables."""
+    for name in profile.required_models:
+        if not any(m.name == name for m in package.models):
+            raise fail(f'the {profile.revision} runtime needs the definition "{name}", which the schema does not have', schema.child("$defs", name))
+    for value, cls in sorted(statuses.items()):
+        if cls not in STATUS_CLASSES:
+            raise fail(f'status class "{cls}" for "{value}" is not one of {", ".join(STATUS_CLASSES)}', schema)
+    enum, values = _status_values(package, profile, schema)
+    classes = _classify(values, profile, statuses, enum)
+    known, extra = _task_fields(package, profile, schema)
+    variants = _variants(package, profile, values, schema)
+    methods = _methods(package, profile, schema)
+    names = {m.name for m in package.models}
+    snapshot = tuple(ClassNameOf(n) for n in profile.snapshot_models if n in names)
+    variant_names = sorted({v.model for v in variants} | set(snapshot))
+    client_names: set[str] = set()
+    server_names: set[str] = set()
+    for method in methods:
+        used = {method.params_model, method.result, *(w for k in method.kwargs for w in re.findall(r"[A-Za-z_]\w*", k.annotation))}
+        (client_names if method.sender == "client" else server_names).update(n for n in used if n in names)
+        if method.role == "custom" and not method.notification and method.sender == "client":
+            server_names.update(n for n in (method.params_model, method.result) if n in names)
+    extra_names = {w for f in extra for w in re.findall(r"[A-Za-z_]\w*", f.annotation) if w in names}
+    return ir.Protocol(
+        package=package.name,
+        revision=profile.revision,
+        protocol_version=profile.protocol_version,
+        extension_id=profile.extension_id,
+        status_enum=ClassNameOf(profile.status_enum),
+        initial=profile.initial,
+        statuses=tuple(ir.Status(value=v, klass=classes[v]) for v in values),
+        transitions=_transitions(classes, profile),
+        variants=variants,
+        variant_union=profile.variant_union,
+        client_runtime=profile.runtime[0].removesuffix(".py"),
+        server_runtime=profile.runtime[1].removesuffix(".py"),
+        snapshot=snapshot,
+        model_imports=tuple(sorted(set(variant_names) | extra_names | {m.message for m in methods})),
+        client_imports=tuple(sorted(client_names)),
+        server_imports=tuple(sorted(server_names)),
+        task_model=ClassNameOf(profile.task_model),
+        task_fields=known,
+        task_extras=extra,
+        methods=methods,
+        meta_keys=tuple(sorted(profile.meta_keys.items())),
+        status_roles=tuple(profile.status_roles.items()),
+    )
