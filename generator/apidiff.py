@@ -62,7 +62,8 @@ method-removed (request)               breaking    compatible  the call is gone;
 method-removed (notification)          breaking    breaking    updates stop; sender code fails
 method-renamed                         breaking    breaking    dispatch is by method name
 method-kind-changed                    breaking    breaking    request <-> notification
-method-params-changed                  as field-retyped, with client = producer, server = consumer
+method-params-changed                  as field-retyped, with the sender as producer: the
+                                       client for a request, the server for a notification
 method-result-changed                  as field-retyped, with server = producer, client = consumer
 error-code-added                       compatible  compatible  JSON-RPC peers handle any code
 error-code-removed / -changed          breaking    breaking    ``ErrorCode.X`` references fail
@@ -575,14 +576,16 @@ class _Comparer:
             if a.notification != b.notification:
                 kinds = ("notification", "request") if a.notification else ("request", "notification")
                 self.add_role("method-kind-changed", b.name, f"{b.name} changed from {kinds[0]} to {kinds[1]}", BREAKING, BREAKING)
-            self.signature("params", b.name, a.params, b.params)
+            self.signature("params", b.name, a.params, b.params, notification=b.notification)
             if not (a.notification or b.notification):
                 self.signature("result", b.name, a.result, b.result)
 
-    def signature(self, part: str, method: str, old: str, new: str) -> None:
+    def signature(self, part: str, method: str, old: str, new: str, *, notification: bool = False) -> None:
         """A method's params or result type: same, same fields under a new class, or changed.
 
-        The client produces params and consumes results; the server the reverse.
+        Params are produced by the sender: the client for a request, the server for a
+        notification (the same direction as the message's ``params`` field); results by
+        the server.
         """
         shown_old, shown_new = show(old, self.old_models), show(new, self.new_models)
         old_terms, new_terms = terms(shown_old), terms(shown_new)
@@ -596,7 +599,8 @@ class _Comparer:
         else:
             producer, consumer = _RETYPE[how]
             detail = f"{method} {part} {shown_old} -> {shown_new}" + (f" ({how})" if how != "different" else "")
-        client, server = (producer, consumer) if part == "params" else (consumer, producer)
+        client_sends = part == "params" and not notification
+        client, server = (producer, consumer) if client_sends else (consumer, producer)
         self.add_role(kind, method, detail, client, server, old=shown_old, new=shown_new)
 
     def error_codes(self) -> None:

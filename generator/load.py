@@ -2,20 +2,29 @@
 
 Input: a path. Output: ``Document`` (parsed JSON, its sha256, its display name).
 Checks: the file exists and is JSON (errors carry line:column), it looks like a JSON Schema
-(draft 2020-12 or 07), every ``$ref`` is local and resolves, every ``type`` is a JSON type.
-Nothing is ever fetched: a remote ``$ref`` is an error.
+(draft 2020-12 or 07), every ``$ref`` is local and resolves, every ``type`` is a JSON type,
+and nothing is nested deeper than ``MAX_DEPTH`` arrays and objects (checked without recursion
+before parsing, so later stages, pydantic and black never meet a structure deep enough to
+exhaust Python's stack). Nothing is ever fetched: a remote ``$ref`` is an error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mcptasks_gen.errors import Location, fail
+
+MAX_DEPTH = 64
+"""Deepest nesting of JSON arrays and objects accepted (the official schemas reach 16).
+
+A schema nests two levels per level of ``properties`` or ``items``, so this allows about 30
+levels of inline objects or arrays, which generated code, pydantic and mypy all handle."""
 
 JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 _DRAFTS = (
@@ -65,15 +74,65 @@ def load(path: Path, name: str | None = None) -> Document:
     except OSError as exc:
         raise fail(f"cannot read file ({exc.strerror})", loc) from None
     try:
-        raw = json.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise fail("not UTF-8 text, expected a JSON Schema file", loc) from None
+    too_deep = _too_deep(text)
+    if too_deep is not None:
+        raise fail(f"nested deeper than {MAX_DEPTH} arrays and objects (the generator's limit)", loc.child(*too_deep))
+    try:
+        raw = json.loads(text)
     except json.JSONDecodeError as exc:
         at = Location(file=display, line=exc.lineno, column=exc.colno)
         raise fail(f"invalid JSON: {exc.msg.lower()}", at) from None
     doc = Document(name=display, raw=_check_root(raw, loc), sha256=hashlib.sha256(data).hexdigest(), loc=Location(file=display, pointer=""))
     _check_nodes(doc)
     return doc
+
+
+_STRUCTURE = re.compile(r'[{}\[\]",:]')
+
+
+def _too_deep(text: str) -> tuple[str, ...] | None:
+    """The JSON pointer parts of the first container nested deeper than ``MAX_DEPTH``.
+
+    A scan over the structural characters with an explicit stack, never recursion; text
+    that is not valid JSON is left for ``json.loads`` to report with its line and column.
+    """
+    path: list[str] = []  # per open container: the key or index of the current child
+    is_object: list[bool] = []
+    want_key = False
+    pos = 0
+    while True:
+        match = _STRUCTURE.search(text, pos)
+        if match is None:
+            return None
+        char, pos = match.group(), match.end()
+        if char == '"':
+            try:
+                value, pos = json.decoder.scanstring(text, pos)
+            except json.JSONDecodeError:
+                return None
+            if want_key and is_object:
+                path[-1] = value
+        elif char in "{[":
+            if len(path) >= MAX_DEPTH:
+                return tuple(path)
+            is_object.append(char == "{")
+            path.append("" if char == "{" else "0")
+            want_key = char == "{"
+        elif char in "}]":
+            if path:
+                path.pop()
+                is_object.pop()
+            want_key = False
+        elif char == ",":
+            if is_object and is_object[-1]:
+                want_key = True
+            elif path and path[-1].isdigit():
+                path[-1] = str(int(path[-1]) + 1)
+        else:
+            want_key = False
 
 
 def _check_root(raw: Any, loc: Location) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import unicodedata
 
 # Attribute names a pydantic model field must not take (they would shadow BaseModel API).
 _RESERVED_FIELDS = frozenset(
@@ -24,6 +25,16 @@ _RESERVED_FIELDS = frozenset(
         "update_forward_refs",
         "validate",
         "to_wire",
+        "from_orm",
+        "wire_constants",
+        # Builtins the generated annotations use: a field of that name would shadow the type
+        # for the fields after it (pydantic evaluates annotations in the class namespace).
+        "bool",
+        "float",
+        "frozenset",
+        "int",
+        "list",
+        "str",
     }
 )
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -85,6 +96,30 @@ def enum_member(value: str) -> PyIdent:
     if base[0].isdigit():
         base = "V_" + base
     return PyIdent(base)
+
+
+def _ascii(name: str) -> str:
+    """``Tâche`` -> ``Tache``: accents dropped, other non-ASCII letters left for ``_words``."""
+    return unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+
+
+def definition_class(name: str) -> ClassName:
+    """The class name for any ``$defs`` key, before clashes are resolved.
+
+    A name that is already a valid, capitalised, ASCII identifier is kept (``Task``); any
+    other is folded to ASCII words and joined in PascalCase (``task-status`` ->
+    ``TaskStatus``, ``Tâche`` -> ``Tache``), prefixed when it would start with a digit
+    (``1Task`` -> ``Def1Task``), suffixed when it is a keyword (``True`` -> ``True_``), and
+    ``Definition`` when nothing is left (``_``).
+    """
+    if _IDENT.match(name) and name[:1].isupper() and not keyword.iskeyword(name):
+        return ClassName(name)
+    base = pascal(_ascii(name)) or "Definition"
+    if base[0].isdigit():
+        base = "Def" + base
+    if keyword.iskeyword(base):
+        base += "_"
+    return ClassName(base)
 
 
 def class_name(*parts: str) -> ClassName:

@@ -27,11 +27,39 @@ from mcptasks_gen.config import Target
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.extract import Surface, ref_name
 from mcptasks_gen.load import resolve_pointer
-from mcptasks_gen.naming import ClassName, PyIdent, class_name, enum_member, field_ident, pascal
+from mcptasks_gen.naming import ClassName, PyIdent, class_name, definition_class, enum_member, field_ident, pascal
 
-_PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+# A JSON number may be integral or not, and keeps its spelling through a round trip: pydantic
+# would turn the ``1`` of a ``float`` field into ``1.0``, so ``int`` is tried first.
+_PRIMITIVES = {"string": "str", "integer": "int", "number": "int | float", "boolean": "bool", "null": "None"}
 _ANNOTATION_KEYS = ("description", "$schema", "$comment", "title", "examples", "deprecated")
 _LINK = re.compile(r"\{@link\s+([^}|\s]+)(?:\s*\|\s*([^}]+))?\}")
+# Names the generated modules define or import at module level besides the schema's classes
+# (models.py.jinja and __init__.py.jinja); a definition or inline class never takes one of
+# them, it gets a trailing underscore instead (recorded in ``Package.renamed``).
+RESERVED_NAMES = frozenset(
+    {
+        "Annotated", "Any", "BaseModel", "ClassVar", "ConfigDict", "Enum", "ErrorCode", "Field",
+        "GENERATOR_VERSION", "Generic", "IntEnum", "Literal", "McpModel", "McpRootModel",
+        "RootModel", "SCHEMA_SHA256", "SPEC_REVISION", "TASK_METHODS", "TypeVar",
+    }
+)  # fmt: skip
+# Root models (lists, maps, unions, scalars) are spelled out where they are used; one whose
+# annotation nests deeper than this is referred to by its class instead, so a chain of
+# definitions cannot build an annotation too deep for black, pydantic or mypy.
+_MAX_INLINE_DEPTH = 8
+MAX_REF_DEPTH = 32
+"""Longest chain of definitions referring to one another (``A`` has a field of type ``B``,
+``B`` one of type ``C``, ...). pydantic builds a model's schema by recursing into models not
+yet complete, and fails at about 90 levels; the official schemas reach 8."""
+# JSON Schema validation keywords kept as pydantic constraints, per JSON type.
+_CONSTRAINTS = {
+    "number": (("minimum", "ge"), ("maximum", "le"), ("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt"), ("multipleOf", "multiple_of")),
+    "string": (("minLength", "min_length"), ("maxLength", "max_length"), ("pattern", "pattern")),
+    "array": (("minItems", "min_length"), ("maxItems", "max_length")),
+    "object": (("minProperties", "min_length"), ("maxProperties", "max_length")),
+}
+_CONSTRAINTS["integer"] = _CONSTRAINTS["number"]
 
 
 def _strip_annotations(node: Any) -> Any:
@@ -82,6 +110,11 @@ class _Normalizer:
 
     def __init__(self, surface: Surface) -> None:
         self.cx = _Context(surface=surface)
+        self.classes = _class_names(surface)
+        self.order = _dependencies_first(surface.refs, surface)
+        self.merged: dict[str, dict[str, Any]] = {}  # definition name -> its allOf, flattened
+        self.merging: list[str] = []  # definitions whose allOf is being flattened
+        self.merging_inline: list[int] = []  # ids of the allOf nodes being flattened
         for name, node in surface.defs.items():
             if _is_distinctive(node):
                 self.cx.by_shape.setdefault(canonical(node), name)
@@ -110,9 +143,8 @@ class _Normalizer:
                 node = resolved
         return node, loc, name
 
-    def _use(self, name: str) -> ClassName:
-        """Refer to a definition's class, and remember the dependency."""
-        cls = ClassName(name) if name[:1].isupper() else class_name(name)
+    def _use(self, cls: ClassName) -> ClassName:
+        """Refer to a class, and remember the dependency."""
         if self.cx.building:
             self.cx.deps.setdefault(self.cx.building[-1], set()).add(cls)
         return cls
@@ -124,26 +156,30 @@ class _Normalizer:
         and a ``RequestId`` field takes a plain ``str | int``); their classes still exist for
         standalone validation. Recursive definitions are referred to by class name.
         """
-        cls = class_name(name)
+        cls = self.classes[name]
         if name not in self.recursive:
             self.define(name)
             model = self.cx.models[cls]
-            if isinstance(model, ir.RootModel):
+            if isinstance(model, ir.RootModel) and _depth(model.annotation) <= _MAX_INLINE_DEPTH:
                 if self.cx.building:
                     self.cx.deps.setdefault(self.cx.building[-1], set()).update(self.cx.deps.get(cls, ()))
                 return model.annotation
-        return self._use(name)
+        return self._use(cls)
 
     # -- definitions --------------------------------------------------------------------
 
     def build(self) -> None:
-        """Create a model for every definition."""
-        for name in self.cx.surface.defs:
+        """Create a model for every definition, each after the definitions it refers to.
+
+        Going dependencies first means a reference finds its target already built, so
+        nothing recurses along a chain of definitions, however long.
+        """
+        for name in self.order:
             self.define(name)
 
     def define(self, name: str) -> None:
         """Create the model of one definition."""
-        cls = class_name(name)
+        cls = self.classes[name]
         if cls in self.cx.models or cls in self.cx.building:
             return
         node = self.cx.surface.defs[name]
@@ -151,7 +187,7 @@ class _Normalizer:
         doc = docstring(node.get("description", ""))
         self.cx.building.append(cls)
         try:
-            shape = self._merge_all_of(node, loc) if "allOf" in node else node
+            shape = self._flatten(name, node, loc) if "allOf" in node else node
             enum = self._enum_values(shape)
             if enum is not None:
                 model: ir.Model = self._enum_model(cls, doc, enum, loc)
@@ -188,15 +224,13 @@ class _Normalizer:
     def _object_model(self, cls: ClassName, doc: str, node: dict[str, Any], loc: Location) -> ir.ObjectModel:
         required = node.get("required", [])
         fields: list[ir.Field] = []
-        used: set[str] = set()
-        for wire, prop in (node.get("properties") or {}).items():
+        properties = node.get("properties") or {}
+        idents = _field_idents(list(properties))
+        for wire, prop in properties.items():
             prop_loc = loc.child("properties", wire)
             if not isinstance(prop, dict):
                 prop = {} if prop is True else {"not": {}}
-            ident = field_ident(wire)
-            while ident in used:
-                ident = PyIdent(ident + "_")
-            used.add(ident)
+            ident = idents[wire]
             is_required = wire in required
             target, _, _ = self._deref(prop, prop_loc)
             constant = is_required and "const" in target
@@ -266,13 +300,36 @@ class _Normalizer:
             return " | ".join(dict.fromkeys(parts))
         if types == "array":
             items = node.get("items", {})
-            return f"list[{self.annotation(items, loc.child('items'), class_name(ctx, 'Item'))}]"
+            return self._constrained(f"list[{self.annotation(items, loc.child('items'), class_name(ctx, 'Item'))}]", node, "array", loc)
         if types == "object" or "properties" in node:
-            return self._inline_or_union(node, loc, ctx, top)
+            annotation = self._inline_or_union(node, loc, ctx, top)
+            return self._constrained(annotation, node, "object", loc) if annotation.startswith("dict[") else annotation
         if types in _PRIMITIVES:
-            return _PRIMITIVES[types]
+            return self._constrained(_PRIMITIVES[types], node, types, loc)
         self.cx.typing.add("Any")
         return "Any"
+
+    def _constrained(self, annotation: str, node: dict[str, Any], json_type: str, loc: Location) -> str:
+        """``annotation`` with the node's validation keywords for ``json_type`` as constraints."""
+        args = []
+        for keyword, name in _CONSTRAINTS.get(json_type, ()):
+            if keyword not in node:
+                continue
+            value = node[keyword]
+            if keyword == "pattern":
+                if not isinstance(value, str):
+                    raise fail("pattern must be a string", loc.child(keyword))
+            elif name in ("min_length", "max_length"):
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise fail(f"{keyword} must be a non-negative integer", loc.child(keyword))
+            elif not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or value in (float("inf"), float("-inf")):
+                raise fail(f"{keyword} must be a finite number", loc.child(keyword))
+            args.append(f"{name}={value!r}")
+        if not args:
+            return annotation
+        self.cx.typing.add("Annotated")
+        self.cx.pydantic.add("Field")
+        return f"Annotated[{annotation}, Field({', '.join(args)})]"
 
     def _inline_or_union(self, node: dict[str, Any], loc: Location, ctx: ClassName, top: bool) -> str:
         """An object node: a named inline model, a map, or (after distribution) a union."""
@@ -286,6 +343,8 @@ class _Normalizer:
             return "dict[str, Any]"
         if top:
             raise AssertionError("top-level objects are models, not annotations")
+        while ctx in RESERVED_NAMES:
+            ctx = ClassName(ctx + "_")
         if ctx not in self.cx.models:
             self.cx.building.append(ctx)
             try:
@@ -348,14 +407,40 @@ class _Normalizer:
 
     # -- allOf --------------------------------------------------------------------------
 
+    def _flatten(self, name: str, node: dict[str, Any], loc: Location) -> dict[str, Any]:
+        """A definition's ``allOf`` flattened, once; a definition that includes itself fails."""
+        if name in self.merged:
+            return self.merged[name]
+        if name in self.merging:
+            cycle = " -> ".join([*self.merging[self.merging.index(name) :], name])
+            raise fail(f"allOf cycle ({cycle})", loc.child("allOf"))
+        self.merging.append(name)
+        try:
+            self.merged[name] = self._merge_all_of(node, loc)
+        finally:
+            self.merging.pop()
+        return self.merged[name]
+
     def _merge_all_of(self, node: dict[str, Any], loc: Location) -> dict[str, Any]:
         """Flatten ``allOf`` into one object node; distribute over a nested ``anyOf``."""
+        if id(node) in self.merging_inline:
+            raise fail("allOf cycle (an allOf includes itself through a $ref)", loc)
+        self.merging_inline.append(id(node))
+        try:
+            return self._merge_all_of_once(node, loc)
+        finally:
+            self.merging_inline.pop()
+
+    def _merge_all_of_once(self, node: dict[str, Any], loc: Location) -> dict[str, Any]:
         merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
         variants: list[Any] | None = None
         for i, member in enumerate(node["allOf"]):
-            part, _, _ = self._deref(member, loc.child("allOf", i))
+            part, _, name = self._deref(member, loc.child("allOf", i))
             if "allOf" in part:
-                part = self._merge_all_of(part, loc.child("allOf", i))
+                if name is not None and part is self.cx.surface.defs.get(name):
+                    part = self._flatten(name, part, self.cx.surface.loc(name))
+                else:
+                    part = self._merge_all_of(part, loc.child("allOf", i))
             if "anyOf" in part or "oneOf" in part:
                 if variants is not None:
                     raise fail("allOf with more than one anyOf is not supported", loc.child("allOf", i))
@@ -404,6 +489,89 @@ class _Normalizer:
                     forward.append(name)
             models.append(model)
         return tuple(models), tuple(forward)
+
+
+def _class_names(surface: Surface) -> dict[str, ClassName]:
+    """Each definition's class: its own name where valid and free, else a recorded rename.
+
+    Names are taken in definition-name order, so the mapping depends on the set of names
+    only; a clash with what the generated module itself defines (``RESERVED_NAMES``) or with
+    an earlier definition's class is resolved with trailing underscores.
+    """
+    classes: dict[str, ClassName] = {}
+    used: set[str] = set(RESERVED_NAMES)
+    for name in sorted(surface.defs):
+        cls = definition_class(name)
+        while cls in used:
+            cls = ClassName(cls + "_")
+        used.add(cls)
+        classes[name] = cls
+    return classes
+
+
+def _dependencies_first(refs: dict[str, frozenset[str]], surface: Surface | None = None) -> list[str]:
+    """Definition names, each after the ones it refers to (cycles broken by name order).
+
+    An explicit stack instead of recursion: a reference chain may be thousands long. With
+    ``surface``, a chain longer than ``MAX_REF_DEPTH`` is an error at its last definition.
+    """
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1 being visited, 2 done
+    for start in sorted(refs):
+        if start in state:
+            continue
+        stack: list[tuple[str, list[str]]] = [(start, sorted(refs[start], reverse=True))]
+        state[start] = 1
+        while stack:
+            name, pending = stack[-1]
+            while pending and (pending[-1] in state or pending[-1] not in refs):
+                pending.pop()
+            if pending:
+                child = pending.pop()
+                if surface is not None and len(stack) >= MAX_REF_DEPTH:
+                    chain = f"{stack[0][0]} -> {stack[1][0]} -> ... -> {child}"
+                    raise fail(f"definitions refer to each other more than {MAX_REF_DEPTH} deep ({chain}; the generator's limit)", surface.loc(child))
+                state[child] = 1
+                stack.append((child, sorted(refs[child], reverse=True)))
+            else:
+                stack.pop()
+                state[name] = 2
+                order.append(name)
+    return order
+
+
+def _field_idents(wires: list[str]) -> dict[str, PyIdent]:
+    """Attribute names for an object's wire names: distinct, and never another field's wire name.
+
+    Models validate by attribute name as well as by wire name, so ``task_id`` as the
+    attribute of ``taskId`` would also take the value of a ``task_id`` property: a wire name
+    that is its own attribute name keeps it, the others step aside (``taskId`` -> ``task_id_``,
+    ``_meta`` -> ``meta_`` next to ``meta``).
+    """
+    wire_set = set(wires)
+    idents: dict[str, PyIdent] = {w: PyIdent(w) for w in wires if field_ident(w) == w}
+    used: set[str] = set(idents.values())
+    for wire in wires:
+        if wire in idents:
+            continue
+        ident = field_ident(wire)
+        while ident in used or ident in wire_set:
+            ident = PyIdent(ident + "_")
+        used.add(ident)
+        idents[wire] = ident
+    return {w: idents[w] for w in wires}
+
+
+def _depth(annotation: str) -> int:
+    """How deeply an annotation nests brackets."""
+    deepest = depth = 0
+    for char in annotation:
+        if char == "[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == "]":
+            depth -= 1
+    return deepest
 
 
 def _recursive_defs(surface: Surface) -> frozenset[str]:
@@ -471,8 +639,9 @@ def _merge_into(merged: dict[str, Any], part: dict[str, Any]) -> None:
 def _methods(normalizer: _Normalizer, models: dict[str, ir.Model]) -> tuple[ir.Method, ...]:
     """The Tasks methods and notifications with their message, params and result types."""
     methods = []
+    classes = normalizer.classes
     for def_name, method in normalizer.cx.surface.methods.items():
-        message = models.get(def_name)
+        message = models.get(classes[def_name]) if def_name in classes else None
         if not isinstance(message, ir.ObjectModel):
             continue
         params = next((f.annotation for f in message.fields if f.wire_name == "params"), "None")
@@ -480,13 +649,13 @@ def _methods(normalizer: _Normalizer, models: dict[str, ir.Model]) -> tuple[ir.M
         result = "None"
         if not notification and def_name.endswith("Request"):
             result_name = def_name.removesuffix("Request") + "Result"
-            result = result_name if result_name in models else "dict[str, Any]"
+            result = classes[result_name] if result_name in classes and classes[result_name] in models else "dict[str, Any]"
         methods.append(
             ir.Method(
                 name=method,
                 literal=repr(method),
                 notification=notification,
-                message=ClassName(def_name),
+                message=message.name,
                 params=params,
                 result=result,
             )
@@ -524,4 +693,5 @@ def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]
         methods=methods,
         error_codes=tuple(ir.ErrorCode(name=PyIdent(c.name), code=c.code, doc=c.doc) for c in revision.error_codes),
         files=files,
+        renamed=tuple((name, cls) for name, cls in normalizer.classes.items() if cls != name),
     )

@@ -105,9 +105,9 @@ def test_refuses_to_overwrite_a_users_file(generated_once: Path, tmp_path: Path)
     extra = out / "mcp_tasks" / "notes.py"
     mine.write_text((generated_once / "mcp_tasks" / "models.py").read_text())
     extra.write_text("x = 1\n")
-    assert invoke("generate", "-o", str(out))[0] == 2 and extra.exists()
+    assert invoke("generate", "-o", str(out))[0] == 0 and extra.exists()
     code, _, _ = invoke("generate", "-o", str(out), "--force")
-    assert code == 0 and not extra.exists()
+    assert code == 0 and extra.read_text() == "x = 1\n"  # --force never removes a user's file
 
 
 def test_check_reports_stale_then_current(tmp_path: Path) -> None:
@@ -175,6 +175,15 @@ def test_pyproject_targets_and_their_errors(tmp_path: Path) -> None:
 def test_help_has_examples(args: list[str]) -> None:
     code, out, _ = invoke(*args, "--help")
     assert code == 0 and "Examples:" in out and "mcptasks-gen generate" in out
+
+
+@pytest.mark.parametrize("command", ["generate", "diff"])
+def test_help_lists_exit_codes(command: str) -> None:
+    code, out, _ = invoke(command, "--help")
+    assert code == 0 and "Exit status:" in out
+    lines = out[out.index("Exit status:") :].splitlines()
+    assert any(line.strip().startswith("0 ") for line in lines) and any(line.strip().startswith("1 ") for line in lines)
+    assert any(line.strip().startswith("2 ") and "bad input" in line for line in lines)
 
 
 def test_real_subprocess_from_unrelated_folder(tmp_path: Path) -> None:

@@ -211,7 +211,7 @@ def test_write_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "write_text", flaky)
-    with pytest.raises(OSError):
+    with pytest.raises(GenError, match="cannot write"):
         write.write(folder, {"a.py": write.HEADER_PREFIX + " v2\n", "b.py": write.HEADER_PREFIX + " v2\n"}, force=False)
     monkeypatch.undo()
     assert (folder / "a.py").read_text() == write.HEADER_PREFIX + " v1\n"
@@ -221,6 +221,6 @@ def test_write_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_write_reports_only_changed_files(tmp_path: Path) -> None:
     folder = tmp_path / "pkg"
     files = {"a.py": write.HEADER_PREFIX + "\n", "b.py": write.HEADER_PREFIX + "\n"}
-    assert write.write(folder, files, force=False) == ["a.py", "b.py"]
-    assert write.write(folder, files, force=False) == []
+    assert write.write(folder, files, force=False).written == ("a.py", "b.py")
+    assert write.write(folder, files, force=False).written == ()
     assert [d.path for d in write.check(folder, {**files, "b.py": write.HEADER_PREFIX + " x\n"})] == ["b.py"]

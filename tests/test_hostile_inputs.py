@@ -1,0 +1,207 @@
+"""Odd and hostile schemas: exit 0 with a package that imports and type-checks, or exit 2 with
+one line naming the file and the JSON pointer; never a traceback, never exit 1 (issue 9,
+items 11-13)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from mcptasks_gen.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXT_SCHEMA = ROOT / "schema" / "ext-2026-07-28" / "schema.json"
+
+
+def _ext_with(defs: dict[str, Any]) -> dict[str, Any]:
+    """The extension schema with extra definitions (names with "Task" are surface roots)."""
+    raw = json.loads(EXT_SCHEMA.read_text(encoding="utf-8"))
+    raw["$defs"].update(defs)
+    return raw
+
+
+def _generate(tmp_path: Path, schema_text: str) -> tuple[int, str, str]:
+    """Run ``generate`` in-process on a schema text; exit code, stdout, stderr."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(schema_text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["generate", str(schema), "-o", str(tmp_path / "out"), "--package", "p"])
+    assert result.exc_info is None or result.exc_info[0] is SystemExit, "".join(__import__("traceback").format_exception(*result.exc_info))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _one_line_error(tmp_path: Path, stderr: str, pointer: str) -> None:
+    assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
+    assert stderr.startswith(f"{tmp_path / 'schema.json'}#{pointer}"), stderr
+    assert ": error: " in stderr
+
+
+def _nest(leaf: dict[str, Any], depth: int, wrap: Any) -> dict[str, Any]:
+    node = leaf
+    for _ in range(depth):
+        node = wrap(node)
+    return node
+
+
+@pytest.mark.parametrize(
+    ("case", "text", "pointer"),
+    [
+        ("json-array-100000", "[" * 100_000 + "]" * 100_000, "/0/0/0"),
+        ("json-object-100000", '{"$defs": {"A": ' + '{"a": ' * 100_000 + "1" + "}" * 100_000 + "}}", "/$defs/A/a/a"),
+        ("properties-400", json.dumps(_ext_with({"DeepTask": _nest({"type": "string"}, 400, lambda n: {"type": "object", "properties": {"a": n}})})), "/$defs/DeepTask/properties/a/properties/a"),
+        ("items-199", json.dumps(_ext_with({"ItemsTask": {"type": "object", "properties": {"a": _nest({"type": "string"}, 199, lambda n: {"type": "array", "items": n})}}})), "/$defs/ItemsTask/properties/a/items/items"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "",
+)
+def test_deep_nesting_is_a_one_line_error(case: str, text: str, pointer: str, tmp_path: Path) -> None:
+    code, _, err = _generate(tmp_path, text)
+    assert code == 2, err
+    _one_line_error(tmp_path, err, pointer)
+    assert "nested deeper than 64" in err
+
+
+@pytest.mark.parametrize(
+    ("defs", "pointer", "cycle"),
+    [
+        ({"ATask": {"allOf": [{"$ref": "#/$defs/BTask"}]}, "BTask": {"allOf": [{"$ref": "#/$defs/ATask"}]}}, "/$defs/", "ATask"),
+        ({"ATask": {"allOf": [{"$ref": "#/$defs/ATask"}]}}, "/$defs/ATask/allOf", "ATask -> ATask"),
+    ],
+    ids=["two", "self"],
+)
+def test_all_of_cycle(defs: dict[str, Any], pointer: str, cycle: str, tmp_path: Path) -> None:
+    code, _, err = _generate(tmp_path, json.dumps(_ext_with(defs)))
+    assert code == 2, err
+    _one_line_error(tmp_path, err, pointer)
+    assert "allOf cycle" in err and cycle in err
+
+
+def _chain(kind: str, length: int) -> dict[str, Any]:
+    defs: dict[str, Any] = {}
+    for i in range(length):
+        ref = {"$ref": f"#/$defs/C{i + 1}"}
+        defs[f"C{i}"] = {
+            "alias": ref,
+            "object": {"type": "object", "properties": {"next": ref}},
+            "array": {"type": "array", "items": ref},
+            "allOf": {"allOf": [ref, {"type": "object", "properties": {f"p{i}": {"type": "string"}}}]},
+        }[kind]
+    defs[f"C{length}"] = {"type": "object", "properties": {"x": {"type": "string"}}}
+    defs["ChainTask"] = {"type": "object", "properties": {"c": {"$ref": "#/$defs/C0"}}}
+    return defs
+
+
+@pytest.mark.parametrize("kind", ["alias", "object", "array", "allOf"])
+def test_ref_chain_10000_long(kind: str, tmp_path: Path) -> None:
+    """A 10,000-long chain of definitions: a one-line error at the documented limit."""
+    code, _, err = _generate(tmp_path, json.dumps(_ext_with(_chain(kind, 10_000))))
+    assert code == 2, err
+    _one_line_error(tmp_path, err, "/$defs/C32")
+    assert "more than 32 deep" in err
+
+
+HOSTILE_NAMES = ["True", "None", "_", "1Task", "Tâche", "ErrorCode", "Field", "Literal", "McpModel", "BaseModel", "Any", "RootModel", "TASK_METHODS"]
+
+
+@pytest.fixture(scope="module")
+def hostile_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One package from a schema with every hostile name, colliding properties and chains
+    just inside the limits."""
+    tmp_path = tmp_path_factory.mktemp("hostile")
+    obj = {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+    defs: dict[str, Any] = {name: obj for name in HOSTILE_NAMES}
+    defs["HoldTask"] = {"type": "object", "properties": {f"p{i}": {"$ref": f"#/$defs/{n}"} for i, n in enumerate(HOSTILE_NAMES)}}
+    defs["CollideTask"] = {
+        "type": "object",
+        "properties": {
+            "taskId": {"type": "string"},
+            "task_id": {"type": "integer"},
+            "_meta": {"type": "object"},
+            "meta": {"type": "string"},
+            "wire_constants": {"type": "string"},
+            "int": {"type": "integer"},
+            "str": {"type": "string"},
+        },
+    }
+    for i in range(31):
+        ref = {"$ref": f"#/$defs/L{i + 1}"}
+        defs[f"L{i}"] = {"type": "object", "properties": {"next": ref}} if i % 2 else {"type": "array", "items": ref}
+    defs["L31"] = {"type": "object", "properties": {"x": {"type": "string"}}}
+    defs["LongTask"] = {"type": "object", "properties": {"l": {"$ref": "#/$defs/L0"}}}
+    code, out, err = _generate(tmp_path, json.dumps(_ext_with(defs)))
+    assert code == 0, err
+    return tmp_path / "out"
+
+
+def _run(out: Path, code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(out)})
+
+
+def test_hostile_names_import_and_map_deterministically(hostile_package: Path) -> None:
+    models = (hostile_package / "p" / "models.py").read_text(encoding="utf-8")
+    expected = {"True": "True_", "None": "None_", "_": "Definition", "1Task": "Def1Task", "Tâche": "Tache", "ErrorCode": "ErrorCode_",
+                "Field": "Field_", "Literal": "Literal_", "McpModel": "McpModel_", "BaseModel": "BaseModel_", "Any": "Any_",
+                "RootModel": "RootModel_", "TASK_METHODS": "TASK_METHODS_"}  # fmt: skip
+    for name, cls in expected.items():
+        assert f"\nclass {cls}(McpModel):" in models, cls
+        assert f"{json.dumps(name)} is ``{cls}``" in models  # the rename is recorded in the module docstring
+    script = (
+        "import p, p.models as m\n"
+        "assert issubclass(m.ErrorCode, int) and m.ErrorCode.INVALID_PARAMS == -32602\n"
+        "h = m.HoldTask.model_validate({'p0': {'x': 'a'}, 'p5': {'x': 'b'}})\n"
+        "assert type(h.p0).__name__ == 'True_' and type(h.p5).__name__ == 'ErrorCode_'\n"
+        "assert h.to_wire() == {'p0': {'x': 'a'}, 'p5': {'x': 'b'}}\n"
+        "l = m.LongTask.model_validate({'l': [{'next': [{'next': []}]}]})\n"
+        "assert l.to_wire() == {'l': [{'next': [{'next': []}]}]}\n"
+    )
+    result = _run(hostile_package, script)
+    assert result.returncode == 0, result.stderr
+
+
+def test_colliding_property_names_validate_and_round_trip(hostile_package: Path) -> None:
+    script = (
+        "import json, p.models as m\n"
+        "wire = {'taskId': 'a', 'task_id': 5, '_meta': {'k': 1}, 'meta': 'm', 'wire_constants': 'w', 'int': 3, 'str': 's'}\n"
+        "c = m.CollideTask.model_validate(wire)\n"
+        "assert json.dumps(c.to_wire(), sort_keys=True) == json.dumps(wire, sort_keys=True), c.to_wire()\n"
+        "assert m.CollideTask.model_validate_json(c.model_dump_json(exclude_unset=True)) == c\n"
+        "assert m.CollideTask.wire_constants == frozenset()\n"
+    )
+    result = _run(hostile_package, script)
+    assert result.returncode == 0, result.stderr
+
+
+def test_hostile_package_type_checks(hostile_package: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "p/models.py", "p/__init__.py"],
+        cwd=hostile_package, capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout
+
+
+def test_reserved_names_cover_what_models_define() -> None:
+    """Every module-level name the generated models.py binds, other than the schema's classes,
+    is reserved, so a definition can never take it."""
+    import ast
+
+    from mcptasks_gen.normalize import RESERVED_NAMES
+
+    for package in ("mcp_tasks_2025_11_25", "mcp_tasks_ext"):
+        tree = ast.parse((ROOT / "generated" / package / "models.py").read_text(encoding="utf-8"))
+        schema_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in ("McpModel", "McpRootModel", "ErrorCode")}
+        bound: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ClassDef):
+                bound.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound |= {t.id for t in targets if isinstance(t, ast.Name)}
+        helpers = {n for n in bound - schema_classes if n[:1].isupper()}
+        assert helpers <= RESERVED_NAMES, helpers - RESERVED_NAMES
