@@ -457,3 +457,18 @@ def test_annotation_terms_and_relations() -> None:
     assert apidiff.relation(apidiff.terms("dict[str, A | B]"), apidiff.terms("dict[str, A]")) == "narrower"
     assert apidiff.relation(apidiff.terms("A | list[B]"), apidiff.terms("C | list[B | D]")) == "different"
     assert apidiff.relation(apidiff.terms("dict[str, Any]"), apidiff.terms("Any")) == "wider"
+
+
+def test_notification_params_are_judged_from_the_sender(ext: ir.Package) -> None:
+    """A notification's params flow from its sender (the server), the same way as the message's
+    ``params`` field: the method verdict and the field verdict agree (issue 9, item 18)."""
+    method = next(m for m in ext.methods if m.notification)
+    message = next(m for m in ext.models if m.name == method.message)
+    assert isinstance(message, ir.ObjectModel)
+    wider = method.params + " | dict[str, Any]"
+    new = edit_field(ext, message.name, "params", annotation=wider)
+    new = dataclasses.replace(new, methods=tuple(dataclasses.replace(m, params=wider) if m.name == method.name else m for m in new.methods))
+    diff = apidiff.compare(ext, new)
+    field = find(diff, "field-retyped", f"{message.name}.params")
+    params = find(diff, "method-params-changed", method.name)
+    assert verdicts(field) == verdicts(params) == ("breaking", "compatible")  # readers (clients) see new values
