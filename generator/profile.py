@@ -154,12 +154,12 @@ def _classify(values: tuple[str, ...], profile: Profile, extra: Mapping[str, str
             raise fail(
                 f'status "{value}" is unknown to the {profile.revision} runtime; classify it in the target configuration'
                 f' (statuses = {{ {value} = "active" }}, or "input" or "terminal")',
-                enum.loc.child("enum"),
+                enum.loc,
             )
         classes[value] = known
     for value, needed in profile.statuses.items():
         if value not in classes:
-            raise fail(f'the runtime needs status "{value}" ({needed}), which the schema\'s {profile.status_enum} does not list', enum.loc.child("enum"))
+            raise fail(f'the runtime needs status "{value}" ({needed}), which the schema\'s {profile.status_enum} does not list', enum.loc)
     return classes
 
 
@@ -196,6 +196,9 @@ def _variants(package: ir.Package, profile: Profile, values: tuple[str, ...], sc
         status = next((f for f in (model.fields if model else ()) if f.wire_name == "status" and f.constant), None)
         if status is not None:
             by_status[ast.literal_eval(status.default)] = member
+    stray = sorted(set(by_status) - set(values))
+    if stray:
+        raise fail(f'status "{stray[0]}" has a variant in "{profile.variant_union}" but is not a value of "{profile.status_enum}"', union.loc.child("anyOf"))
     missing = [v for v in values if v not in by_status]
     if missing:
         raise fail(f'status "{missing[0]}" has no variant in "{profile.variant_union}" (add one whose status is "{missing[0]}")', union.loc.child("anyOf"))

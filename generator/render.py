@@ -71,7 +71,7 @@ def output_files(override: Path | None, adapters: tuple[str, ...]) -> tuple[ir.O
             rendered.update(p.name for p in base.iterdir() if p.name.endswith(SUFFIX) and not p.name.startswith("_") or p.name == "__init__.py" + SUFFIX)
         runtime = Path(folder) / RUNTIME_DIR
         if runtime.is_dir():
-            copied.update(p.name for p in runtime.iterdir() if p.suffix == ".py" and not p.name.startswith("_"))
+            copied.update(p.name for p in runtime.iterdir() if (p.suffix == ".py" or p.name == "py.typed") and not p.name.startswith("_"))
     copied = {name for name in copied if name in adapters or name not in RUNTIME_ADAPTERS}
     files = [ir.OutputFile(path=name.removesuffix(SUFFIX), template=f"{PACKAGE_DIR}/{name}") for name in rendered]
     files += [ir.OutputFile(path=name, template=f"{RUNTIME_DIR}/{name}", verbatim=True) for name in copied if name not in {f.path for f in files}]

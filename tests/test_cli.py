@@ -64,7 +64,7 @@ def test_unknown_revision(tmp_path: Path) -> None:
 
 def test_revision_that_contradicts_the_schema(tmp_path: Path) -> None:
     code, _, err = invoke("generate", str(EXT_SCHEMA), "--revision", "2025-11-25", "-o", str(tmp_path))
-    assert code == 2 and "is revision ext-2026-07-28 (it has tasks/update), not 2025-11-25" in err
+    assert code == 2 and "is revision ext-2026-07-28 (it has notifications/tasks), not 2025-11-25" in err
 
 
 def test_invalid_package_name(tmp_path: Path) -> None:

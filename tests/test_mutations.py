@@ -42,6 +42,7 @@ import pytest
 from mcptasks_gen import fmt, pipeline
 from mcptasks_gen.config import Target
 from mcptasks_gen.render import environment, render
+from tests.spec_edits import add_paused_status
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = {"2025": "schema/2025-11-25/schema.json", "ext": "schema/ext-2026-07-28/schema.json"}
@@ -66,7 +67,10 @@ def _walk(node: Any) -> Any:
 
 
 def add_status_value(raw: Schema) -> tuple[Schema, tuple[str, ...]]:
-    """``paused`` joins every copy of the status enumeration (``enum`` or ``anyOf`` of consts)."""
+    """``paused`` joins every copy of the status enumeration (``enum`` or ``anyOf`` of consts);
+    where the schema has a variant per status (the extension), a ``PausedTask`` joins them."""
+    if "WorkingTask" in raw["$defs"]:
+        return add_paused_status(raw), ("paused", "PAUSED", "Paused")
     hits = 0
     for node in _walk(raw):
         if isinstance(node.get("enum"), list) and set(node["enum"]) == STATUSES:
@@ -292,8 +296,22 @@ def unexplained(h: Hunk, markers: tuple[str, ...], before: dict[str, str], after
             continue
         if core in (added_text if side == "-" else removed_text):  # moved or re-wrapped
             continue
+        if side == "-" and _grown(core, added_text, markers):  # the same line with the new name in it
+            continue
         bad.append(f"{side}{n}: {text}")
     return bad
+
+
+def _grown(core: str, added: set[str], markers: tuple[str, ...]) -> bool:
+    """Whether an added line is ``core`` with the mutation's names added to it: an empty
+    literal that now holds them (``{}`` -> ``{``), or a union that gained a member."""
+    if core[-2:] in ("{}", "()", "[]") and core[:-1] in added:
+        return True
+    if not markers:
+        return False
+    names = re.compile(r"\s*[|,]?\s*\b\w*(?:" + "|".join(re.escape(m) for m in markers) + r")\w*\b", re.I)
+    squeeze = re.compile(r"\s+")
+    return any(squeeze.sub("", names.sub("", line)) == squeeze.sub("", core) for line in added if names.search(line))
 
 
 def check_local(before: dict[str, str], after: dict[str, str], markers: tuple[str, ...]) -> list[Hunk]:
@@ -354,7 +372,7 @@ def test_added_status_value(key: str, gen: Generator, originals: dict[str, dict[
     after, markers = mutate(gen, tmp_path, key, "add_status_value")
     changed = check_local(before, after, markers)
     # the status reaches the runtime through the protocol tables; the runtime files stay as they are
-    assert changed and {h.path for h in changed} <= {"models.py", "protocol.py"}, sorted({h.path for h in changed})
+    assert changed and {h.path for h in changed} <= {"__init__.py", "models.py", "protocol.py"}, sorted({h.path for h in changed})
     check_names(before, after, markers)
     assert 'PAUSED = "paused"' in after["models.py"]
     assert '"paused"' in after["protocol.py"].split("ACTIVE_STATUSES")[1].split(")")[0]
@@ -365,7 +383,8 @@ def test_added_optional_field(key: str, gen: Generator, originals: dict[str, dic
     before = originals[key]
     after, markers = mutate(gen, tmp_path, key, "add_optional_field")
     changed = check_local(before, after, markers)
-    assert changed and all(not h.removed or all(not t.strip() for _, t in h.removed) for h in changed), "an added field only adds lines"
+    added = {t.strip().rstrip(",") for h in changed for _, t in h.added}
+    assert changed and all(not t.strip() or _grown(t.strip().rstrip(","), added, markers) for h in changed for _, t in h.removed), "an added field only adds lines"
     check_names(before, after, markers)
 
 

@@ -1,0 +1,141 @@
+"""Edits of the official Tasks extension schema, as a newer draft might make them.
+
+Each function takes the parsed schema, changes it in place and returns it. They are used by
+``test_spec_edits.py`` (the generated client and server follow the edit, or generation stops
+with exit 2) and describe the edits of the issue "Client and server that follow the schema":
+
+a) a new status ``paused`` with a ``PausedTask`` variant (a copy of the ``working`` one) in
+   every status union;
+b) a new optional number ``progress`` on every task shape;
+c) ``pollIntervalMs`` renamed ``pollInterval`` everywhere;
+d) a new request ``tasks/list`` (``params.cursor``; result ``tasks`` and ``nextCursor``);
+e) ``tasks/update`` removed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from typing import Any
+
+Schema = dict[str, Any]
+STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
+
+
+def nodes(node: Any) -> Iterator[dict[str, Any]]:
+    """Every object inside a JSON value, depth first."""
+    if isinstance(node, dict):
+        yield node
+        for value in list(node.values()):
+            yield from nodes(value)
+    elif isinstance(node, list):
+        for value in list(node):
+            yield from nodes(value)
+
+
+def _status_const(node: Any) -> str | None:
+    """The ``status`` constant of an inline task variant, if ``node`` is one."""
+    if not isinstance(node, dict):
+        return None
+    status = node.get("properties", {}).get("status") if isinstance(node.get("properties"), dict) else None
+    return status.get("const") if isinstance(status, dict) else None
+
+
+def _as_paused(variant: dict[str, Any]) -> dict[str, Any]:
+    paused = copy.deepcopy(variant)
+    paused["properties"]["status"]["const"] = "paused"
+    paused["description"] = "Task state while the work is paused; polling goes on."
+    return paused
+
+
+def add_paused_status(raw: Schema) -> Schema:
+    """a) ``paused`` in the status enumeration and a ``PausedTask`` variant in every union."""
+    defs = raw["$defs"]
+    for node in nodes(raw):
+        if isinstance(node.get("enum"), list) and set(node["enum"]) == set(STATUSES):
+            node["enum"].append("paused")
+        branches = node.get("anyOf")
+        if not isinstance(branches, list):
+            continue
+        consts = [b.get("const") for b in branches if isinstance(b, dict)]
+        if sorted(c for c in consts if c is not None) == sorted(STATUSES):
+            branches.append({"type": "string", "const": "paused"})
+        if {"$ref": "#/$defs/WorkingTask"} in branches:
+            branches.append({"$ref": "#/$defs/PausedTask"})
+        working = next((b for b in branches if _status_const(b) == "working"), None)
+        if working is not None:
+            branches.append(_as_paused(working))
+    defs["PausedTask"] = _as_paused(defs["WorkingTask"])
+    return raw
+
+
+def add_progress_field(raw: Schema) -> Schema:
+    """b) an optional number ``progress`` on every task shape (objects with taskId and status)."""
+    for node in nodes(raw):
+        properties = node.get("properties")
+        if isinstance(properties, dict) and {"taskId", "status", "createdAt"} <= set(properties):
+            properties["progress"] = {"type": "number", "description": "How far the work is, from 0 to 1."}
+    return raw
+
+
+def rename_poll_interval(raw: Schema) -> Schema:
+    """c) ``pollIntervalMs`` renamed ``pollInterval`` everywhere."""
+    for node in nodes(raw):
+        properties = node.get("properties")
+        if isinstance(properties, dict) and "pollIntervalMs" in properties:
+            properties["pollInterval"] = properties.pop("pollIntervalMs")
+        required = node.get("required")
+        if isinstance(required, list) and "pollIntervalMs" in required:
+            required[required.index("pollIntervalMs")] = "pollInterval"
+    return raw
+
+
+def add_tasks_list(raw: Schema) -> Schema:
+    """d) ``tasks/list``: a request with an optional cursor and a page of tasks as result."""
+    defs = raw["$defs"]
+    request = copy.deepcopy(defs["GetTaskRequest"])
+    body = request["allOf"][1]
+    body["properties"]["method"]["const"] = "tasks/list"
+    body["properties"]["params"] = {
+        "type": "object",
+        "properties": {"cursor": {"type": "string", "description": "Where the previous page ended."}},
+    }
+    body["required"] = ["method"]
+    request["description"] = "Lists the caller's tasks, a page at a time."
+    defs["ListTasksRequest"] = request
+    defs["ListTasksResult"] = {
+        "description": "A page of the caller's tasks.",
+        "allOf": [
+            {"$ref": "#/$defs/Result"},
+            {
+                "type": "object",
+                "properties": {
+                    "tasks": {"type": "array", "items": {"$ref": "#/$defs/Task"}},
+                    "nextCursor": {"type": "string", "description": "Pass as cursor for the next page."},
+                },
+                "required": ["tasks"],
+            },
+        ],
+    }
+    return raw
+
+
+def remove_tasks_update(raw: Schema) -> Schema:
+    """e) ``tasks/update`` and its result removed."""
+    defs = raw["$defs"]
+    for name in ("UpdateTaskRequest", "UpdateTaskResult"):
+        del defs[name]
+    for node in nodes(raw):
+        for key in ("anyOf", "oneOf"):
+            if isinstance(node.get(key), list):
+                node[key] = [b for b in node[key] if b.get("$ref") not in ("#/$defs/UpdateTaskRequest", "#/$defs/UpdateTaskResult")]
+    return raw
+
+
+EDITS: dict[str, Callable[[Schema], Schema]] = {
+    "a_paused": add_paused_status,
+    "b_progress": add_progress_field,
+    "c_rename": rename_poll_interval,
+    "d_list": add_tasks_list,
+    "e_no_update": remove_tasks_update,
+}

@@ -1,0 +1,320 @@
+"""The generated client and server follow a schema edit, or generation stops with exit 2.
+
+Each edit of ``spec_edits.py`` is applied to the official Tasks extension schema (read from
+``../shared/schemas``), generated with the CLI into a temporary folder, type-checked with
+``mypy --strict`` and pyright strict together with a little user code, and then run: a server
+process built on the generated package serves real HTTP, and the generated client talks to
+it from this process.
+
+a) ``paused``, classified ``active``: a tool pauses its task, the client keeps polling
+   through ``paused`` (and reports it), the tool resumes and the client returns the result.
+b) ``progress``: the tool sets it with the typed ``TaskFields``; the client reads it on a
+   snapshot.
+c) ``pollIntervalMs`` renamed: generation stops with exit 2 and the JSON pointer of the
+   field the runtime needs; nothing is written.
+d) ``tasks/list``: ``client.tasks_list(...)`` is typed and answered by the handler the
+   server registered with ``on_tasks_list``; without a handler the method is -32601.
+e) ``tasks/update`` removed: the revision is still detected, neither side has the method
+   (the server answers -32601) and a tool asking for input fails its task clearly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.spec_edits import EDITS
+from tests.support.procs import free_port, run_server
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+CLASSIFY = {"a_paused": ["--status", "paused=active"]}
+RUNNING = ["a_paused", "b_progress", "d_list", "e_no_update"]
+
+pytestmark = pytest.mark.anyio
+
+
+def _generate(out: Path, shared: Path, name: str) -> subprocess.CompletedProcess[str]:
+    raw = EDITS[name](json.loads((shared / "schemas" / "ext-tasks-draft.schema.json").read_text()))
+    schema = out / f"{name}.schema.json"
+    schema.write_text(json.dumps(raw, indent=2))
+    command = [str(BIN / "mcptasks-gen"), "generate", str(schema), "-o", str(out), "--package", f"p_{name}", *CLASSIFY.get(name, [])]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=out)
+
+
+USER_CODE = '''\
+"""User code against the edited packages: the typed surface, checked by mypy and pyright."""
+
+from p_a_paused.protocol import ACTIVE_STATUSES, StatusName
+from p_a_paused.server import ToolContext as PausedContext
+from p_b_progress.protocol import TaskFields
+from p_b_progress.server import ToolContext as ProgressContext
+from p_d_list.client import TasksClient as ListClient
+from p_d_list.models import ListTasksRequestParams, ListTasksResult
+from p_d_list.server import HandlerContext, TasksServer as ListServer
+
+
+async def pause(ctx: PausedContext) -> None:
+    status: StatusName = "paused"
+    assert status in ACTIVE_STATUSES
+    await ctx.set_status(status)
+
+
+async def report(ctx: ProgressContext) -> None:
+    await ctx.set_fields(TaskFields(progress=0.5))
+
+
+async def page(client: ListClient) -> ListTasksResult:
+    return await client.tasks_list(cursor="abc")
+
+
+def serve(server: ListServer) -> None:
+    @server.on_tasks_list
+    async def handler(params: ListTasksRequestParams, ctx: HandlerContext) -> ListTasksResult:
+        return ListTasksResult(tasks=[], next_cursor=params.cursor)
+'''
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory: pytest.TempPathFactory, shared: Path) -> Iterator[Path]:
+    """Every edit generated into one folder (which is put on ``sys.path``)."""
+    out = tmp_path_factory.mktemp("edits")
+    for name in RUNNING:
+        proc = _generate(out, shared, name)
+        assert proc.returncode == 0, proc.stderr
+    (out / "user_code.py").write_text(USER_CODE)
+    sys.path.insert(0, str(out))
+    try:
+        yield out
+    finally:
+        sys.path.remove(str(out))
+        for name in list(sys.modules):
+            if name.split(".")[0] in {f"p_{n}" for n in RUNNING}:
+                del sys.modules[name]
+
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(name)
+
+
+def test_edited_packages_pass_mypy_strict(packages: Path) -> None:
+    args = [str(BIN / "mypy"), "--strict", "--no-incremental", "--python-version", "3.10", "user_code.py"]
+    for name in RUNNING:
+        args += ["-p", f"p_{name}"]
+    proc = subprocess.run(args, cwd=packages, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_edited_packages_pass_pyright_strict(packages: Path) -> None:
+    config = packages / "pyrightconfig.json"
+    config.write_text(json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.10", "extraPaths": [str(packages)]}))
+    targets = [str(packages / f"p_{name}") for name in RUNNING] + [str(packages / "user_code.py")]
+    proc = subprocess.run([str(BIN / "pyright"), "--project", str(config), "--pythonpath", sys.executable, "--outputjson", *targets], capture_output=True, text=True, timeout=600)
+    report = json.loads(proc.stdout)
+    problems = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_renamed_runtime_field_stops_generation(tmp_path: Path, shared: Path) -> None:
+    """c) The runtime reads ``pollIntervalMs``: a schema that renamed it cannot be served."""
+    proc = _generate(tmp_path, shared, "c_rename")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = proc.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert line.startswith(f"{tmp_path / 'c_rename.schema.json'}#/$defs/Task/properties/pollIntervalMs: error:")
+    assert '"pollIntervalMs"' in line and '"pollInterval"' in line
+    assert not (tmp_path / "p_c_rename").exists()
+
+
+def test_unclassified_status_stops_generation(tmp_path: Path, shared: Path) -> None:
+    """a) without a classification, ``paused`` stops generation with its pointer."""
+    raw = EDITS["a_paused"](json.loads((shared / "schemas" / "ext-tasks-draft.schema.json").read_text()))
+    schema = tmp_path / "paused.json"
+    schema.write_text(json.dumps(raw))
+    proc = subprocess.run([str(BIN / "mcptasks-gen"), "generate", str(schema), "-o", str(tmp_path), "--package", "p"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"{schema}#/$defs/TaskStatus: error: status \"paused\" is unknown")
+    assert "paused = \"active\"" in proc.stderr
+    assert not (tmp_path / "p").exists()
+
+
+SERVER = '''\
+import asyncio, sys
+sys.path.insert(0, {out!r})
+from {pkg}.asgi import serve
+from {pkg}.server import Limits, TasksServer, ToolContext
+from {pkg}.stores import InMemoryTaskStore
+
+server = TasksServer("edits", store=InMemoryTaskStore(), limits=Limits(poll_interval_ms=20))
+gate = asyncio.Event()
+
+
+@server.tool(task_support="forbidden")
+async def open_gate(ctx: ToolContext, arguments: dict) -> str:
+    gate.set()
+    return "opened"
+
+{tools}
+
+serve(server, "127.0.0.1", {port})
+'''
+
+TOOLS = {
+    "a_paused": '''
+@server.tool(task_support="required")
+async def pausing(ctx: ToolContext, arguments: dict) -> str:
+    await ctx.set_status("paused", "waiting for the gate")
+    await gate.wait()
+    await ctx.set_status("working", "going on")
+    return "done after pause"
+''',
+    "b_progress": '''
+from {pkg}.protocol import TaskFields
+
+@server.tool(task_support="required")
+async def counting(ctx: ToolContext, arguments: dict) -> str:
+    await ctx.set_fields(TaskFields(progress=0.5))
+    await gate.wait()
+    return "counted"
+''',
+    "d_list": '''
+from {pkg}.models import ListTasksRequestParams, ListTasksResult, Task
+from {pkg}.server import HandlerContext
+
+@server.tool(task_support="required")
+async def quick(ctx: ToolContext, arguments: dict) -> str:
+    return "quick"
+
+@server.on_tasks_list
+async def list_tasks(params: ListTasksRequestParams, ctx: HandlerContext) -> ListTasksResult:
+    records = await server.store.list_tasks(ctx.principal, 0, 10)
+    tasks = [Task(task_id=r.task_id, status=r.status, created_at="c", last_updated_at="u", ttl_ms=None) for r in records]
+    return ListTasksResult(tasks=tasks, next_cursor=params.cursor)
+''',
+    "e_no_update": '''
+@server.tool(task_support="required")
+async def asking(ctx: ToolContext, arguments: dict) -> str:
+    answer = await ctx.elicit("Go on?", {{"type": "object", "properties": {{}}}})
+    return f"answered {{answer}}"
+''',
+}
+
+
+@pytest.fixture
+def served(packages: Path, request: pytest.FixtureRequest) -> Iterator[tuple[ModuleType, str]]:
+    """The edit's server in its own process; yields the generated client module and the URL."""
+    name: str = request.param
+    pkg = f"p_{name}"
+    port = free_port()
+    script = packages / f"server_{name}.py"
+    script.write_text(SERVER.format(out=str(packages), pkg=pkg, port=port, tools=TOOLS[name].format(pkg=pkg)))
+    with run_server([sys.executable, str(script)], port, url_path="/mcp") as handle:
+        yield _module(f"{pkg}.client"), handle.url
+
+
+def _client(client_module: ModuleType, url: str) -> Any:
+    transport_module = _module(client_module.__name__.rsplit(".", 1)[0] + ".transport")
+    ids = _module(client_module.__name__.rsplit(".", 1)[0] + ".task_ids")
+    return client_module.TasksClient(transport_module.HttpTransport(url), store=ids.MemoryTaskIdStore(), default_poll_interval=0.02)
+
+
+@pytest.mark.parametrize("served", ["a_paused"], indirect=True)
+async def test_a_client_keeps_polling_through_an_added_active_status(served: tuple[ModuleType, str]) -> None:
+    client_module, url = served
+    seen: list[str] = []
+    async with _client(client_module, url) as client:
+        handle = await client.start_tool("pausing", {})
+        async for snapshot in handle.snapshots(timeout=60):
+            seen.append(client_module.status_name(snapshot.status))
+            if seen[-1] == "paused" and seen.count("paused") == 1:
+                assert snapshot.status_message == "waiting for the gate"
+                assert type(snapshot).__name__ == "PausedTask"
+                await client.call_tool("open_gate", {})
+        result = await handle.result()
+    assert "paused" in seen and seen[-1] == "completed", seen
+    assert "done after pause" in json.dumps(result)
+
+
+@pytest.mark.parametrize("served", ["b_progress"], indirect=True)
+async def test_b_tool_sets_an_added_field_and_the_client_reads_it(served: tuple[ModuleType, str]) -> None:
+    client_module, url = served
+    progress: list[float | None] = []
+    async with _client(client_module, url) as client:
+        handle = await client.start_tool("counting", {})
+        async for snapshot in handle.snapshots(timeout=60):
+            progress.append(snapshot.progress)
+            if snapshot.progress == 0.5 and progress.count(0.5) == 1:
+                await client.call_tool("open_gate", {})
+        result = await handle.result()
+    assert 0.5 in progress, progress
+    assert "counted" in json.dumps(result)
+
+
+@pytest.mark.parametrize("served", ["d_list"], indirect=True)
+async def test_d_added_method_is_a_typed_client_method_answered_by_a_registered_handler(served: tuple[ModuleType, str]) -> None:
+    client_module, url = served
+    models = _module(client_module.__name__.rsplit(".", 1)[0] + ".models")
+    async with _client(client_module, url) as client:
+        first = await client.call_tool("quick", {})
+        assert "quick" in json.dumps(first)
+        page = await client.tasks_list(cursor="page-2")
+    assert isinstance(page, models.ListTasksResult)
+    assert page.next_cursor == "page-2"
+    assert len(page.tasks) == 1 and page.tasks[0].status == "completed"
+
+
+async def test_d_without_a_handler_the_added_method_is_method_not_found(packages: Path) -> None:
+    server_module = _module("p_d_list.server")
+    server = server_module.TasksServer("edits", store=_module("p_d_list.stores").InMemoryTaskStore())
+    assert "tasks/list" in server.HANDLER_METHODS
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
+    answer = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {"_meta": meta}})
+    assert answer is not None and answer["error"]["code"] == -32601, answer
+
+
+@pytest.mark.parametrize("served", ["e_no_update"], indirect=True)
+async def test_e_removed_method_is_gone_from_both_sides(served: tuple[ModuleType, str]) -> None:
+    client_module, url = served
+    protocol = _module(client_module.__name__.rsplit(".", 1)[0] + ".protocol")
+    assert protocol.REVISION == "ext-2026-07-28"
+    assert "tasks/update" not in protocol.METHODS and not protocol.has_role("update")
+    assert not hasattr(client_module.TasksClient, "tasks_update")
+
+    async def elicit(context: Any) -> dict[str, Any]:
+        raise AssertionError("no input request can reach the client without tasks/update")
+
+    async with _client(client_module, url) as client:
+        client.handlers["elicitation/create"] = elicit
+        with pytest.raises(client_module.MethodNotFound):
+            await client.request("tasks/update", {"taskId": "x", "inputResponses": {}})
+        with pytest.raises(client_module.TaskFailed, match="tasks/update"):
+            await client.call_tool("asking", {})
+
+
+def test_a_schema_change_rewrites_only_the_schema_dependent_files(tmp_path: Path, shared: Path) -> None:
+    """Regenerating after a small schema change leaves the copied runtime files alone."""
+    proc = _generate(tmp_path, shared, "b_progress")
+    assert proc.returncode == 0, proc.stderr
+    package = tmp_path / "p_b_progress"
+    before = {p.name: p.read_bytes() for p in package.iterdir()}
+    raw = json.loads((tmp_path / "b_progress.schema.json").read_text())
+    raw["$defs"]["Task"]["properties"]["progress"]["description"] = "Changed."
+    raw["$defs"]["Task"]["properties"]["note"] = {"type": "string"}
+    (tmp_path / "b_progress.schema.json").write_text(json.dumps(raw))
+    command = [str(BIN / "mcptasks-gen"), "generate", str(tmp_path / "b_progress.schema.json"), "-o", str(tmp_path), "--package", "p_b_progress"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    after = {p.name: p.read_bytes() for p in package.iterdir()}
+    changed = sorted(name for name in after if after[name] != before.get(name))
+    assert changed == ["__init__.py", "client.py", "models.py", "protocol.py", "server.py"], changed
+    runtime = sorted(p.name for p in (ROOT / "templates" / "runtime").glob("*.py"))
+    assert not set(changed) & set(runtime)
+    assert f"wrote {len(changed)} of {len(after)} files" in proc.stdout, proc.stdout
