@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,6 +90,8 @@ def load(path: Path, name: str | None = None) -> Document:
     return doc
 
 
+# json's own string scanner (C-accelerated; typeshed does not list it).
+_scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")
 _STRUCTURE = re.compile(r'[{}\[\]",:]')
 
 
@@ -110,7 +112,7 @@ def _too_deep(text: str) -> tuple[str, ...] | None:
         char, pos = match.group(), match.end()
         if char == '"':
             try:
-                value, pos = json.decoder.scanstring(text, pos)
+                value, pos = _scanstring(text, pos)
             except json.JSONDecodeError:
                 return None
             if want_key and is_object:
