@@ -239,7 +239,7 @@ def _methods(package: ir.Package, profile: Profile, schema: Location) -> tuple[i
     out = []
     for method in package.methods:
         known = roles.get(method.name)
-        params_model = _object(package, method.params)
+        params_model = _object(package, method.params.removesuffix(" | None"))
         kwargs = tuple(
             ir.Kwarg(name=f.name, wire_name=f.wire_name, annotation=f.annotation if f.required else _optional(f.annotation), required=f.required)
             for f in (params_model.fields if params_model else ())

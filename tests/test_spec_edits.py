@@ -79,7 +79,7 @@ async def page(client: ListClient) -> ListTasksResult:
 def serve(server: ListServer) -> None:
     @server.on_tasks_list
     async def handler(params: ListTasksRequestParams, ctx: HandlerContext) -> ListTasksResult:
-        return ListTasksResult(tasks=[], next_cursor=params.cursor)
+        return ListTasksResult(result_type="complete", tasks=[], next_cursor=params.cursor)
 '''
 
 
@@ -107,8 +107,7 @@ def _module(name: str) -> ModuleType:
 
 def test_edited_packages_pass_mypy_strict(packages: Path) -> None:
     args = [str(BIN / "mypy"), "--strict", "--no-incremental", "--python-version", "3.10", "user_code.py"]
-    for name in RUNNING:
-        args += ["-p", f"p_{name}"]
+    args += [f"p_{name}" for name in RUNNING]
     proc = subprocess.run(args, cwd=packages, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -197,7 +196,7 @@ async def quick(ctx: ToolContext, arguments: dict) -> str:
 async def list_tasks(params: ListTasksRequestParams, ctx: HandlerContext) -> ListTasksResult:
     records = await server.store.list_tasks(ctx.principal, 0, 10)
     tasks = [Task(task_id=r.task_id, status=r.status, created_at="c", last_updated_at="u", ttl_ms=None) for r in records]
-    return ListTasksResult(tasks=tasks, next_cursor=params.cursor)
+    return ListTasksResult(result_type="complete", tasks=tasks, next_cursor=params.cursor)
 ''',
     "e_no_update": '''
 @server.tool(task_support="required")
