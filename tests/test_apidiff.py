@@ -353,7 +353,7 @@ def test_bad_input_missing_file_and_revision(tmp_path: Path) -> None:
     code, _, err = invoke("diff", str(CORE), str(EXT), "--revision-old", "1999")
     assert code == 2 and err.startswith('--revision-old: error: unknown revision "1999"') and err.count("\n") == 1
     code, _, err = invoke("diff", str(EXT), str(EXT), "--revision-new", "2025-11-25")
-    assert code == 2 and err == f"{EXT}#/: error: schema is revision ext-2026-07-28 (it has tasks/update), not 2025-11-25\n"
+    assert code == 2 and err == f"{EXT}#/: error: schema is revision ext-2026-07-28 (it has notifications/tasks), not 2025-11-25\n"
     code, _, err = invoke("diff", str(EXT))
     assert code == 2 and "Missing argument 'NEW'" in err
 
@@ -405,7 +405,16 @@ EXPECTED_FOR_MUTATION = {
     "edit_descriptions": (set(), set()),
     "add_status_value": (
         {("value-added", "TaskStatus", "breaking", "compatible")},
-        {("value-added", "TaskStatus", "breaking", "compatible")},
+        {
+            # the extension carries a variant per status: PausedTask joins the status unions
+            ("value-added", "TaskStatus", "breaking", "compatible"),
+            *{("type-added", name, "compatible", "compatible") for name in ("PausedTask", "GetTaskResultPaused", "TaskStatusNotificationParamsPaused")},
+            ("root-retyped", "DetailedTask", "breaking", "breaking"),
+            ("root-retyped", "GetTaskResult", "breaking", "compatible"),
+            ("root-retyped", "TaskStatusNotificationParams", "breaking", "breaking"),
+            ("field-retyped", "TaskStatusNotification.params", "breaking", "compatible"),
+            ("method-params-changed", "notifications/tasks", "breaking", "compatible"),
+        },
     ),
     "add_optional_field": (
         {("field-added", f"{m}.progressNote", "compatible", "compatible") for m in ("Task", "GetTaskResult", "CancelTaskResult", "TaskStatusNotificationParams")},
@@ -416,8 +425,8 @@ EXPECTED_FOR_MUTATION = {
         {("method-added", "tasks/frobnicate", "compatible", "breaking"), *{("type-added", f"FrobnicateTask{s}", "compatible", "compatible") for s in ("Request", "RequestParams", "Result")}},
     ),
     "drop_field": (
-        {("field-removed", f"{m}.statusMessage", "breaking", "breaking") for m in ("Task", "GetTaskResult", "CancelTaskResult", "TaskStatusNotificationParams")},
-        {("field-removed", "Task.statusMessage", "breaking", "breaking")},
+        {("field-removed", "Tool.title", "breaking", "breaking")},
+        {("field-removed", "Tool.title", "breaking", "breaking")},
     ),
 }
 
