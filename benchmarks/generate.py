@@ -4,10 +4,13 @@ Usage: python benchmarks/generate.py [--runs N] [--shared PATH]
 
 For each official schema (core 2025-11-25 and the Tasks extension), runs side by side, in
 alternation, N cold processes of:
-  * ``mcptasks-gen generate SCHEMA``: models + client + server + stores, formatted with
-    black, written to disk; formatter cache disabled (MCPTASKS_GEN_CACHE=off);
+  * ``mcptasks-gen generate SCHEMA``: models, protocol tables, client, server and the
+    runtime, written to disk; formatter cache disabled (MCPTASKS_GEN_CACHE=off);
   * ``datamodel-codegen`` on the same schema: pydantic v2 models only;
-and prints the medians and the ratio (target: <= 1.0). Then times ``--check`` on an
+each measured twice: free to use every CPU, and pinned to one CPU (the affinity mask of the
+child, as ``taskset -c 0`` would set it). For every run it records the wall-clock time and
+the CPU time (user + system) of the whole process tree, and prints the medians and the
+ratios (targets: CPU ratio <= 0.5, wall ratio <= 1.0). Then times ``--check`` on an
 up-to-date tree, with the formatter cache warm (the usual case) and disabled.
 """
 
@@ -15,23 +18,34 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
 SCHEMAS = {"2025-11-25": "mcp-2025-11-25.schema.json", "extension": "ext-tasks-draft.schema.json"}
 
 
-def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
-    """Wall-clock seconds of one run; the command must succeed."""
+def _pin_to_first_cpu() -> None:
+    """Child set-up for the one-CPU runs: run on the lowest CPU this process may use."""
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: Path, pin: bool = False) -> tuple[float, float]:
+    """Wall-clock and CPU seconds (user + system, children included) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    setup: Callable[[], None] | None = _pin_to_first_cpu if pin else None
+    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=setup)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -43,33 +57,35 @@ def main() -> None:
     if not Path(dmc).exists():
         sys.exit("datamodel-codegen is not installed (pip install -e '.[dev]')")
     cold = {**os.environ, "MCPTASKS_GEN_CACHE": "off"}
-    print(f"{'schema':<12} {'tool':<44} {'median s':>9} {'min s':>7}")
+    print(f"{'schema':<11} {'tool':<46} {'CPUs':>4} {'wall s':>7} {'CPU s':>7}")
     for label, name in SCHEMAS.items():
         schema = args.shared / "schemas" / name
-        ours, theirs = [], []
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
+            results: dict[tuple[str, bool], list[tuple[float, float]]] = {}
             for i in range(args.runs):
-                shutil.rmtree(work / "out", ignore_errors=True)
-                ours.append(timed([gen, "generate", str(schema), "-o", "out", "--package", "pkg"], cold, work))
-                theirs.append(
-                    timed(
-                        [dmc, "--input", str(schema), "--input-file-type", "jsonschema", "--output", str(work / f"models{i}.py"),
-                         "--output-model-type", "pydantic_v2.BaseModel"],
-                        os.environ.copy(), work,
-                    )  # fmt: skip
-                )
-            checks_warm = [timed([gen, "generate", str(schema), "-o", "out", "--package", "pkg", "--check"], os.environ.copy(), work) for _ in range(args.runs)]
-            checks_cold = [timed([gen, "generate", str(schema), "-o", "out", "--package", "pkg", "--check"], cold, work) for _ in range(args.runs)]
-        rows = [
-            ("mcptasks-gen generate (full package, cold)", ours),
-            ("datamodel-codegen (models only)", theirs),
-            ("mcptasks-gen generate --check (cache warm)", checks_warm),
-            ("mcptasks-gen generate --check (no cache)", checks_cold),
-        ]
-        for tool, times in rows:
-            print(f"{label:<12} {tool:<44} {statistics.median(times):>9.2f} {min(times):>7.2f}")
-        print(f"{label:<12} {'ratio generate / datamodel-codegen (median)':<44} {statistics.median(ours) / statistics.median(theirs):>9.2f}")
+                for pin in (False, True):
+                    shutil.rmtree(work / "out", ignore_errors=True)
+                    ours = [gen, "generate", str(schema), "-o", "out", "--package", "pkg"]
+                    theirs = [dmc, "--input", str(schema), "--input-file-type", "jsonschema", "--output", str(work / f"models{i}.py"), "--output-model-type", "pydantic_v2.BaseModel"]
+                    results.setdefault(("ours", pin), []).append(timed(ours, cold, work, pin))
+                    results.setdefault(("theirs", pin), []).append(timed(theirs, os.environ.copy(), work, pin))
+            check = [gen, "generate", str(schema), "-o", "out", "--package", "pkg", "--check"]
+            results[("warm", False)] = [timed(check, os.environ.copy(), work) for _ in range(args.runs)]
+            results[("check-cold", False)] = [timed(check, cold, work) for _ in range(args.runs)]
+        names = {
+            "ours": "mcptasks-gen generate (full package, cold)",
+            "theirs": "datamodel-codegen (models only)",
+            "warm": "mcptasks-gen generate --check (cache warm)",
+            "check-cold": "mcptasks-gen generate --check (no cache)",
+        }
+        medians = {key: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)) for key, runs in results.items()}
+        for (tool, pin), (wall, cpu) in medians.items():
+            print(f"{label:<11} {names[tool]:<46} {'1' if pin else 'all':>4} {wall:>7.2f} {cpu:>7.2f}")
+        for pin in (False, True):
+            (ow, oc), (tw, tc) = medians[("ours", pin)], medians[("theirs", pin)]
+            cpus = "one CPU" if pin else "all CPUs"
+            print(f"{label:<11} {'ratio ours / datamodel-codegen, ' + cpus:<46} {'':>4} {ow / tw:>7.2f} {oc / tc:>7.2f}")
 
 
 if __name__ == "__main__":

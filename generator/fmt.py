@@ -107,6 +107,22 @@ def format_files(files: dict[str, str], package: str) -> dict[str, str]:
     return {path: headers[path] + formatted[path] if path in formatted else text for path, text in files.items()}
 
 
+def usable_cpus() -> int:
+    """How many CPUs this process may run on: its affinity mask, capped by a cgroup v2
+    CPU quota (a container's ``--cpus``); ``os.cpu_count()`` counts the whole machine."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        count = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text(encoding="ascii").split()[:2]
+        if quota != "max":
+            count = min(count, max(1, int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass
+    return max(1, count)
+
+
 def _format_bodies(files: dict[str, str], package: str) -> dict[str, str]:
     """Format each text, through the cache."""
     folder = cache_dir()
@@ -120,7 +136,7 @@ def _format_bodies(files: dict[str, str], package: str) -> dict[str, str]:
         else:
             formatted[path] = hit
     todo.sort(key=lambda p: -len(files[p]))
-    workers = min(len(todo), os.cpu_count() or 1)
+    workers = min(len(todo), usable_cpus())
     if workers > 1 and sum(len(files[p]) for p in todo) >= _PARALLEL_MIN_CHARS and sys.platform == "linux":
         from concurrent.futures import ProcessPoolExecutor
         from multiprocessing import get_context

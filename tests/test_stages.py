@@ -224,3 +224,29 @@ def test_write_reports_only_changed_files(tmp_path: Path) -> None:
     assert write.write(folder, files, force=False).written == ("a.py", "b.py")
     assert write.write(folder, files, force=False).written == ()
     assert [d.path for d in write.check(folder, {**files, "b.py": write.HEADER_PREFIX + " x\n"})] == ["b.py"]
+
+
+# -- fmt: how many black workers ----------------------------------------------------------------
+
+
+def test_black_workers_follow_the_cpus_the_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pinned to one CPU (taskset, a container's cpuset), formatting forks no second worker."""
+    from mcptasks_gen import fmt
+
+    monkeypatch.setattr(fmt.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(fmt.os, "cpu_count", lambda: 64)
+    assert fmt.usable_cpus() == 1
+    monkeypatch.setattr(fmt.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert fmt.usable_cpus() in (1, 2, 3)  # a cgroup quota on this machine may cap it further
+
+    import concurrent.futures
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a worker pool was started on one usable CPU")
+
+    monkeypatch.setattr(fmt.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setenv("MCPTASKS_GEN_CACHE", "off")
+    monkeypatch.setattr(fmt, "_PARALLEL_MIN_CHARS", 0)  # small files would not be parallel anyway
+    files = {f"m{i}.py": f"x{i} = [  {i},{i}  ]\n" for i in range(4)}
+    assert fmt.format_files(files, "p") == {f"m{i}.py": f"x{i} = [{i}, {i}]\n" for i in range(4)}
