@@ -24,7 +24,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 def test_main_job_command_uses_the_default_schema() -> None:
     """The first command installs the project and runs generation with no schema argument."""
     main_job = _blocks_after("## Set up on a fresh machine")[0].strip()
-    assert main_job.startswith("python3 -m venv .venv") and main_job.endswith("mcptasks-gen generate -o build/")
+    assert main_job.startswith("python3 -m venv .venv") and main_job.endswith("mcptasks-gen generate -o out/")
 
 
 def test_migration_summary_matches_the_golden_report() -> None:

@@ -14,10 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_wheel_installs_and_generates_from_an_unrelated_folder(tmp_path: Path) -> None:
     """Build the wheel offline, install it alone into a fresh venv, generate both revisions."""
     dist = tmp_path / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-v", "-w", str(dist), str(ROOT)],
+        check=True, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
+    # every folder of data files is a declared package: no setuptools warning at install time
+    assert "absent from the `packages` configuration" not in built.stdout + built.stderr
     wheel = next(dist.glob("mcptasks_gen-*.whl"))
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
@@ -39,4 +41,5 @@ def test_wheel_installs_and_generates_from_an_unrelated_folder(tmp_path: Path) -
         assert f'SPEC_REVISION = "{revision}"' in init
     names = subprocess.run([str(python), "-m", "zipfile", "-l", str(wheel)], capture_output=True, text=True, check=True).stdout
     assert "mcptasks_gen/templates/package/models.py.jinja" in names
+    assert "mcptasks_gen/templates/runtime/server_core.py" in names and "mcptasks_gen/templates/runtime/py.typed" in names
     assert "mcptasks_gen/schema/2025-11-25/schema.json" in names and "mcptasks_gen/schema/ext-2026-07-28/schema.json" in names
