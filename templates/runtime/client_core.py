@@ -21,7 +21,6 @@ from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, cast
 
 from .models import CancelTaskRequestParams, ErrorCode, GetTaskRequestParams, McpModel
 from .protocol import (
-    ACTIVE_STATUSES,
     EXTENSION_ID,
     METHODS,
     PACKAGE_NAME,
@@ -34,7 +33,7 @@ from .protocol import (
     TaskState,
 )
 from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
-from .transport import JsonRpcError, RequestId, Transport, json_object
+from .transport import JsonRpcError, RequestId, Transport, TransportError, json_object
 
 R = TypeVar("R")
 """What a finished call yields: the tool's result in the revision's representation."""
@@ -357,7 +356,8 @@ class TaskHandle(Generic[R]):
         wait = client.wait_for(self)
         fresh: TaskSnapshot | None = self.task
         poll_now = wait.poll_first(self.task)
-        last_poll = client.clock()
+        last_poll = retry_at = client.clock()
+        failures = 0
         finished = False
         client.watch(task_id, self)
         try:
@@ -387,7 +387,7 @@ class TaskHandle(Generic[R]):
                     raise WaitTimeout(task_id)
                 interval = client.poll_interval_of(self.task)
                 pushed = wait.pushed()
-                wake_at = last_poll + interval
+                wake_at = max(last_poll + interval, retry_at)
                 if not poll_now and (pushed or now < wake_at):
                     until = now + interval if pushed else wake_at
                     if deadline is not None:
@@ -406,10 +406,17 @@ class TaskHandle(Generic[R]):
                 self.polls += 1
                 try:
                     fresh = await client.get_task(task_id)
+                    failures = 0
                 except TaskNotFound as error:
                     finished = True
                     self._error = error
                     break
+                except TransportError:
+                    # A transient failure: poll again after a growing pause, within the timeout.
+                    failures += 1
+                    if failures > client.transport_retries:
+                        raise
+                    retry_at = client.clock() + interval * 2 ** (failures - 1)
         except asyncio.CancelledError:
             if client.cancel_on_abort and client.can_cancel():
                 await asyncio.shield(self._cancel_quietly(task_id))
@@ -469,6 +476,8 @@ class ClientCore(Generic[R]):
       is terminal instead of ending the wait (and keep the stored ID until then).
     * ``ttl_backstop``: end a wait with :class:`TaskExpired` once ``createdAt`` plus the
       task's TTL passed.
+    * ``transport_retries``: how many failed polls in a row (connection errors) a wait
+      retries, after pauses of 1, 2, 4, ... poll intervals, before it fails.
     * ``elicitation_handler``, ``sampling_handler``, ``roots_handler``: answer input
       requests; each one that is set is declared in the client capabilities.
     * ``clock``, ``sleep`` and ``wall_clock``: monotonic time, sleep and Unix time sources
@@ -497,6 +506,7 @@ class ClientCore(Generic[R]):
         cancel_on_abort: bool = False,
         poll_after_cancel: bool = False,
         ttl_backstop: bool = False,
+        transport_retries: int = 5,
         elicitation_handler: InputHandler | None = None,
         sampling_handler: InputHandler | None = None,
         roots_handler: InputHandler | None = None,
@@ -514,6 +524,7 @@ class ClientCore(Generic[R]):
         self.cancel_on_abort = cancel_on_abort
         self.poll_after_cancel = poll_after_cancel
         self.ttl_backstop = ttl_backstop
+        self.transport_retries = transport_retries
         self.clock, self.sleep, self.wall_clock = clock, sleep, wall_clock
         handlers = (elicitation_handler, sampling_handler, roots_handler)
         self.handlers: dict[str, InputHandler] = {
@@ -694,10 +705,6 @@ class ClientCore(Generic[R]):
         return ttl < 0 or (
             created is not None and self.wall_clock() > created + ttl / 1000.0
         )
-
-    def is_active(self, status: str) -> bool:
-        """Whether ``status`` is one in which the work goes on (the client keeps polling)."""
-        return status in ACTIVE_STATUSES
 
     async def created(
         self, task: TaskSnapshot, context: Mapping[str, Any], **options: Any

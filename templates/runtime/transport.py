@@ -405,8 +405,25 @@ class HttpTransport:
             if outcome is not None:
                 return outcome
         if status >= 400:
-            raise TransportError(f"HTTP {status} from {self.url}")
+            raise TransportError(self._failure(status, decoded))
         return None
+
+    def _failure(self, status: int, decoded: object) -> str:
+        """Describe an HTTP error whose body answers no request: its JSON-RPC error, and a hint."""
+        text = f"HTTP {status} from {self.url}"
+        for item in _json_objects(decoded):
+            error = json_object(item.get("error"))
+            if error is not None:
+                failure = JsonRpcError.from_wire(error)
+                text += f": JSON-RPC error {failure.code}: {failure.message}"
+                break
+        if status == 400:
+            version = self.protocol_version or "2025-11-25"
+            text += (
+                f" (this client speaks MCP {version}; the server may speak another"
+                " revision: use the package generated for that one)"
+            )
+        return text
 
     async def _handle(
         self, incoming: dict[str, Any], request_id: RequestId | None

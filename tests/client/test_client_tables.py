@@ -1,0 +1,110 @@
+"""The client's polling loop follows the generated ``protocol`` tables, not status names.
+
+The tables of a golden package are widened in place (the way a schema edit plus a
+status classification in the target configuration would widen them on regeneration):
+an extra active status keeps the wait polling, an unknown status is an invalid response,
+a schema without ``tasks/update`` never gets one sent, and task fields the runtime does
+not know stay on the snapshots.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pytest
+
+from mcp_tasks_2025_11_25.client import InvalidResponse as LegacyInvalidResponse
+from mcp_tasks_2025_11_25.client import TasksClient as LegacyClient
+from mcp_tasks_ext import protocol
+from mcp_tasks_ext.client import InvalidResponse, TasksClientError
+from mcp_tasks_ext.models import WorkingTask
+
+from .fakes import TASK_ID, TEXT_RESULT, FakePeer, run, task_2025, task_ext
+from .test_client_ext import NAME_REQUEST, Server, accept_name, make
+
+
+class PausedTask(WorkingTask):
+    """What the generator makes of a ``PausedTask`` variant copied from ``WorkingTask``."""
+
+    status: Literal["paused"] = "paused"  # type: ignore[assignment]
+
+
+def test_configured_active_status_keeps_polling_and_is_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(protocol.TASK_BY_STATUS, "paused", PausedTask)
+    monkeypatch.setattr(
+        protocol, "ACTIVE_STATUSES", protocol.ACTIVE_STATUSES | {"paused"}
+    )
+
+    async def scenario() -> None:
+        gets = [
+            task_ext("paused", updated="p1"),
+            task_ext("paused", updated="p2", message="on hold"),
+            task_ext("working", updated="w"),
+            task_ext("completed", updated="c", result=TEXT_RESULT),
+        ]
+        client, peer, _ = make(Server(gets=gets))
+        seen: list[str] = []
+        result = await client.call_tool(
+            "job", on_status=lambda task: seen.append(str(task.status))
+        )
+        assert result["content"] == TEXT_RESULT["content"]
+        assert seen == ["working", "paused", "paused", "working", "completed"]
+        assert len(peer.of("tasks/get")) == 4
+
+    run(scenario())
+
+
+def test_unknown_status_is_an_invalid_response() -> None:
+    async def scenario() -> None:
+        client, _, _ = make(Server(gets=[task_ext("paused")]))
+        with pytest.raises(InvalidResponse, match="paused"):
+            await client.call_tool("job")
+
+    run(scenario())
+
+
+def test_unknown_status_is_an_invalid_response_in_2025() -> None:
+    async def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return task_2025("paused")
+
+    async def scenario() -> None:
+        client = LegacyClient(FakePeer(answer))
+        with pytest.raises(LegacyInvalidResponse, match="paused"):
+            await client.get_task(TASK_ID)
+
+    run(scenario())
+
+
+def test_without_tasks_update_input_fails_the_wait_and_nothing_is_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(protocol, "has_role", lambda role: role != "update")
+
+    async def scenario() -> None:
+        waiting = task_ext("input_required", inputRequests={"name": NAME_REQUEST})
+        client, peer, _ = make(Server(gets=[waiting]), elicitation_handler=accept_name)
+        with pytest.raises(TasksClientError, match="tasks/update"):
+            await client.call_tool("job")
+        with pytest.raises(TasksClientError, match="tasks/update"):
+            await client.update_task(TASK_ID, {"name": {"action": "cancel"}})
+        assert not peer.of("tasks/update")
+
+    run(scenario())
+
+
+def test_task_fields_the_runtime_does_not_know_stay_on_the_snapshots() -> None:
+    async def scenario() -> None:
+        gets = [
+            task_ext("working", updated="w", progress=0.5),
+            task_ext("completed", updated="c", progress=1.0, result=TEXT_RESULT),
+        ]
+        client, _, _ = make(Server(gets=gets))
+        seen: list[Any] = []
+        await client.call_tool(
+            "job", on_status=lambda task: seen.append(task.to_wire().get("progress"))
+        )
+        assert seen == [None, 0.5, 1.0]
+
+    run(scenario())
