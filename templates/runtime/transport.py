@@ -210,7 +210,15 @@ class _Dispatcher:
         """Run ``coroutine`` in the background, keeping a reference until it ends."""
         task = asyncio.ensure_future(coroutine)
         self.background.add(task)
-        task.add_done_callback(self.background.discard)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        """Forget a finished background task; an answer that could not be delivered (the
+        connection closed, for example on Ctrl-C) is dropped instead of being reported as
+        "Task exception was never retrieved"."""
+        self.background.discard(task)
+        if not task.cancelled():
+            task.exception()
 
     async def answer(self, message: dict[str, Any]) -> dict[str, Any]:
         """Run the request handler for ``message`` and build the JSON-RPC response."""

@@ -82,3 +82,32 @@ def test_http_400_shows_the_json_rpc_error_of_its_body_and_hints_at_the_revision
         assert "2026-07-28" in text and "another revision" in text
 
     run(scenario())
+
+
+def test_an_answer_that_cannot_be_delivered_is_not_reported_as_never_retrieved() -> (
+    None
+):
+    import asyncio
+    import gc
+
+    reported: list[dict[str, Any]] = []
+
+    async def scenario() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda loop, context: reported.append(context)
+        )
+
+        async def reply(message: dict[str, Any]) -> None:
+            raise TransportError("the connection is closed")
+
+        dispatcher = ext._Dispatcher(reply)
+        assert await dispatcher.route(
+            {"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {}}
+        )
+        while dispatcher.background:
+            await asyncio.sleep(0)
+        gc.collect()
+
+    run(scenario())
+    gc.collect()
+    assert not [c for c in reported if "never retrieved" in str(c.get("message"))]
