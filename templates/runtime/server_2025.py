@@ -1,31 +1,10 @@
-"""Server skeleton for MCP revision 2025-11-25 with its experimental Tasks.
+"""Server adapter for MCP revision 2025-11-25 with its experimental Tasks.
 
-A server author registers tools and writes only their work::
-
-    server = TasksServer("example", store=SQLiteTaskStore("tasks.db"))
-
-    @server.tool(task_support="optional")
-    async def slow(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        await ctx.report("halfway")
-        answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
-        return f"done ({answer['action']})"
-
-``TasksServer.handle`` answers one parsed JSON-RPC message (transport-agnostic);
-``asgi.create_app(server)`` serves it over streamable HTTP with sessions.
-
-What the plumbing guarantees:
-
-- ``initialize`` declares ``capabilities.tasks`` with exactly the supported leaves;
-  ``tools/list`` shows each tool's ``execution.taskSupport`` and ``tools/call`` enforces it;
-- a task-augmented ``tools/call`` answers ``CreateTaskResult`` once the task is stored;
-- ``tasks/get`` / ``tasks/list`` (cursor pagination) / ``tasks/cancel`` follow the spec's
-  error codes; ``tasks/result`` blocks until the task is terminal, delivers the task's
-  input requests (``elicitation/create`` with related-task ``_meta``) on its stream, and
-  then replays the exact outcome;
-- the status state machine keeps terminal states final and bumps ``lastUpdatedAt``;
-  status changes are sent as ``notifications/tasks/status``;
-- every task is bound to the principal from the ``authenticate`` hook; other
-  principals get "not found".
+What differs from the extension lives here: ``initialize`` and its capabilities,
+sessions, ``params.task`` and the nested ``CreateTaskResult``, ``tasks/result``
+blocking until the task is terminal while it delivers the task's input requests (with
+related-task ``_meta``) on its stream, ``tasks/list`` cursors, ``notifications/tasks/status``
+and the ``mcp`` 1.x mount. Dispatch, workers and the state machine are in ``server_core``.
 """
 
 from __future__ import annotations
@@ -34,14 +13,21 @@ import asyncio
 import base64
 import binascii
 import importlib
-import itertools
-import logging
-import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from .models import CreateTaskResult, ListTasksResult
+from .protocol import (
+    INPUT_REQUIRED,
+    META_MODEL_IMMEDIATE_RESPONSE,
+    META_RELATED_TASK,
+    PROTOCOL_VERSION,
+    ROLES,
+    WORKING,
+    has_role,
+)
 from .server_core import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -50,47 +36,38 @@ from .server_core import (
     AuditEvent,
     AuditHook,
     Authenticate,
+    Call,
     Emit,
     JsonRpcError,
     Limits,
     RateLimiter,
     RequestInfo,
+    Route,
     Session,
     TaskServerCore,
     Tool,
     ToolContext,
     ToolError,
-    request_params,
-    rfc3339,
+    http_headers,
+    missing_capability,
     task_id_param,
-    text_result,
-    tool_result,
 )
 from .stores import TaskRecord, TaskStore
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "Session",
     "AuditEvent",
+    "AuditHook",
+    "Authenticate",
     "JsonRpcError",
     "Limits",
+    "RateLimiter",
     "RequestInfo",
-    "Session",
     "Tool",
     "ToolContext",
     "ToolError",
 ]
-
-PROTOCOL_VERSION = "2025-11-25"
-"""The protocol revision this server speaks."""
-
-META_RELATED_TASK = "io.modelcontextprotocol/related-task"
-META_IMMEDIATE_RESPONSE = "io.modelcontextprotocol/model-immediate-response"
-
-_CAPABILITY_FOR_INPUT = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
-}
 
 _INPUT_RESULT_TYPES = {
     "elicitation/create": "ElicitResult",
@@ -108,8 +85,6 @@ _MOUNTED_REQUESTS = {
     "CancelTaskRequest": "CancelTaskResult",
 }
 """``mcp.types`` request class -> result class answered through ``handle`` (SDK mounting)."""
-
-_log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -130,10 +105,11 @@ def _encode_cursor(seq: int) -> str:
 def _decode_cursor(cursor: Any) -> int:
     """The position in a cursor made by ``_encode_cursor``; ``-32602`` otherwise."""
     try:
-        text = base64.urlsafe_b64decode(str(cursor).encode()).decode()
-        prefix, _, number = text.partition(":")
+        prefix, _, number = (
+            base64.urlsafe_b64decode(str(cursor).encode()).decode().partition(":")
+        )
         if prefix != "after":
-            raise ValueError(text)
+            raise ValueError(prefix)
         return int(number)
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise JsonRpcError(INVALID_PARAMS, "Invalid cursor") from None
@@ -155,6 +131,7 @@ class TasksServer(TaskServerCore):
     """
 
     uses_sessions = True
+    cancel_message = "The task was cancelled by request."
 
     def __init__(
         self,
@@ -190,18 +167,151 @@ class TasksServer(TaskServerCore):
         self.page_size = page_size
         self.task_mismatch_code = task_mismatch_code
         self.max_sessions = max_sessions
-        self._contexts: dict[str, ToolContext] = {}
         self._channels: dict[str, _Channel] = {}
         self._task_sessions: dict[str, Session] = {}
-        self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._request_ids = itertools.count(1)
 
-    async def _on_close(self) -> None:
-        """End every session's streams and wake every ``tasks/result`` waiter."""
-        for session_id in list(self.sessions):
-            self.close_session(session_id)
-        for channel in self._channels.values():
-            channel.changed.set()
+    def capabilities(self) -> dict[str, Any]:
+        """The server capabilities declared in the ``initialize`` result."""
+        tasks: dict[str, Any] = {"cancel": {}}
+        if self.enable_list:
+            tasks["list"] = {}
+        if any(tool.task_support != "forbidden" for tool in self._tools.values()):
+            tasks["requests"] = {"tools": {"call": {}}}
+        return {"tools": {"listChanged": False}, "tasks": tasks}
+
+    # -- dispatch -------------------------------------------------------------------
+
+    def _begin(
+        self,
+        method: str,
+        params: dict[str, Any],
+        request: RequestInfo,
+        emit: Emit | None,
+    ) -> Call:
+        call = super()._begin(method, params, request, emit)
+        call.session = self.sessions.get(request.session_id or "")
+        return call
+
+    def _revision_routes(self) -> dict[str, Route]:
+        return {"initialize": self._initialize}
+
+    def _role_routes(self) -> dict[str, Route]:
+        return {
+            **super()._role_routes(),
+            "result": self._tasks_result,
+            "list": self._tasks_list,
+        }
+
+    async def _initialize(self, call: Call) -> dict[str, Any]:
+        """Record the client's capabilities; declare ours."""
+        capabilities = call.params.get("capabilities")
+        if not isinstance(capabilities, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params.capabilities must be an object")
+        if call.session is not None:
+            call.session.client_capabilities = cast(dict[str, Any], capabilities)
+        result: dict[str, Any] = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": self.capabilities(),
+            "serverInfo": {"name": self.name, "version": self.version},
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return result
+
+    def _tool_wire(self, tool: Tool) -> dict[str, Any]:
+        """A ``Tool`` entry with its ``execution.taskSupport``."""
+        return {
+            **super()._tool_wire(tool),
+            "execution": {"taskSupport": tool.task_support},
+        }
+
+    # -- tools/call -----------------------------------------------------------------
+
+    def _task_request(self, call: Call, tool: Tool) -> tuple[bool, int | None]:
+        """``params.task`` asks for a task (ignored without the capability)."""
+        task = call.params.get("task")
+        if "tools" not in self.capabilities()["tasks"].get("requests", {}):
+            task = None
+        if task is not None and tool.task_support == "forbidden":
+            raise JsonRpcError(
+                self.task_mismatch_code,
+                f"Tool {tool.name!r} does not support task-augmented calls",
+            )
+        if task is None and tool.task_support == "required":
+            raise JsonRpcError(
+                self.task_mismatch_code,
+                f"Task augmentation required for tools/call requests to tool {tool.name!r}",
+            )
+        if task is None:
+            return False, None
+        if not isinstance(task, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params.task must be an object")
+        ttl = cast(dict[str, Any], task).get("ttl")
+        if ttl is not None and (not isinstance(ttl, (int, float)) or ttl < 0):
+            raise JsonRpcError(INVALID_PARAMS, "params.task.ttl must be a number >= 0")
+        return True, None if ttl is None else int(ttl)
+
+    def _created(self, record: TaskRecord, ctx: ToolContext) -> dict[str, Any]:
+        if ctx.session is not None:
+            self._task_sessions[record.task_id] = ctx.session
+        created: dict[str, Any] = {"task": self._task_model(record)}
+        if ctx.tool.immediate_response is not None:
+            created["meta"] = {
+                META_MODEL_IMMEDIATE_RESPONSE: ctx.tool.immediate_response
+            }
+        return CreateTaskResult.model_validate(created).to_wire()
+
+    def _failed_result(self, result: dict[str, Any]) -> bool:
+        return bool(result.get("isError"))
+
+    def _task_ended(self, task_id: str) -> None:
+        self._channels.pop(task_id, None)
+
+    # -- input, progress, notifications ---------------------------------------------
+
+    async def request_input(
+        self, ctx: ToolContext, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Send a request to the client and wait for its result.
+
+        As a task: the task is ``input_required`` while the request (with related-task
+        ``_meta``) waits for the client's ``tasks/result`` stream, and works again once
+        every outstanding request is answered. Raises ``JsonRpcError`` when the client
+        did not declare the needed capability or answered with an error.
+        """
+        declared = ctx.session.client_capabilities if ctx.session else {}
+        capability = missing_capability(method, declared)
+        if capability is not None:
+            raise JsonRpcError(
+                INVALID_REQUEST,
+                f"The client did not declare the {capability!r} capability that"
+                f" {method} needs",
+            )
+        if ctx.task_id is None:
+            if ctx.emit is None:
+                raise JsonRpcError(
+                    INTERNAL_ERROR, f"No response stream to send {method} on"
+                )
+            return await self.request_on_stream(ctx.emit, method, params)
+        related = {
+            **params.get("_meta", {}),
+            META_RELATED_TASK: {"taskId": ctx.task_id},
+        }
+        request_id, message, reply = self._new_request(
+            method, {**params, "_meta": related}
+        )
+        channel = self._channels.setdefault(ctx.task_id, _Channel())
+        channel.outstanding[request_id] = message
+        try:
+            if await self._update(ctx.task_id, status=INPUT_REQUIRED) is None:
+                raise asyncio.CancelledError  # the task already ended
+            result = await reply
+        finally:
+            self._replies.pop(request_id, None)
+            channel.outstanding.pop(request_id, None)
+        if not channel.outstanding:
+            await self._update(ctx.task_id, status=WORKING)
+        return result
 
     async def send_progress(
         self,
@@ -230,53 +340,113 @@ class TasksServer(TaskServerCore):
         elif ctx.session is not None:
             ctx.session.notify(notification)
 
-    async def request_input(
-        self, ctx: ToolContext, method: str, params: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Send a request to the client and wait for its result.
-
-        As a task: the task moves to ``input_required``, the request (with related-task
-        ``_meta``) waits for the client's ``tasks/result`` stream, and the task returns
-        to ``working`` once every outstanding request is answered. Raises
-        ``JsonRpcError`` when the client did not declare the needed capability or
-        answered with an error.
-        """
-        capability = _CAPABILITY_FOR_INPUT.get(method)
-        declared = ctx.session.client_capabilities if ctx.session else {}
-        if capability is not None and capability not in declared:
-            raise JsonRpcError(
-                INVALID_REQUEST,
-                f"The client did not declare the {capability!r} capability that"
-                f" {method} needs",
+    async def _published(self, record: TaskRecord) -> None:
+        """Wake ``tasks/result`` waiters; notify the creating session of the change."""
+        channel = self._channels.get(record.task_id)
+        if channel is not None:
+            channel.changed.set()
+        session = self._task_sessions.get(record.task_id)
+        if session is not None and has_role("notify"):
+            method = ROLES["notify"]
+            session.notify(
+                {"jsonrpc": "2.0", "method": method, "params": self._task(record)}
             )
-        if ctx.task_id is None:
-            if ctx.emit is None:
-                raise JsonRpcError(
-                    INTERNAL_ERROR, f"No response stream to send {method} on"
-                )
-            return await self.request_on_stream(ctx.emit, method, params)
-        params = {
-            **params,
-            "_meta": {
-                **params.get("_meta", {}),
-                META_RELATED_TASK: {"taskId": ctx.task_id},
-            },
-        }
-        return await self.wait_for_input(ctx.task_id, method, params)
+        if record.is_terminal:
+            self._task_sessions.pop(record.task_id, None)
 
-    # -- hosting in the official SDK ----------------------------------------------
+    def _purged(self, task_id: str) -> None:
+        """Wake ``tasks/result`` waiters of an expired task (they answer not-found)."""
+        channel = self._channels.pop(task_id, None)
+        if channel is not None:
+            channel.changed.set()
+        self._task_sessions.pop(task_id, None)
+
+    async def _on_close(self) -> None:
+        """End every session's streams and wake every ``tasks/result`` waiter."""
+        for session_id in list(self.sessions):
+            self.close_session(session_id)
+        for channel in self._channels.values():
+            channel.changed.set()
+
+    # -- tasks/* ----------------------------------------------------------------------
+
+    async def _tasks_result(self, call: Call) -> dict[str, Any]:
+        """Block until the task is terminal, delivering its input requests; replay the outcome."""
+        task_id = task_id_param(call.params)
+        await self._lookup(task_id, call.principal)
+        sent: set[int] = set()
+        channel = self._channels.setdefault(task_id, _Channel())
+        try:
+            while True:
+                channel.changed.clear()  # before reading, so no change is missed
+                record = await self._lookup(task_id, call.principal)
+                if record.is_terminal:
+                    break
+                for request_id, message in list(channel.outstanding.items()):
+                    if call.emit is not None and request_id not in sent:
+                        sent.add(request_id)
+                        await call.emit(message)
+                if not self._started:
+                    raise JsonRpcError(INTERNAL_ERROR, "Server is shutting down")
+                await channel.changed.wait()
+        finally:
+            if not channel.outstanding and task_id not in self._contexts:
+                self._channels.pop(task_id, None)
+        self._emit_audit("result_retrieved", task_id, call.principal)
+        if record.error is not None:
+            stored = record.error
+            raise JsonRpcError(
+                int(stored.get("code", INTERNAL_ERROR)),
+                str(stored.get("message", "")),
+                stored.get("data"),
+            )
+        if record.result is None:
+            raise JsonRpcError(INTERNAL_ERROR, "Task was cancelled; it has no result")
+        result = dict(record.result)
+        result["_meta"] = {
+            **result.get("_meta", {}),
+            META_RELATED_TASK: {"taskId": task_id},
+        }
+        return result
+
+    async def _tasks_list(self, call: Call) -> dict[str, Any]:
+        """One page of the caller's tasks; ``nextCursor`` while more remain."""
+        if not self.enable_list:
+            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
+        cursor = call.params.get("cursor")
+        after = 0 if cursor is None else _decode_cursor(cursor)
+        size = self.page_size
+        page = await self._page(call.principal, after, size)
+        listed: dict[str, Any] = {"tasks": [self._task_model(r) for r in page[:size]]}
+        if len(page) > size:
+            listed["next_cursor"] = _encode_cursor(page[size - 1].seq)
+        return ListTasksResult.model_validate(listed).to_wire()
+
+    async def _cancel_result(
+        self, cancelled: TaskRecord | None, record: TaskRecord, principal: str | None
+    ) -> dict[str, Any]:
+        """The cancelled task; ``-32602`` for a task that already was terminal."""
+        if cancelled is not None:
+            return self._task(cancelled)
+        if not record.is_terminal:  # it ended while we tried
+            record = await self._lookup(record.task_id, principal)
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"Cannot cancel task: already in terminal status {record.status!r}",
+        )
+
+    # -- hosting in the official SDK ------------------------------------------------
 
     def mount(self, sdk_server: Any) -> None:
         """Serve the tools and the Tasks methods from an ``mcp`` 1.x low-level ``Server``.
 
-        Registers request handlers (``tools/list``, ``tools/call``, ``tasks/get``,
-        ``tasks/result``, ``tasks/list``, ``tasks/cancel``) that answer through
-        ``handle``, and adds ``capabilities.tasks`` to what the SDK declares. Input
-        requests of a task travel on the pending ``tasks/result`` response stream, as
-        the SDK's ``related_request_id`` routes them. The SDK runs its lifespan once
-        per session, so start and close this server in the application's lifespan
-        (for example next to ``StreamableHTTPSessionManager.run()``). Needs
-        ``mcp>=1.23,<2``, imported here.
+        Registers request handlers (``tools/list``, ``tools/call``, ``tasks/*``) that
+        answer through ``handle``, and adds ``capabilities.tasks`` to what the SDK
+        declares. Input requests of a task travel on the pending ``tasks/result``
+        response stream, as the SDK's ``related_request_id`` routes them. The SDK runs
+        its lifespan once per session, so start and close this server in the
+        application's lifespan (for example next to
+        ``StreamableHTTPSessionManager.run()``). Needs ``mcp>=1.23,<2``, imported here.
         """
         types: Any = importlib.import_module("mcp.types")
         mcp_error: Any = getattr(
@@ -311,20 +481,13 @@ class TasksServer(TaskServerCore):
                     result = await ctx.session.send_request(
                         request, result_type, metadata=related
                     )
-                    reply: dict[str, Any] = {
-                        "id": message["id"],
-                        "result": result.model_dump(
-                            by_alias=True, mode="json", exclude_none=True
-                        ),
-                    }
+                    wire = result.model_dump(
+                        by_alias=True, mode="json", exclude_none=True
+                    )
+                    reply: dict[str, Any] = {"id": message["id"], "result": wire}
                 except mcp_error as error:
-                    reply = {
-                        "id": message["id"],
-                        "error": {
-                            "code": error.error.code,
-                            "message": error.error.message,
-                        },
-                    }
+                    failure = {"code": error.error.code, "message": error.error.message}
+                    reply = {"id": message["id"], "error": failure}
                 self._take_reply(reply)
 
             async def emit(message: dict[str, Any]) -> None:
@@ -347,12 +510,8 @@ class TasksServer(TaskServerCore):
                     by_alias=True, mode="json", exclude_none=True
                 )
                 message.update(jsonrpc="2.0", id=ctx.request_id)
-                http = getattr(ctx, "request", None)
-                headers = None
-                if http is not None:
-                    headers = {str(k).lower(): str(v) for k, v in http.headers.items()}
                 info = RequestInfo(
-                    headers=headers, session_id=our_session(ctx.session).id
+                    headers=http_headers(ctx), session_id=our_session(ctx.session).id
                 )
                 response = await self.handle(message, info, emitter(ctx))
                 if response is None or "error" in response:
@@ -381,436 +540,3 @@ class TasksServer(TaskServerCore):
             return capabilities
 
         sdk_server.get_capabilities = get_capabilities
-
-    # -- capabilities ---------------------------------------------------------
-
-    def capabilities(self) -> dict[str, Any]:
-        """The server capabilities declared in the ``initialize`` result."""
-        tasks: dict[str, Any] = {"cancel": {}}
-        if self.enable_list:
-            tasks["list"] = {}
-        if any(tool.task_support != "forbidden" for tool in self._tools.values()):
-            tasks["requests"] = {"tools": {"call": {}}}
-        return {"tools": {"listChanged": False}, "tasks": tasks}
-
-    # -- dispatcher -------------------------------------------------------------
-
-    async def handle(
-        self,
-        message: dict[str, Any],
-        request: RequestInfo | None = None,
-        emit: Emit | None = None,
-    ) -> dict[str, Any] | None:
-        """Answer one JSON-RPC message.
-
-        Returns the response object, or None for notifications and for the client's
-        responses to our requests. ``emit`` sends messages on the request's own
-        response stream (input requests of a synchronous tool, progress, and the
-        input requests that ``tasks/result`` delivers).
-        """
-        request = request or RequestInfo()
-        if "method" not in message:
-            self._take_reply(message)
-            return None
-        if "id" not in message:
-            return None  # notifications/initialized, notifications/cancelled, ...
-        request_id = message.get("id")
-        try:
-            result = await self._dispatch(message, request, emit)
-        except JsonRpcError as error:
-            return {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}
-        except Exception:  # a bug must yield an error response, not a dead stream
-            _log.exception("internal error while handling %s", message.get("method"))
-            internal = JsonRpcError(INTERNAL_ERROR, "Internal error")
-            return {"jsonrpc": "2.0", "id": request_id, "error": internal.to_wire()}
-        return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-    async def _dispatch(
-        self, message: dict[str, Any], request: RequestInfo, emit: Emit | None
-    ) -> dict[str, Any]:
-        """Route one request; raises ``JsonRpcError`` for every failure."""
-        method = message.get("method")
-        if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
-            raise JsonRpcError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request")
-        params = request_params(message)
-        session = self.sessions.get(request.session_id or "")
-        principal = self._principal(request)
-        if method.startswith("tasks/"):
-            self._check_rate(principal, method)
-        if method == "initialize":
-            return self._initialize(params, session)
-        if method == "ping":
-            return {}
-        if method == "tools/list":
-            return {"tools": [self._tool_wire(tool) for tool in self._tools.values()]}
-        if method == "tools/call":
-            return await self._call_tool(message, params, principal, session, emit)
-        if method == "tasks/get":
-            record = await self._lookup(task_id_param(params), principal)
-            self._emit_audit("retrieved", record.task_id, principal)
-            return self._task(record)
-        if method == "tasks/result":
-            return await self._tasks_result(params, principal, emit)
-        if method == "tasks/list" and self.enable_list:
-            return await self._tasks_list(params, principal)
-        if method == "tasks/cancel":
-            return await self._tasks_cancel(params, principal)
-        return await self._call_custom(method, params, principal, request)
-
-    def _initialize(
-        self, params: dict[str, Any], session: Session | None
-    ) -> dict[str, Any]:
-        """Record the client's capabilities; declare ours."""
-        capabilities = params.get("capabilities")
-        if not isinstance(capabilities, dict):
-            raise JsonRpcError(INVALID_PARAMS, "params.capabilities must be an object")
-        if session is not None:
-            session.client_capabilities = cast(dict[str, Any], capabilities)
-        result: dict[str, Any] = {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": self.capabilities(),
-            "serverInfo": {"name": self.name, "version": self.version},
-        }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
-        return result
-
-    @staticmethod
-    def _tool_wire(tool: Tool) -> dict[str, Any]:
-        """A ``Tool`` entry for ``tools/list`` with its ``execution.taskSupport``."""
-        wire: dict[str, Any] = {
-            "name": tool.name,
-            "inputSchema": tool.input_schema,
-            "execution": {"taskSupport": tool.task_support},
-        }
-        if tool.title is not None:
-            wire["title"] = tool.title
-        if tool.description:
-            wire["description"] = tool.description
-        return wire
-
-    # -- wire shapes ----------------------------------------------------------
-
-    @staticmethod
-    def _task(record: TaskRecord) -> dict[str, Any]:
-        """The flat ``Task`` object of a record (``ttl`` always present)."""
-        task: dict[str, Any] = {
-            "taskId": record.task_id,
-            "status": record.status,
-            "createdAt": rfc3339(record.created_at),
-            "lastUpdatedAt": rfc3339(record.updated_at),
-            "ttl": record.ttl_ms,
-        }
-        if record.status_message is not None:
-            task["statusMessage"] = record.status_message
-        if record.poll_interval_ms is not None:
-            task["pollInterval"] = record.poll_interval_ms
-        task.update(record.extra)
-        return task
-
-    # -- tools/call ---------------------------------------------------------------
-
-    async def _call_tool(
-        self,
-        message: dict[str, Any],
-        params: dict[str, Any],
-        principal: str | None,
-        session: Session | None,
-        emit: Emit | None,
-    ) -> dict[str, Any]:
-        """Run a tool synchronously, or create a task when ``params.task`` asks for one."""
-        tool, arguments = self._tool(params)
-        meta = params.get("_meta")
-        token = (
-            cast(dict[str, Any], meta).get("progressToken")
-            if isinstance(meta, dict)
-            else None
-        )
-        ctx = ToolContext(
-            self,
-            tool=tool,
-            principal=principal,
-            session=session,
-            progress_token=token if isinstance(token, (str, int)) else None,
-            emit=emit,
-        )
-        task = params.get("task")
-        if "tools" not in self.capabilities()["tasks"].get("requests", {}):
-            task = None  # without the capability, params.task is ignored
-        if task is not None and tool.task_support == "forbidden":
-            raise JsonRpcError(
-                self.task_mismatch_code,
-                f"Tool {tool.name!r} does not support task-augmented calls",
-            )
-        if task is None and tool.task_support == "required":
-            raise JsonRpcError(
-                self.task_mismatch_code,
-                "Task augmentation required for tools/call requests"
-                f" to tool {tool.name!r}",
-            )
-        if task is None:
-            try:
-                return tool_result(await tool.handler(ctx, arguments))
-            except ToolError as error:
-                return text_result(str(error), is_error=True)
-        if not isinstance(task, dict):
-            raise JsonRpcError(INVALID_PARAMS, "params.task must be an object")
-        ttl = cast(dict[str, Any], task).get("ttl")
-        if ttl is not None and (not isinstance(ttl, (int, float)) or ttl < 0):
-            raise JsonRpcError(INVALID_PARAMS, "params.task.ttl must be a number >= 0")
-        record = await self._new_task(
-            tool, principal, None if ttl is None else int(ttl)
-        )
-        ctx.task_id = record.task_id
-        self._contexts[record.task_id] = ctx
-        if session is not None:
-            self._task_sessions[record.task_id] = session
-        self._spawn(record.task_id, self._work(record.task_id, ctx, arguments))
-        created: dict[str, Any] = {"task": self._task(record)}
-        if tool.immediate_response is not None:
-            created["_meta"] = {META_IMMEDIATE_RESPONSE: tool.immediate_response}
-        return created
-
-    async def _work(
-        self, task_id: str, ctx: ToolContext, arguments: dict[str, Any]
-    ) -> None:
-        """Run a tool as a task and store its outcome.
-
-        ``isError: true`` fails the task but keeps the result for ``tasks/result``; a
-        ``JsonRpcError`` (or an unexpected exception) fails it with that error.
-        """
-        try:
-            try:
-                result = tool_result(await ctx.tool.handler(ctx, arguments))
-            except ToolError as error:
-                result = text_result(str(error), is_error=True)
-            except JsonRpcError as error:
-                await self._finish(task_id, "failed", error=error)
-                return
-            except Exception as exc:  # the tool's bug must not kill the server
-                _log.exception("tool %s failed", ctx.tool.name)
-                internal = JsonRpcError(
-                    INTERNAL_ERROR,
-                    f"Internal error in tool {ctx.tool.name!r}: {type(exc).__name__}",
-                )
-                await self._finish(task_id, "failed", error=internal)
-                return
-            if result.get("isError"):
-                blocks: list[Any] = result.get("content", [])
-                texts = [
-                    str(cast(dict[str, Any], block)["text"])
-                    for block in blocks
-                    if isinstance(block, dict) and "text" in block
-                ]
-                await self._finish(
-                    task_id,
-                    "failed",
-                    result=result,
-                    status_message="Tool reported an error: "
-                    + (" ".join(texts) or "no details"),
-                )
-            else:
-                await self._finish(task_id, "completed", result=result)
-        finally:
-            ctx.finished = True
-            self._contexts.pop(task_id, None)
-            self._channels.pop(task_id, None)
-
-    def _purged(self, task_id: str) -> None:
-        """Wake ``tasks/result`` waiters of an expired task (they answer not-found)."""
-        channel = self._channels.pop(task_id, None)
-        if channel is not None:
-            channel.changed.set()
-        self._task_sessions.pop(task_id, None)
-
-    def _cancelled_elsewhere(self, task_id: str) -> None:
-        """Mark the local worker of a task another replica cancelled, and stop it."""
-        ctx = self._contexts.get(task_id)
-        if ctx is not None:
-            ctx.cancelled = True
-        self._stop_worker(task_id)
-
-    async def _published(self, record: TaskRecord) -> None:
-        """Wake ``tasks/result`` waiters; notify the creating session of the change."""
-        channel = self._channels.get(record.task_id)
-        if channel is not None:
-            channel.changed.set()
-        session = self._task_sessions.get(record.task_id)
-        if session is not None:
-            session.notify(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/tasks/status",
-                    "params": self._task(record),
-                }
-            )
-        if record.is_terminal:
-            self._task_sessions.pop(record.task_id, None)
-
-    # -- server-to-client requests ------------------------------------------------
-
-    def _take_reply(self, message: dict[str, Any]) -> None:
-        """Deliver the client's response to the request that awaits it."""
-        request_id = message.get("id")
-        future = self._replies.get(request_id) if isinstance(request_id, int) else None
-        if future is None or future.done():
-            return
-        raw_error = message.get("error")
-        if isinstance(raw_error, dict):
-            error = cast(dict[str, Any], raw_error)
-            future.set_exception(
-                JsonRpcError(
-                    int(error.get("code", INTERNAL_ERROR)),
-                    str(error.get("message", "")),
-                    error.get("data"),
-                )
-            )
-        else:
-            result = message.get("result")
-            future.set_result(
-                cast(dict[str, Any], result) if isinstance(result, dict) else {}
-            )
-
-    def _new_request(
-        self, method: str, params: dict[str, Any]
-    ) -> tuple[int, dict[str, Any], asyncio.Future[dict[str, Any]]]:
-        """A new server-to-client request and the future of its reply."""
-        request_id = next(self._request_ids)
-        reply: asyncio.Future[dict[str, Any]] = (
-            asyncio.get_running_loop().create_future()
-        )
-        self._replies[request_id] = reply
-        message = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": method,
-            "params": params,
-        }
-        return request_id, message, reply
-
-    async def request_on_stream(
-        self, emit: Emit, method: str, params: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Send a request on a response stream and wait for the reply (``ToolContext`` API)."""
-        request_id, message, reply = self._new_request(method, params)
-        try:
-            await emit(message)
-            return await reply
-        finally:
-            self._replies.pop(request_id, None)
-
-    async def wait_for_input(
-        self, task_id: str, method: str, params: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Queue a task's request for ``tasks/result`` and wait for the reply.
-
-        The task is ``input_required`` while any request is outstanding. Used by
-        ``ToolContext.request_input``.
-        """
-        request_id, message, reply = self._new_request(method, params)
-        channel = self._channels.setdefault(task_id, _Channel())
-        channel.outstanding[request_id] = message
-        try:
-            if await self._update(task_id, status="input_required") is None:
-                raise asyncio.CancelledError  # the task already ended
-            result = await reply
-        finally:
-            self._replies.pop(request_id, None)
-            channel.outstanding.pop(request_id, None)
-        if not channel.outstanding:
-            await self._update(task_id, status="working")
-        return result
-
-    # -- tasks/* --------------------------------------------------------------------
-
-    async def _tasks_result(
-        self, params: dict[str, Any], principal: str | None, emit: Emit | None
-    ) -> dict[str, Any]:
-        """Block until the task is terminal, delivering its input requests; replay the outcome."""
-        task_id = task_id_param(params)
-        await self._lookup(task_id, principal)
-        sent: set[int] = set()
-        channel = self._channels.setdefault(task_id, _Channel())
-        try:
-            while True:
-                # clear before reading, so that no change between the two is missed
-                channel.changed.clear()
-                record = await self._lookup(task_id, principal)
-                if record.is_terminal:
-                    break
-                if emit is not None:
-                    for request_id, message in list(channel.outstanding.items()):
-                        if request_id not in sent:
-                            sent.add(request_id)
-                            await emit(message)
-                if not self._started:
-                    raise JsonRpcError(INTERNAL_ERROR, "Server is shutting down")
-                await channel.changed.wait()
-        finally:
-            if not channel.outstanding and task_id not in self._contexts:
-                self._channels.pop(task_id, None)
-        self._emit_audit("result_retrieved", task_id, principal)
-        if record.error is not None:
-            stored = record.error
-            raise JsonRpcError(
-                int(stored.get("code", INTERNAL_ERROR)),
-                str(stored.get("message", "")),
-                stored.get("data"),
-            )
-        if record.result is None:
-            raise JsonRpcError(INTERNAL_ERROR, "Task was cancelled; it has no result")
-        result = dict(record.result)
-        result["_meta"] = {
-            **result.get("_meta", {}),
-            META_RELATED_TASK: {"taskId": task_id},
-        }
-        return result
-
-    async def _tasks_list(
-        self, params: dict[str, Any], principal: str | None
-    ) -> dict[str, Any]:
-        """One page of the caller's tasks; ``nextCursor`` while more remain."""
-        cursor = params.get("cursor")
-        after = 0 if cursor is None else _decode_cursor(cursor)
-        now = time.time()
-        page: list[TaskRecord] = []
-        while len(page) <= self.page_size:
-            batch = await self.store.list_tasks(principal, after, self.page_size + 1)
-            for record in batch:
-                after = record.seq
-                if not record.is_expired(now):
-                    page.append(record)
-            if len(batch) <= self.page_size:
-                break
-        more = len(page) > self.page_size
-        page = page[: self.page_size]
-        result: dict[str, Any] = {"tasks": [self._task(r) for r in page]}
-        if more:
-            result["nextCursor"] = _encode_cursor(page[-1].seq)
-        return result
-
-    async def _tasks_cancel(
-        self, params: dict[str, Any], principal: str | None
-    ) -> dict[str, Any]:
-        """Cancel a live task before replying; ``-32602`` for a terminal one."""
-        record = await self._lookup(task_id_param(params), principal)
-        if not record.is_terminal:
-            ctx = self._contexts.get(record.task_id)
-            if ctx is not None:
-                ctx.cancelled = True
-            cancelled = await self._finish(
-                record.task_id,
-                "cancelled",
-                status_message="The task was cancelled by request.",
-            )
-            self._stop_worker(record.task_id)
-            if cancelled is not None:
-                if ctx is None:
-                    # the worker may run on another replica
-                    await self._signal("cancel", record.task_id)
-                return self._task(cancelled)
-            record = await self._lookup(record.task_id, principal)
-        raise JsonRpcError(
-            INVALID_PARAMS,
-            f"Cannot cancel task: already in terminal status {record.status!r}",
-        )

@@ -1,15 +1,30 @@
-"""Revision-neutral server runtime: tools, task store, limits, workers and the status
-state machine.
+"""Revision-neutral server runtime: the JSON-RPC dispatcher, tools, task store, limits,
+workers and the status state machine.
 
-The revision adapters (``server_2025`` for MCP 2025-11-25, ``server_ext`` for the Tasks
-extension) build their dispatchers and wire shapes on ``TaskServerCore``; the status
-sets and transitions come from the generated ``protocol`` module, so a status the
-schema adds (and the configuration classifies) is handled here without code changes.
+A server author registers tools and writes only their work::
+
+    server = TasksServer("example", store=SQLiteTaskStore("tasks.db"))
+
+    @server.tool(task_support="optional")
+    async def slow(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        await ctx.report("halfway")
+        answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
+        return f"done ({answer['action']})"
+
+``TasksServer.handle`` answers one parsed JSON-RPC message (transport-agnostic);
+``asgi.create_app(server)`` serves it over streamable HTTP. The revision adapter
+(``server_2025`` for MCP 2025-11-25, ``server_ext`` for the Tasks extension) overrides
+the hooks of ``TaskServerCore`` where its revision differs. Statuses, transitions,
+method roles and task models come from the generated ``protocol`` module, so a status
+the schema adds (and the configuration classifies), a task field or a removed method
+is handled here without code changes. Every task is bound to the principal from the
+``authenticate`` hook; other principals get "not found".
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import secrets
@@ -22,10 +37,19 @@ from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, cast
 from .models import ErrorCode
 from .protocol import (
     ACTIVE_STATUSES,
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    INITIAL_STATUS,
+    METHODS,
+    ROLES,
+    TASK_BY_STATUS,
     TASK_EXTRA_FIELDS,
+    TASK_FIELDS,
     TRANSITIONS,
     StatusName,
     TaskFields,
+    TaskState,
 )
 from .stores import (
     ReplicaStore,
@@ -35,6 +59,20 @@ from .stores import (
     TaskStore,
     TransitionStore,
 )
+
+__all__: list[str] = [
+    "AuditEvent",
+    "AuditHook",
+    "Authenticate",
+    "JsonRpcError",
+    "Limits",
+    "RateLimiter",
+    "RequestInfo",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+]
+"""The public names every revision's ``server`` module re-exports."""
 
 _log = logging.getLogger(__name__)
 
@@ -247,6 +285,61 @@ def _not_found() -> JsonRpcError:
     return JsonRpcError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
 
 
+INPUT_CAPABILITIES = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+"""The client capability each server-to-client input request needs."""
+
+TASK_REQUESTS = frozenset(
+    name
+    for name, spec in METHODS.items()
+    if spec.sender == "client" and not spec.notification
+)
+"""The Tasks requests of the schema (rate-limited; gated by the extension)."""
+
+_ID, _STATUS, _MESSAGE, _CREATED, _UPDATED, _TTL, _POLL = TASK_FIELDS
+"""Attribute names of the task fields the runtime manages, in the profile's order."""
+
+
+@dataclass(slots=True, kw_only=True)
+class Call:
+    """One incoming request as the dispatcher sees it.
+
+    ``capabilities`` are the client's capabilities declared with this request (None:
+    the session's count); ``tasks`` tells whether a task may answer it.
+    """
+
+    method: str
+    params: dict[str, Any]
+    request: RequestInfo
+    principal: str | None
+    emit: Emit | None
+    request_id: Any
+    session: Session | None = None
+    capabilities: dict[str, Any] | None = None
+    tasks: bool = True
+
+
+Route = Callable[[Call], Awaitable[dict[str, Any]]]
+"""Serves one method: the result object, or ``JsonRpcError``."""
+
+
+def missing_capability(method: str, declared: Mapping[str, Any]) -> str | None:
+    """The client capability an input request needs and ``declared`` lacks, if any."""
+    capability = INPUT_CAPABILITIES.get(method)
+    return capability if capability is not None and capability not in declared else None
+
+
+def http_headers(sdk_context: Any) -> dict[str, str] | None:
+    """The lower-cased HTTP headers of an SDK request context (None without HTTP)."""
+    http = getattr(sdk_context, "request", None)
+    if http is None:
+        return None
+    return {str(k).lower(): str(v) for k, v in http.headers.items()}
+
+
 _LOST_WORKER = (
     "The replica running the task stopped before the task finished (its worker"
     " lease expired)"
@@ -439,6 +532,18 @@ class TaskServerCore:
         self.sessions: dict[str, Session] = {}
         self.custom_handlers: dict[str, CustomHandler] = {}
         """Handlers of methods the runtime has no role for, by method name."""
+        self._contexts: dict[str, ToolContext] = {}
+        self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._request_ids = itertools.count(1)
+        self._routes: dict[str, Route] = {
+            "ping": self._ping,
+            "tools/list": self._tools_list,
+            "tools/call": self._call_tool,
+            **self._revision_routes(),
+        }
+        for role, route in self._role_routes().items():
+            if role in ROLES:  # a role the schema lacks is never served
+                self._routes[ROLES[role]] = route
 
     # -- sessions (revisions with ``initialize``) ------------------------------
 
@@ -463,32 +568,134 @@ class TaskServerCore:
         request: RequestInfo | None = None,
         emit: Emit | None = None,
     ) -> dict[str, Any] | None:
-        """Answer one JSON-RPC message (the revision adapter's dispatcher)."""
-        raise NotImplementedError
+        """Answer one JSON-RPC message.
 
-    async def _call_custom(
+        Returns the response object, or None for notifications and for the client's
+        responses to our requests. ``emit`` sends messages on the request's own
+        response stream (input requests, progress, subscriptions).
+        """
+        if "method" not in message:
+            self._take_reply(message)
+            return None
+        if "id" not in message:
+            return None  # notifications (initialized, cancelled, ...) need no reply
+        request_id = message.get("id")
+        try:
+            method = message.get("method")
+            if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
+                raise JsonRpcError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request")
+            params = request_params(message)
+            call = self._begin(method, params, request or RequestInfo(), emit)
+            call.request_id = request_id
+            if method in TASK_REQUESTS:
+                self._check_rate(call.principal, method)
+            route = self._routes.get(method)
+            result = await (route(call) if route is not None else self._custom(call))
+        except JsonRpcError as error:
+            return {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}
+        except Exception:  # a bug must yield an error response, not a dead stream
+            _log.exception("internal error while handling %s", message.get("method"))
+            internal = JsonRpcError(INTERNAL_ERROR, "Internal error")
+            return {"jsonrpc": "2.0", "id": request_id, "error": internal.to_wire()}
+        return {"jsonrpc": "2.0", "id": request_id, "result": self._respond(result)}
+
+    # -- revision hooks (the adapters override these) ---------------------------
+
+    def _begin(
         self,
         method: str,
         params: dict[str, Any],
-        principal: str | None,
         request: RequestInfo,
+        emit: Emit | None,
+    ) -> Call:
+        """Check a request's envelope and build its ``Call`` (adapters add checks)."""
+        return Call(
+            method=method,
+            params=params,
+            request=request,
+            principal=self._principal(request),
+            emit=emit,
+            request_id=None,
+        )
+
+    def _revision_routes(self) -> dict[str, Route]:
+        """Methods of the revision that play no Tasks role, by name."""
+        return {}
+
+    def _role_routes(self) -> dict[str, Route]:
+        """Tasks methods served by the runtime, by role (``protocol.ROLES``)."""
+        return {"get": self._tasks_get, "cancel": self._tasks_cancel}
+
+    def _respond(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Last touch on every result (e.g. server ``_meta``)."""
+        return result
+
+    def _complete(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Mark a result as final (the extension's ``resultType``)."""
+        return result
+
+    def _listing(self, tools: list[dict[str, Any]]) -> dict[str, Any]:
+        """The ``tools/list`` result."""
+        return {"tools": tools}
+
+    def _tool_wire(self, tool: Tool) -> dict[str, Any]:
+        """A ``Tool`` entry for ``tools/list``."""
+        wire: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
+        if tool.title is not None:
+            wire["title"] = tool.title
+        if tool.description:
+            wire["description"] = tool.description
+        return wire
+
+    async def _preflight(
+        self, call: Call, ctx: ToolContext, arguments: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """A result that answers ``tools/call`` before any work (MRTR), or None."""
+        return None
+
+    def _task_request(self, call: Call, tool: Tool) -> tuple[bool, int | None]:
+        """Whether ``tools/call`` runs as a task, and the TTL asked for."""
+        raise NotImplementedError
+
+    def _created(self, record: TaskRecord, ctx: ToolContext) -> dict[str, Any]:
+        """The ``CreateTaskResult`` of a new task."""
+        raise NotImplementedError
+
+    def _failed_result(self, result: dict[str, Any]) -> bool:
+        """Whether a tool's ``CallToolResult`` fails its task (else it completes)."""
+        return False
+
+    def _status_payload(self, record: TaskRecord) -> dict[str, Any]:
+        """Fields of the record's status variant beyond the common task fields."""
+        return {}
+
+    async def _cancel_result(
+        self, cancelled: TaskRecord | None, record: TaskRecord, principal: str | None
     ) -> dict[str, Any]:
+        """The ``tasks/cancel`` result (``cancelled`` is None when it was too late)."""
+        return self._complete({})
+
+    def _task_ended(self, task_id: str) -> None:
+        """Called when a task's local worker stops."""
+
+    async def _custom(self, call: Call) -> dict[str, Any]:
         """Serve ``method`` with its registered handler, or answer ``-32601``.
 
         A method of the schema that the runtime has no role for is served only once a
         handler is registered (``server.TasksServer.on_<method>``); until then it is
         "Method not found", as for a method the schema does not have.
         """
-        handler = self.custom_handlers.get(method)
+        handler = self.custom_handlers.get(call.method)
         if handler is None:
-            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
         try:
             return await handler(
-                params, HandlerContext(principal=principal, request=request)
+                call.params,
+                HandlerContext(principal=call.principal, request=call.request),
             )
         except ValueError as error:  # pydantic's ValidationError of the params
             raise JsonRpcError(
-                INVALID_PARAMS, f"Invalid params for {method}: {error}"
+                INVALID_PARAMS, f"Invalid params for {call.method}: {error}"
             ) from None
 
     async def request_input(
@@ -620,7 +827,7 @@ class TaskServerCore:
             await asyncio.gather(worker, return_exceptions=True)
             await self._finish(
                 task_id,
-                "failed",
+                FAILED,
                 error=JsonRpcError(
                     INTERNAL_ERROR, "Server shut down before the task finished"
                 ),
@@ -648,7 +855,7 @@ class TaskServerCore:
             )
             await self._save(
                 record,
-                status="failed",
+                status=FAILED,
                 status_message=error.message,
                 error=error.to_wire(),
                 input_requests={},
@@ -708,7 +915,7 @@ class TaskServerCore:
             error = JsonRpcError(INTERNAL_ERROR, _LOST_WORKER)
             if (
                 await self._finish(
-                    record.task_id, "failed", error=error, status_message=_LOST_WORKER
+                    record.task_id, FAILED, error=error, status_message=_LOST_WORKER
                 )
                 is not None
             ):
@@ -756,10 +963,6 @@ class TaskServerCore:
             if record is None or record.is_terminal:
                 self._cancelled_elsewhere(task_id)
 
-    def _cancelled_elsewhere(self, task_id: str) -> None:
-        """Stop the local worker of a task another replica cancelled."""
-        self._stop_worker(task_id)
-
     def _on_revision_signal(self, kind: Any, task_id: str, signal: Signal) -> None:
         """Revision hook for signals the core does not know."""
 
@@ -794,6 +997,216 @@ class TaskServerCore:
 
     def _purged(self, task_id: str) -> None:
         """Revision hook called for each task deleted after its TTL."""
+
+    # -- the Tasks flow ---------------------------------------------------------
+
+    async def _ping(self, call: Call) -> dict[str, Any]:
+        return self._complete({})
+
+    async def _tools_list(self, call: Call) -> dict[str, Any]:
+        return self._listing([self._tool_wire(tool) for tool in self._tools.values()])
+
+    async def _call_tool(self, call: Call) -> dict[str, Any]:
+        """Run a tool synchronously, or create a task and run it in the background."""
+        tool, arguments = self._tool(call.params)
+        meta = call.params.get("_meta")
+        token = (
+            cast(dict[str, Any], meta).get("progressToken")
+            if isinstance(meta, dict)
+            else None
+        )
+        ctx = ToolContext(
+            self,
+            tool=tool,
+            principal=call.principal,
+            client_capabilities=call.capabilities,
+            session=call.session,
+            progress_token=token if isinstance(token, (str, int)) else None,
+            emit=call.emit,
+        )
+        asked = await self._preflight(call, ctx, arguments)
+        if asked is not None:
+            return asked
+        as_task, ttl = self._task_request(call, tool)
+        if not as_task:
+            try:
+                result = tool_result(await tool.handler(ctx, arguments))
+            except ToolError as error:
+                result = text_result(str(error), is_error=True)
+            return self._complete(result)
+        record = await self._new_task(tool, call.principal, ttl)
+        ctx.task_id = record.task_id
+        self._contexts[record.task_id] = ctx
+        self._spawn(record.task_id, self._work(record.task_id, ctx, arguments))
+        return self._created(record, ctx)
+
+    async def _work(
+        self, task_id: str, ctx: ToolContext, arguments: dict[str, Any]
+    ) -> None:
+        """Run a tool as a task and store its outcome.
+
+        A result completes the task (or fails it, keeping the result, where the
+        revision says an ``isError`` result does); a ``JsonRpcError`` or an unexpected
+        exception fails it with that error.
+        """
+        try:
+            try:
+                result = tool_result(await ctx.tool.handler(ctx, arguments))
+            except ToolError as error:
+                result = text_result(str(error), is_error=True)
+            except JsonRpcError as error:
+                await self._finish(task_id, FAILED, error=error)
+                return
+            except Exception as exc:  # the tool's bug must not kill the server
+                _log.exception("tool %s failed", ctx.tool.name)
+                internal = JsonRpcError(
+                    INTERNAL_ERROR,
+                    f"Internal error in tool {ctx.tool.name!r}: {type(exc).__name__}",
+                )
+                await self._finish(task_id, FAILED, error=internal)
+                return
+            result = self._complete(result)
+            if not self._failed_result(result):
+                await self._finish(task_id, COMPLETED, result=result)
+                return
+            blocks: list[Any] = result.get("content", [])
+            texts = [
+                str(cast(dict[str, Any], block)["text"])
+                for block in blocks
+                if isinstance(block, dict) and "text" in block
+            ]
+            message = "Tool reported an error: " + (" ".join(texts) or "no details")
+            await self._finish(task_id, FAILED, result=result, status_message=message)
+        finally:
+            ctx.finished = True
+            self._contexts.pop(task_id, None)
+            self._task_ended(task_id)
+
+    async def _tasks_get(self, call: Call) -> dict[str, Any]:
+        """The task's current state (the variant of its status)."""
+        record = await self._lookup(task_id_param(call.params), call.principal)
+        self._emit_audit("retrieved", record.task_id, call.principal)
+        return self._complete(self._task(record))
+
+    async def _tasks_cancel(self, call: Call) -> dict[str, Any]:
+        """Cancel a live task (stopping its worker, here or on another replica)."""
+        record = await self._lookup(task_id_param(call.params), call.principal)
+        cancelled = None
+        if not record.is_terminal:
+            ctx = self._contexts.get(record.task_id)
+            if ctx is not None:
+                ctx.cancelled = True
+            cancelled = await self._finish(
+                record.task_id, CANCELLED, status_message=self.cancel_message
+            )
+            self._stop_worker(record.task_id)
+            if cancelled is not None and ctx is None:
+                # the worker may run on another replica
+                await self._signal("cancel", record.task_id)
+        return await self._cancel_result(cancelled, record, call.principal)
+
+    cancel_message: ClassVar[str] = "Cancelled by request"
+    """The ``statusMessage`` of a task cancelled through ``tasks/cancel``."""
+
+    def _task_model(self, record: TaskRecord) -> TaskState:
+        """The record as the generated model of its status (``protocol.TASK_BY_STATUS``)."""
+        values = self._task_values(record)
+        values.update(self._status_payload(record))
+        return TASK_BY_STATUS[record.status].model_validate(values)
+
+    def _task_values(self, record: TaskRecord) -> dict[str, Any]:
+        """The task fields of a record by attribute name, for a generated task model.
+
+        The fields the runtime manages, and the ``TaskFields`` tool code set
+        (``record.extra``, by wire name, which the models accept as well).
+        """
+        values: dict[str, Any] = {
+            _ID: record.task_id,
+            _STATUS: record.status,
+            _CREATED: rfc3339(record.created_at),
+            _UPDATED: rfc3339(record.updated_at),
+            _TTL: record.ttl_ms,
+        }
+        if record.status_message is not None:
+            values[_MESSAGE] = record.status_message
+        if record.poll_interval_ms is not None:
+            values[_POLL] = record.poll_interval_ms
+        values.update(record.extra)
+        return values
+
+    def _task(self, record: TaskRecord) -> dict[str, Any]:
+        """The wire form of ``_task_model``."""
+        return self._task_model(record).to_wire()
+
+    def _cancelled_elsewhere(self, task_id: str) -> None:
+        """Mark the local worker of a task another replica cancelled, and stop it."""
+        ctx = self._contexts.get(task_id)
+        if ctx is not None:
+            ctx.cancelled = True
+        self._stop_worker(task_id)
+
+    # -- server-to-client requests -----------------------------------------------
+
+    def _take_reply(self, message: dict[str, Any]) -> None:
+        """Deliver the client's response to the request that awaits it."""
+        request_id = message.get("id")
+        future = self._replies.get(request_id) if isinstance(request_id, int) else None
+        if future is None or future.done():
+            return
+        raw_error = message.get("error")
+        if isinstance(raw_error, dict):
+            error = cast(dict[str, Any], raw_error)
+            future.set_exception(
+                JsonRpcError(
+                    int(error.get("code", INTERNAL_ERROR)),
+                    str(error.get("message", "")),
+                    error.get("data"),
+                )
+            )
+        else:
+            result = message.get("result")
+            future.set_result(
+                cast(dict[str, Any], result) if isinstance(result, dict) else {}
+            )
+
+    def _new_request(
+        self, method: str, params: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], asyncio.Future[dict[str, Any]]]:
+        """A new server-to-client request and the future of its reply."""
+        request_id = next(self._request_ids)
+        reply: asyncio.Future[dict[str, Any]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._replies[request_id] = reply
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        return request_id, {**message, "params": params}, reply
+
+    async def request_on_stream(
+        self, emit: Emit, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Send a request on a response stream and wait for the reply."""
+        request_id, message, reply = self._new_request(method, params)
+        try:
+            await emit(message)
+            return await reply
+        finally:
+            self._replies.pop(request_id, None)
+
+    async def _page(
+        self, principal: str | None, after: int, size: int
+    ) -> list[TaskRecord]:
+        """Up to ``size + 1`` unexpired tasks of ``principal`` after position ``after``."""
+        now = time.time()
+        page: list[TaskRecord] = []
+        while len(page) <= size:
+            batch = await self.store.list_tasks(principal, after, size + 1)
+            for record in batch:
+                after = record.seq
+                if not record.is_expired(now):
+                    page.append(record)
+            if len(batch) <= size:
+                break
+        return page
 
     # -- helpers used by the revision dispatchers ---------------------------
 
@@ -890,7 +1303,7 @@ class TaskServerCore:
                 task_id=task_id,
                 owner=principal,
                 tool=tool.name,
-                status="working",
+                status=INITIAL_STATUS,
                 created_at=now,
                 updated_at=now,
                 ttl_ms=self._ttl(requested_ttl),
