@@ -155,6 +155,7 @@ class Package:
     error_codes: tuple[ErrorCode, ...]
     files: tuple[OutputFile, ...]
     renamed: tuple[tuple[str, ClassName], ...] = ()  # definitions whose class is not their name
+    json_kind: bool = False  # some union picks its branch by JSON type: models.py defines ``_json_kind``
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,9 +40,9 @@ _LINK = re.compile(r"\{@link\s+([^}|\s]+)(?:\s*\|\s*([^}]+))?\}")
 # them, it gets a trailing underscore instead (recorded in ``Package.renamed``).
 RESERVED_NAMES = frozenset(
     {
-        "Annotated", "Any", "BaseModel", "ClassVar", "ConfigDict", "Enum", "ErrorCode", "Field",
+        "Annotated", "Any", "BaseModel", "ClassVar", "ConfigDict", "Discriminator", "Enum", "ErrorCode", "Field",
         "GENERATOR_VERSION", "Generic", "IntEnum", "Literal", "McpModel", "McpRootModel",
-        "RootModel", "SCHEMA_SHA256", "SPEC_REVISION", "TASK_METHODS", "TypeVar",
+        "RootModel", "SCHEMA_SHA256", "SPEC_REVISION", "TASK_METHODS", "Tag", "TypeVar",
     }
 )  # fmt: skip
 # Root models (lists, maps, unions, scalars) are spelled out where they are used; one whose
@@ -60,6 +61,7 @@ _CONSTRAINTS = {
     "object": (("minProperties", "min_length"), ("maxProperties", "max_length")),
 }
 _CONSTRAINTS["integer"] = _CONSTRAINTS["number"]
+_Deref = Callable[[dict[str, Any], Location], tuple[dict[str, Any], Location, "str | None"]]
 
 
 def _strip_annotations(node: Any) -> Any:
@@ -103,6 +105,7 @@ class _Context:
     typing: set[str] = field(default_factory=set)
     pydantic: set[str] = field(default_factory=set)
     building: list[ClassName] = field(default_factory=list)
+    json_kind: bool = False  # some union is picked by JSON type (``_json_kind``)
 
 
 class _Normalizer:
@@ -232,11 +235,11 @@ class _Normalizer:
                 prop = {} if prop is True else {"not": {}}
             ident = idents[wire]
             is_required = wire in required
-            target, _, _ = self._deref(prop, prop_loc)
-            constant = is_required and "const" in target
+            pinned = _const_value(prop, self._deref, prop_loc)
+            constant = is_required and pinned is not None
             annotation = self.annotation(prop, prop_loc, class_name(cls, pascal(wire) or "Value"))
-            if constant:
-                default = repr(target["const"])
+            if constant and pinned is not None:
+                default = repr(pinned[0])
             elif is_required:
                 default = ""
             else:
@@ -354,30 +357,44 @@ class _Normalizer:
         return self._use(ctx)
 
     def _union(self, node: dict[str, Any], loc: Location, ctx: ClassName) -> str:
-        """``anyOf``/``oneOf``: a plain union, or a discriminated one when it can be."""
+        """``anyOf``/``oneOf``: a plain union, or a discriminated one when it can be.
+
+        When only some branches are objects (a content block or a list of them), the objects
+        form a discriminated union of their own, beside the other branches.
+        """
         key = "anyOf" if "anyOf" in node else "oneOf"
         branches = node[key]
         discriminator = self._discriminator_of(node, loc)
+        tagged: list[str] = []
         parts: list[str] = []
         for i, branch in enumerate(branches):
             branch_loc = loc.child(key, i)
             name = ctx
-            if discriminator is not None:
-                target, _, _ = self._deref(branch, branch_loc)
-                name = class_name(ctx, pascal(str(target["properties"][discriminator]["const"])))
+            target = self._object_target(branch, branch_loc) if discriminator is not None else None
+            value = _const_value(target["properties"][discriminator], self._deref, branch_loc) if target is not None and discriminator is not None else None
+            if value is not None:
+                name = class_name(ctx, pascal(str(value[0])))
             elif _is_object(self._deref(branch, branch_loc)[0]) and "$ref" not in branch:
                 name = class_name(ctx, self._variant_name(branch, branches))
-            parts.append(self.annotation(branch, branch_loc, name))
+            annotation = self.annotation(branch, branch_loc, name)
+            (tagged if value is not None else parts).append(annotation)
             variant = self.cx.models.get(name)
-            if discriminator is not None and isinstance(variant, ir.ObjectModel) and not variant.doc:
-                value = target["properties"][discriminator]["const"]
-                self.cx.models[name] = replace(variant, doc=f"``{ctx}`` when ``{discriminator}`` is {json.dumps(value)}.")
-        union = " | ".join(dict.fromkeys(parts))
-        if discriminator is not None:
-            self.cx.typing.add("Annotated")
-            self.cx.pydantic.add("Field")
-            return f'Annotated[{union}, Field(discriminator="{field_ident(discriminator)}")]'
-        return union
+            if value is not None and isinstance(variant, ir.ObjectModel) and not variant.doc:
+                self.cx.models[name] = replace(variant, doc=f"``{ctx}`` when ``{discriminator}`` is {json.dumps(value[0])}.")
+        if discriminator is None:
+            return " | ".join(dict.fromkeys(parts))
+        self.cx.typing.add("Annotated")
+        self.cx.pydantic.add("Field")
+        union = f'Annotated[{" | ".join(dict.fromkeys(tagged))}, Field(discriminator="{field_ident(discriminator)}")]'
+        others = list(dict.fromkeys(parts))
+        arrays = [i for i, b in enumerate(branches) if isinstance(b, dict) and self._deref(b, loc.child(key, i))[0].get("type") == "array"]
+        if len(others) == 1 and len(arrays) == 1:
+            # One block or a list of blocks: pick the branch by the JSON type, so that a bad
+            # block is reported once, not once more as "not a list".
+            self.cx.pydantic.update(("Discriminator", "Tag"))
+            self.cx.json_kind = True
+            return f'Annotated[Annotated[{union}, Tag("object")] | Annotated[{others[0]}, Tag("array")], Discriminator(_json_kind)]'
+        return " | ".join([union, *others])
 
     def _variant_name(self, branch: dict[str, Any], branches: list[Any]) -> str:
         """Name an undiscriminated inline object branch after a property only it requires."""
@@ -387,21 +404,38 @@ class _Normalizer:
                 return "With" + pascal(prop)
         return "Object"
 
-    def _discriminator_of(self, node: dict[str, Any], loc: Location) -> str | None:
-        """The property an ``anyOf`` of objects is discriminated on, if there is one."""
-        key = "anyOf" if "anyOf" in node else "oneOf" if "oneOf" in node else None
-        if key is None or len(node[key]) < 2:
+    def _object_target(self, branch: Any, loc: Location) -> dict[str, Any] | None:
+        """The object a union branch stands for (``$ref`` followed, ``allOf`` merged), or ``None``."""
+        if not isinstance(branch, dict):
             return None
-        targets = [self._deref(b, loc)[0] for b in node[key]]
-        if not all(_is_object(t) and isinstance(t.get("properties"), dict) for t in targets):
+        target, target_loc, name = self._deref(branch, loc)
+        if "allOf" in target:
+            target = self._flatten(name, target, target_loc) if name is not None and target is self.cx.surface.defs.get(name) else self._merge_all_of(target, target_loc)
+        if _is_object(target) and isinstance(target.get("properties"), dict) and "anyOf" not in target and "oneOf" not in target:
+            return target
+        return None
+
+    def _discriminator_of(self, node: dict[str, Any], loc: Location) -> str | None:
+        """The property the object branches of an ``anyOf`` are discriminated on, if any.
+
+        Every object branch (behind ``$ref`` and ``allOf`` too) must require that property and
+        pin it to a value of its own (``const``, or an ``enum`` of one value, also behind a
+        ``$ref``); branches that are not objects (a list, a string) stay beside the union.
+        """
+        key = "anyOf" if "anyOf" in node else "oneOf" if "oneOf" in node else None
+        if key is None:
+            return None
+        targets = [t for i, b in enumerate(node[key]) if (t := self._object_target(b, loc.child(key, i))) is not None]
+        if len(targets) < 2:
             return None
         candidates: set[str] | None = None
         for t in targets:
-            consts: set[str] = {p for p, s in t["properties"].items() if isinstance(s, dict) and "const" in s and p in t.get("required", [])}
+            required = t.get("required", [])
+            consts = {p for p, s in t["properties"].items() if p in required and _const_value(s, self._deref, loc) is not None}
             candidates = consts if candidates is None else candidates & consts
         for prop in sorted(candidates or ()):
-            values = [t["properties"][prop]["const"] for t in targets]
-            if len(set(map(repr, values))) == len(values):
+            values = [_const_value(t["properties"][prop], self._deref, loc) for t in targets]
+            if len({repr(v) for v in values}) == len(values):
                 return prop
         return None
 
@@ -461,7 +495,10 @@ class _Normalizer:
             return merged
         distributed = []
         for variant in variants:
-            target, _, _ = self._deref(variant, loc)
+            target, target_loc, name = self._deref(variant, loc)
+            if "allOf" in target:
+                # a variant that is itself a merge (a base plus its constant) brings all of it
+                target = self._flatten(name, target, target_loc) if name is not None and target is self.cx.surface.defs.get(name) else self._merge_all_of(target, target_loc)
             combined = {k: (dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v) for k, v in merged.items() if k != "description"}
             _merge_into(combined, target)
             distributed.append(combined)
@@ -610,6 +647,19 @@ def _is_distinctive(node: Any) -> bool:
     return isinstance(props, dict) and any(isinstance(p, dict) and "const" in p for p in props.values())
 
 
+def _const_value(node: Any, deref: _Deref, loc: Location) -> tuple[Any] | None:
+    """The one value a property schema allows (``const``, or an ``enum`` of one), in a 1-tuple."""
+    if not isinstance(node, dict):
+        return None
+    target, _, _ = deref(node, loc)
+    if "const" in target:
+        return (target["const"],)
+    enum = target.get("enum")
+    if isinstance(enum, list) and len(enum) == 1 and enum[0] is not None:
+        return (enum[0],)
+    return None
+
+
 def _map_value(node: dict[str, Any]) -> Any:
     """The value schema of a map-like object, or ``None``."""
     extra = node.get("additionalProperties")
@@ -694,4 +744,5 @@ def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]
         error_codes=tuple(ir.ErrorCode(name=PyIdent(c.name), code=c.code, doc=c.doc) for c in revision.error_codes),
         files=files,
         renamed=tuple((name, cls) for name, cls in normalizer.classes.items() if cls != name),
+        json_kind=normalizer.cx.json_kind,
     )
