@@ -86,7 +86,10 @@ CORE_2025_11_25 = Profile(
     ),
     status_roles={"WORKING": "working", "INPUT_REQUIRED": "input_required", "COMPLETED": "completed", "FAILED": "failed", "CANCELLED": "cancelled"},
     meta_keys={"RELATED_TASK": "io.modelcontextprotocol/related-task", "MODEL_IMMEDIATE_RESPONSE": "io.modelcontextprotocol/model-immediate-response"},
-    required_models=("CallToolResult", "CreateTaskResult", "ListTasksResult", "Task"),
+    required_models=(
+        "CallToolRequestParams", "CallToolRequestParamsMeta", "CallToolResult", "CancelTaskRequestParams", "CreateTaskResult",
+        "GetTaskPayloadRequestParams", "GetTaskRequestParams", "ListTasksResult", "Task", "TaskMetadata",
+    ),  # fmt: skip
     runtime=("client_2025.py", "server_2025.py"),
 )
 
@@ -116,7 +119,10 @@ EXTENSION = Profile(
         "SERVER_INFO": "io.modelcontextprotocol/serverInfo",
         "SUBSCRIPTION_ID": "io.modelcontextprotocol/subscriptionId",
     },
-    required_models=("CancelledTask", "CompletedTask", "CreateTaskResult", "FailedTask", "InputRequiredTask", "WorkingTask"),
+    required_models=(
+        "CancelTaskRequestParams", "CancelledTask", "CompletedTask", "CreateTaskResult", "FailedTask", "GetTaskRequestParams",
+        "InputRequiredTask", "WorkingTask",
+    ),  # fmt: skip
     runtime=("client_ext.py", "server_ext.py"),
 )
 
