@@ -323,7 +323,12 @@ def serve(
     On shutdown, open streams get ``shutdown_grace_s`` seconds before they are cut and
     the ``TasksServer`` closes.
     """
-    import uvicorn
+    try:
+        import uvicorn
+    except ImportError as error:
+        raise ModuleNotFoundError(
+            "serve() needs the uvicorn package: pip install uvicorn", name="uvicorn"
+        ) from error
 
     uvicorn.run(
         create_app(server, path=path),

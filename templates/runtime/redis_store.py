@@ -388,7 +388,13 @@ class RedisTaskStore:
         Redis fails here rather than on the first request.
         """
         if self._client is None:
-            from redis.asyncio import from_url
+            try:
+                from redis.asyncio import from_url
+            except ImportError as error:
+                raise ModuleNotFoundError(
+                    "RedisTaskStore needs the redis package: pip install redis",
+                    name="redis",
+                ) from error
             from redis.asyncio.retry import Retry
             from redis.backoff import ExponentialWithJitterBackoff
             from redis.exceptions import ConnectionError, TimeoutError

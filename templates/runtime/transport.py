@@ -7,7 +7,8 @@ notifications and server-to-client requests to the handlers the client installs.
 Two implementations ship here:
 
 * :class:`HttpTransport`: MCP streamable HTTP over ``httpx`` (an optional dependency,
-  imported only when the transport is first used). JSON and SSE responses are both
+  imported when the transport is built: without it, building one raises
+  ``ModuleNotFoundError`` saying ``pip install httpx``). JSON and SSE responses are both
   accepted; server-to-client requests arriving on any SSE stream are answered by POST.
   It serves both kinds of MCP connection. With a session (2025-11-25), the
   ``Mcp-Session-Id`` from the ``initialize`` response is sent on every later request,
@@ -261,6 +262,16 @@ def header_value(value: str) -> str:
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
+def _require_httpx() -> None:
+    """Import ``httpx`` now, so that its absence is reported where the transport is built."""
+    try:
+        import httpx  # noqa: F401
+    except ImportError as error:
+        raise ModuleNotFoundError(
+            "HttpTransport needs the httpx package: pip install httpx", name="httpx"
+        ) from error
+
+
 class HttpTransport:
     """MCP streamable HTTP transport built on ``httpx.AsyncClient``.
 
@@ -278,7 +289,13 @@ class HttpTransport:
         timeout: float = 30.0,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
-        """Prepare the transport; no connection is made until the first message."""
+        """Prepare the transport; no connection is made until the first message.
+
+        Raises ``ModuleNotFoundError`` naming the package to install when ``httpx`` is
+        missing.
+        """
+        if http_client is None:
+            _require_httpx()
         self.url = url
         self._headers = dict(headers or {})
         self._timeout = timeout
