@@ -51,7 +51,6 @@ from .task_ids import StoredTask
 from .transport import (
     JsonRpcError,
     SessionTransport,
-    Transport,
     TransportError,
     json_object,
 )
@@ -153,33 +152,20 @@ class _Wait(Wait[CallToolResult]):
 class TasksClient(ClientCore[CallToolResult]):
     """Client for the MCP Tasks of revision 2025-11-25 over any :class:`Transport`.
 
-    Use it as an async context manager (``initialize`` runs on entry). Besides the
-    options of :class:`ClientCore`:
-
-    * ``prefer_tasks``: whether tools with ``taskSupport: "optional"`` run as tasks when a
-      call does not say.
-    * ``retry_with_task``: retry a plain call as a task when the server answers that a task
-      is required (``-32601`` / ``-32600``) instead of raising
-      :class:`TaskAugmentationRequired`.
+    Use it as an async context manager (``initialize`` runs on entry). The options are
+    those of :class:`ClientCore`; ``prefer_tasks`` and ``retry_with_task`` are this
+    revision's.
     """
 
     not_found = {**ClientCore.not_found, "cancel": CannotCancelTask}
 
-    def __init__(
-        self,
-        transport: Transport,
-        *,
-        prefer_tasks: bool = True,
-        retry_with_task: bool = False,
-        **options: Any,
-    ) -> None:
-        """Configure the client; nothing is sent until :meth:`connect` (or ``async with``)."""
-        super().__init__(transport, **options)
-        self.prefer_tasks = prefer_tasks
-        self.retry_with_task = retry_with_task
+    def setup(self) -> None:
         self.server_capabilities: dict[str, Any] = {}
+        """The server's capabilities from ``initialize``."""
         self.initialize_result: dict[str, Any] = {}
+        """The whole ``initialize`` result."""
         self.connected = False
+        """Whether ``initialize`` ran (or :meth:`rejoin` joined a session)."""
 
     async def open(self) -> None:
         """``initialize``, unless :meth:`rejoin` joined a session."""

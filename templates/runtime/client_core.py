@@ -475,14 +475,30 @@ class ClientCore(Generic[R]):
     * ``poll_after_cancel``: after :meth:`TaskHandle.cancel`, keep polling until the task
       is terminal instead of ending the wait (and keep the stored ID until then).
     * ``ttl_backstop``: end a wait with :class:`TaskExpired` once ``createdAt`` plus the
-      task's TTL passed.
+      task's TTL passed (default: the revision's ``ttl_backstop_default``).
     * ``transport_retries``: how many failed polls in a row (connection errors) a wait
       retries, after pauses of 1, 2, 4, ... poll intervals, before it fails.
     * ``elicitation_handler``, ``sampling_handler``, ``roots_handler``: answer input
       requests; each one that is set is declared in the client capabilities.
     * ``clock``, ``sleep`` and ``wall_clock``: monotonic time, sleep and Unix time sources
       (tests inject fakes).
+
+    Options that only one revision uses (a revision ignores the others):
+
+    * ``prefer_tasks`` (2025-11-25): whether tools with ``taskSupport: "optional"`` run as
+      tasks when a call does not say.
+    * ``retry_with_task`` (2025-11-25): retry a plain call as a task when the server answers
+      that a task is required, instead of raising ``TaskAugmentationRequired``.
+    * ``declare_tasks`` (extension): declare the extension on every request (default).
+      Without it the server must not create tasks, and a task result is rejected.
+    * ``subscribe`` (extension): also ask for ``notifications/tasks`` through
+      ``subscriptions/listen``; acknowledged tasks are then followed by push.
+    * ``max_input_rounds`` (extension): how many ``input_required`` answers one
+      ``tools/call`` may need.
     """
+
+    ttl_backstop_default: ClassVar[bool] = False
+    """Whether a wait ends at ``createdAt`` plus the TTL unless ``ttl_backstop`` says."""
 
     errors: ClassVar[Mapping[int, type[JsonRpcError]]] = {
         ErrorCode.METHOD_NOT_FOUND: MethodNotFound
@@ -505,7 +521,7 @@ class ClientCore(Generic[R]):
         default_poll_interval: float = 1.0,
         cancel_on_abort: bool = False,
         poll_after_cancel: bool = False,
-        ttl_backstop: bool = False,
+        ttl_backstop: bool | None = None,
         transport_retries: int = 5,
         elicitation_handler: InputHandler | None = None,
         sampling_handler: InputHandler | None = None,
@@ -513,6 +529,11 @@ class ClientCore(Generic[R]):
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         wall_clock: Callable[[], float] = time.time,
+        prefer_tasks: bool = True,
+        retry_with_task: bool = False,
+        declare_tasks: bool = True,
+        subscribe: bool = False,
+        max_input_rounds: int = 16,
     ) -> None:
         """Configure the client; nothing is sent yet."""
         self.transport = transport
@@ -523,7 +544,14 @@ class ClientCore(Generic[R]):
         self.default_poll_interval = default_poll_interval
         self.cancel_on_abort = cancel_on_abort
         self.poll_after_cancel = poll_after_cancel
-        self.ttl_backstop = ttl_backstop
+        self.ttl_backstop = (
+            self.ttl_backstop_default if ttl_backstop is None else ttl_backstop
+        )
+        self.prefer_tasks = prefer_tasks
+        self.retry_with_task = retry_with_task
+        self.declare_tasks = declare_tasks
+        self.subscribe = subscribe
+        self.max_input_rounds = max_input_rounds
         self.transport_retries = transport_retries
         self.clock, self.sleep, self.wall_clock = clock, sleep, wall_clock
         handlers = (elicitation_handler, sampling_handler, roots_handler)
@@ -538,6 +566,10 @@ class ClientCore(Generic[R]):
         self._watchers: dict[str, set[TaskHandle[R]]] = {}
         self._progress: dict[str, ProgressCallback] = {}
         transport.set_handlers(self._on_notification, self._on_request)
+        self.setup()
+
+    def setup(self) -> None:
+        """Revision hook run at the end of ``__init__`` (state of its own, transport set-up)."""
 
     async def __aenter__(self: C) -> C:
         """Open the connection (:meth:`open`) and return the client."""

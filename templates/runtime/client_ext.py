@@ -41,7 +41,7 @@ from .models import (
     McpModel,
 )
 from .protocol import TaskSnapshot, TaskState
-from .transport import HttpTransport, JsonRpcError, Transport, json_object
+from .transport import HttpTransport, JsonRpcError, json_object
 
 __all__: list[str] = [
     "DetailedTaskState",
@@ -182,13 +182,8 @@ class TasksClient(ClientCore[Result]):
     """Client for the ``io.modelcontextprotocol/tasks`` extension over any transport.
 
     The protocol is stateless, so ``async with`` only closes the transport at the end.
-    Besides the options of :class:`ClientCore` (``ttl_backstop`` defaults to on here):
-
-    * ``declare_tasks``: declare the extension on every request (default). Without it the
-      server must not create tasks, and a task result is rejected as invalid.
-    * ``subscribe``: also ask for ``notifications/tasks`` through ``subscriptions/listen``;
-      acknowledged tasks are then followed by push, the others keep being polled.
-    * ``max_input_rounds``: how many ``input_required`` answers one ``tools/call`` may need.
+    The options are those of :class:`ClientCore`; ``declare_tasks``, ``subscribe`` and
+    ``max_input_rounds`` are this revision's, and ``ttl_backstop`` defaults to on.
     """
 
     errors = {
@@ -198,25 +193,13 @@ class TasksClient(ClientCore[Result]):
         ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersion,
     }
 
-    def __init__(
-        self,
-        transport: Transport,
-        *,
-        declare_tasks: bool = True,
-        subscribe: bool = False,
-        ttl_backstop: bool = True,
-        max_input_rounds: int = 16,
-        **options: Any,
-    ) -> None:
-        """Configure the client; nothing is sent until the first call."""
-        super().__init__(transport, ttl_backstop=ttl_backstop, **options)
-        self.declare_tasks = declare_tasks
-        self.subscribe = subscribe
-        self.max_input_rounds = max_input_rounds
+    ttl_backstop_default = True
+
+    def setup(self) -> None:
         self.subscriptions: dict[str | int, TaskHandle[Result]] = {}
         """Open ``subscriptions/listen`` streams by request ID (= subscription ID)."""
-        if isinstance(transport, HttpTransport):
-            transport.use_stateless(protocol.PROTOCOL_VERSION)
+        if isinstance(self.transport, HttpTransport):
+            self.transport.use_stateless(protocol.PROTOCOL_VERSION)
 
     def wait_for(self, handle: TaskHandle[Result]) -> Wait[Result]:
         return _Wait(handle, self)
