@@ -16,18 +16,32 @@ the task ends, so a wait that was interrupted can be continued with ``--resume``
 
     python examples/client.py URL --resume [TASK_ID] --store tasks.sqlite3
 
-Exit status: 0 success, 1 the tool failed (task ``failed`` or ``isError`` result),
-2 the task was cancelled, 3 other errors (unknown task, timeout, transport), 130 Ctrl-C.
+Answers are checked before they are sent: the action must be ``accept``, ``decline`` or
+``cancel``, and each value must fit the schema the server requested (type, choices,
+bounds, length, format); the question is asked again until it does.
+
+Exit status:
+  0    success
+  1    the tool failed (task ``failed`` or ``isError`` result)
+  2    the task was cancelled, or the command line is invalid (for example JSON-ARGS
+       that is not a JSON object)
+  3    other errors (unknown task, timeout, transport, a missing dependency)
+  130  interrupted (Ctrl-C): the task was cancelled on the server
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import importlib
 import json
+import math
+import re
+import signal
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -98,15 +112,151 @@ async def read_line(prompt: str) -> str:
     return text.strip()
 
 
-def parse_answer(text: str, schema: dict[str, Any]) -> Any:
+ACTIONS = ("accept", "decline", "cancel")
+
+MISSING = object()
+"""An optional property left empty: it is not sent."""
+
+
+def parse_action(text: str) -> str:
+    """The elicitation action typed at the prompt (empty: ``accept``)."""
+    action = text.strip().lower() or "accept"
+    if action not in ACTIONS:
+        raise ValueError("please answer accept, decline or cancel")
+    return action
+
+
+def choices(schema: dict[str, Any]) -> list[str]:
+    """The values an enum schema allows (``enum``, or the ``const`` of ``oneOf``/``anyOf``)."""
+    if isinstance(schema.get("enum"), list):
+        return [str(value) for value in schema["enum"]]
+    for key in ("oneOf", "anyOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            return [
+                str(option["const"])
+                for option in options
+                if isinstance(option, dict) and "const" in option
+            ]
+    return []
+
+
+def hint(schema: dict[str, Any]) -> str:
+    """What the prompt shows about the expected answer."""
     kind = schema.get("type")
     if kind == "boolean":
-        return text.lower() in ("y", "yes", "true", "1")
-    if kind == "integer":
-        return int(text)
-    if kind == "number":
-        return float(text)
+        text = " (y/n)"
+    elif kind == "array":
+        text = f" (comma-separated: {', '.join(choices(schema.get('items') or {}))})"
+    elif choices(schema):
+        text = f" [{'/'.join(choices(schema))}]"
+    elif kind in ("integer", "number"):
+        text = " (a whole number)" if kind == "integer" else " (a number)"
+    else:
+        text = f" ({schema['format']})" if schema.get("format") else ""
+    if "default" in schema:
+        text += f" (default: {json.dumps(schema['default'])})"
     return text
+
+
+def check_bounds(value: float, schema: dict[str, Any]) -> None:
+    """``minimum``/``maximum`` (and their exclusive forms) of a number schema."""
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if isinstance(low, (int, float)) and value < low:
+        raise ValueError(f"must be at least {low}")
+    if isinstance(high, (int, float)) and value > high:
+        raise ValueError(f"must be at most {high}")
+    low, high = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    if isinstance(low, (int, float)) and value <= low:
+        raise ValueError(f"must be more than {low}")
+    if isinstance(high, (int, float)) and value >= high:
+        raise ValueError(f"must be less than {high}")
+
+
+def check_string(text: str, schema: dict[str, Any]) -> None:
+    """Length, ``pattern`` and ``format`` of a string schema."""
+    shortest, longest = schema.get("minLength"), schema.get("maxLength")
+    if isinstance(shortest, int) and len(text) < shortest:
+        raise ValueError(f"must be at least {shortest} characters long")
+    if isinstance(longest, int) and len(text) > longest:
+        raise ValueError(f"must be at most {longest} characters long")
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str) and re.search(pattern, text) is None:
+        raise ValueError(f"must match {pattern}")
+    form = schema.get("format")
+    if form == "email" and not re.fullmatch(r"[^@\s]+@[^@\s]+", text):
+        raise ValueError("must be an email address")
+    if form == "uri" and not urllib.parse.urlsplit(text).scheme:
+        raise ValueError("must be a URI (with a scheme, e.g. https://)")
+    try:
+        if form == "date":
+            datetime.date.fromisoformat(text)
+        elif form == "date-time":
+            datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"must be a {form} in ISO 8601 form") from None
+
+
+def parse_answer(text: str, schema: dict[str, Any], required: bool = True) -> Any:
+    """The value typed for one requested property, checked against its schema.
+
+    Raises ``ValueError`` saying what is wrong; returns :data:`MISSING` for an optional
+    property left empty.
+    """
+    text = text.strip()
+    if text == "":
+        if "default" in schema:
+            return schema["default"]
+        if not required:
+            return MISSING
+        raise ValueError("an answer is required")
+    kind = schema.get("type")
+    if kind == "array":
+        allowed = choices(schema.get("items") or {})
+        picked = [part.strip() for part in text.split(",") if part.strip()]
+        wrong = [value for value in picked if allowed and value not in allowed]
+        if wrong:
+            raise ValueError(f"choose from {', '.join(allowed)}")
+        fewest, most = schema.get("minItems"), schema.get("maxItems")
+        if isinstance(fewest, int) and len(picked) < fewest:
+            raise ValueError(f"choose at least {fewest}")
+        if isinstance(most, int) and len(picked) > most:
+            raise ValueError(f"choose at most {most}")
+        return picked
+    allowed = choices(schema)
+    if allowed:
+        if text not in allowed:
+            raise ValueError(f"choose one of {', '.join(allowed)}")
+        return text
+    if kind == "boolean":
+        if text.lower() in ("y", "yes", "true", "1"):
+            return True
+        if text.lower() in ("n", "no", "false", "0"):
+            return False
+        raise ValueError("answer y or n")
+    if kind in ("integer", "number"):
+        try:
+            value: float = int(text) if kind == "integer" else float(text)
+        except ValueError:
+            raise ValueError(
+                "must be a whole number" if kind == "integer" else "must be a number"
+            ) from None
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        check_bounds(value, schema)
+        return value
+    check_string(text, schema)
+    return text
+
+
+async def ask(prompt: str, parse: Any) -> Any:
+    """Ask until ``parse`` accepts the answer, saying what was wrong each time."""
+    while True:
+        text = await read_line(prompt)
+        try:
+            return parse(text)
+        except ValueError as error:
+            print(f"  {error}", file=sys.stderr, flush=True)
 
 
 def make_elicitation_handler(line: StatusLine) -> Any:
@@ -118,27 +268,30 @@ def make_elicitation_handler(line: StatusLine) -> Any:
             print(f"\nThe server asks: {params.get('message', '')}", file=sys.stderr)
             if params.get("mode") == "url":
                 print(f"Open: {params.get('url')}", file=sys.stderr)
-                action = (
-                    await read_line("Done? [accept/decline/cancel] (accept): ")
-                    or "accept"
+                action = await ask(
+                    "Done? [accept/decline/cancel] (accept): ", parse_action
                 )
                 return {"action": action}
-            action = (
-                await read_line("Answer? [accept/decline/cancel] (accept): ")
-                or "accept"
+            action = await ask(
+                "Answer? [accept/decline/cancel] (accept): ", parse_action
             )
             if action != "accept":
                 return {"action": action}
             content: dict[str, Any] = {}
-            properties = (params.get("requestedSchema") or {}).get("properties") or {}
-            for name, schema in properties.items():
-                hint = " (y/n)" if schema.get("type") == "boolean" else ""
+            requested = params.get("requestedSchema") or {}
+            required = set(requested.get("required") or [])
+            for name, schema in (requested.get("properties") or {}).items():
                 description = (
                     f" - {schema['description']}" if schema.get("description") else ""
                 )
-                content[name] = parse_answer(
-                    await read_line(f"  {name}{description}{hint}: "), schema
+                value = await ask(
+                    f"  {name}{description}{hint(schema)}: ",
+                    lambda text, schema=schema, name=name: parse_answer(
+                        text, schema, name in required
+                    ),
                 )
+                if value is not MISSING:
+                    content[name] = value
             return {"action": "accept", "content": content}
         finally:
             line.paused = False
@@ -212,9 +365,8 @@ async def run(args: argparse.Namespace) -> int:
             if args.tool is None:
                 print("a TOOL is required (or --resume)", file=sys.stderr)
                 return 3
-            arguments = json.loads(args.arguments) if args.arguments else {}
             result = await follow(
-                await client.start_tool(args.tool, arguments),
+                await client.start_tool(args.tool, args.arguments),
                 line,
                 api,
                 args.timeout,
@@ -224,25 +376,77 @@ async def run(args: argparse.Namespace) -> int:
     return 1 if result.get("isError") else 0
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def json_object_argument(text: str) -> dict[str, Any]:
+    """``JSON-ARGS`` as a dict; ``ValueError`` saying what is wrong otherwise."""
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f"JSON-ARGS is not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"JSON-ARGS must be a JSON object like '{{\"seconds\": 5}}', not {text!r}"
+        )
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    paragraphs = __doc__.split("\n\n")
+    task_ids = importlib.import_module(f"{PACKAGES['2025-11-25']}.task_ids")
+    parser = argparse.ArgumentParser(
+        description=paragraphs[0],
+        epilog=next(p for p in paragraphs if p.startswith("Exit status:")),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("url", help="MCP endpoint, e.g. http://127.0.0.1:8000/mcp")
     parser.add_argument("tool", nargs="?", help="tool to call")
-    parser.add_argument("arguments", nargs="?", help="tool arguments as a JSON object")
-    parser.add_argument("--revision", choices=sorted(PACKAGES), default="2025-11-25")
     parser.add_argument(
-        "--store", help="SQLite file for task IDs (default: the package default)"
+        "arguments",
+        nargs="?",
+        default="{}",
+        metavar="JSON-ARGS",
+        help="tool arguments as a JSON object (default: {})",
     )
     parser.add_argument(
-        "--timeout", type=float, help="give up waiting after this many seconds"
+        "--revision",
+        choices=sorted(PACKAGES),
+        default="2025-11-25",
+        help="MCP revision the server speaks (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--store",
+        help="SQLite file for task IDs (default: $MCP_TASKS_STORE, else "
+        f"{task_ids.default_store_path()})",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        help="give up waiting after this many seconds (default: wait until the task"
+        " ends)",
     )
     parser.add_argument(
         "--resume",
         nargs="?",
         const="",
-        help="continue waiting for TASK_ID (or every stored task)",
+        metavar="TASK_ID",
+        help="continue waiting for TASK_ID (or, without one, every stored task)",
     )
+    return parser
+
+
+def main() -> int:
+    # Ctrl-C cancels the task even when the shell started us with SIGINT ignored (a
+    # background job of a non-interactive shell): asyncio only turns SIGINT into a
+    # cancellation when Python's own handler is installed.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    parser = build_parser()
     args = parser.parse_args()
+    try:
+        args.arguments = json_object_argument(args.arguments)
+    except ValueError as error:
+        # A usage error: one line and exit 2 (like argparse's own), never exit 1,
+        # which says that the tool failed.
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
     api = importlib.import_module(f"{PACKAGES[args.revision]}.client")
     transports = importlib.import_module(f"{PACKAGES[args.revision]}.transport")
     try:
@@ -262,6 +466,7 @@ def main() -> int:
         api.TasksClientError,
         transports.JsonRpcError,
         transports.TransportError,
+        ModuleNotFoundError,  # an optional dependency: the message says what to install
     ) as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
