@@ -45,6 +45,7 @@ from tests.support.procs import (
     run_server,
     start_redis,
 )
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.anyio
 
@@ -270,7 +271,7 @@ async def two_replicas(
             """Wait until cancelled."""
             events["started"].set()
             try:
-                await asyncio.sleep(60)
+                await asyncio.Event().wait()  # until cancelled
             except asyncio.CancelledError:
                 if ctx.cancelled:
                     events["stopped"].set()
@@ -363,9 +364,14 @@ async def test_complete_versus_cancel_races_end_in_one_terminal_state(
                 a, "tools/call", name="quick", arguments={"delay": delay}
             )
             task_ids.append(created["taskId"])
-            await asyncio.sleep(0.003)
+            await asyncio.sleep(0.003)  # not ordering: spreads the race over the delays
             await handle(b, "tasks/cancel", taskId=created["taskId"])
-        await asyncio.sleep(0.2)  # let every losing worker try its write
+        # every worker has ended, so every losing worker has tried its write
+        await until(
+            lambda: not a._workers and not b._workers,
+            timeout=10,
+            what="every worker ended",
+        )
         outcomes: dict[str, int] = {}
         for task_id in task_ids:
             final = {
@@ -406,7 +412,7 @@ async def test_2025_tasks_result_on_one_replica_follows_the_worker_on_another(
     import mcp_tasks_2025_11_25.server as server_2025
 
     prefix = f"r25-{uuid.uuid4().hex[:12]}:"
-    release = asyncio.Event()
+    release, entered = asyncio.Event(), asyncio.Event()
     servers: list[server_2025.TasksServer] = []
     for _ in range(2):
         server = server_2025.TasksServer(
@@ -418,6 +424,7 @@ async def test_2025_tasks_result_on_one_replica_follows_the_worker_on_another(
         @server.tool()
         async def gated(ctx: server_2025.ToolContext, arguments: dict[str, Any]) -> str:
             """Return once the test releases it."""
+            entered.set()
             await release.wait()
             return "released"
 
@@ -456,9 +463,12 @@ async def test_2025_tasks_result_on_one_replica_follows_the_worker_on_another(
             a, "tools/call", {"name": "gated", "arguments": {}, "task": {}}
         )
         task_id = created["task"]["taskId"]
+        await asyncio.wait_for(entered.wait(), 5)  # A's worker runs
         pending = asyncio.create_task(call(b, "tasks/result", {"taskId": task_id}))
-        await asyncio.sleep(0.1)
-        assert not pending.done()  # B blocks while A's worker runs
+        # B blocks while A's worker runs: no answer within a while (a bounded check of
+        # something that must not happen, not a wait for something to happen)
+        done, _ = await asyncio.wait({pending}, timeout=0.2)
+        assert not done
         release.set()
         result = await asyncio.wait_for(pending, 5)
         assert result["content"] == [{"type": "text", "text": "released"}]

@@ -29,6 +29,8 @@ from mcp_tasks_2025_11_25.models import CallToolResult, Task
 from mcp_tasks_2025_11_25.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_2025_11_25.transport import JsonRpcError, TransportError
 
+from tests.support.waiting import until
+
 from .fakes import TASK_ID, TEXT_RESULT, FakeClock, FakePeer, StuckClock, run, task_2025
 
 FULL_CAPS: dict[str, Any] = {
@@ -493,13 +495,12 @@ def test_c1_15_status_notifications_update_cache_and_polling_works_without_them(
                 seen.append(f"{snapshot.status}:{snapshot.status_message}")
 
         follower = asyncio.ensure_future(follow())
-        await asyncio.sleep(0)
+        await until(lambda: stuck.sleeps, interval=0, what="the follower is waiting")
         await peer.to_client_notification(
             "notifications/tasks/status",
             task_2025("working", message="halfway", updated="x"),
         )
-        while len(seen) < 2:
-            await asyncio.sleep(0)
+        await until(lambda: len(seen) >= 2, interval=0, what="the pushed snapshot")
         await peer.to_client_notification(
             "notifications/tasks/status", task_2025("completed", updated="y")
         )
@@ -718,8 +719,7 @@ def test_cancelling_the_waiter_sends_tasks_cancel_and_leaks_no_tasks() -> None:
         await client.connect()
         before = asyncio.all_tasks()
         waiter = asyncio.ensure_future(client.call_tool("job"))
-        for _ in range(5):
-            await asyncio.sleep(0)
+        await until(lambda: stuck.sleeps, interval=0, what="the wait is sleeping")
         waiter.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiter

@@ -37,6 +37,8 @@ from mcp_tasks_ext.models import (
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_ext.transport import JsonRpcError
 
+from tests.support.waiting import until
+
 from .fakes import TASK_ID, TEXT_RESULT, FakeClock, FakePeer, StuckClock, run, task_ext
 
 CREATED: dict[str, Any] = {
@@ -387,13 +389,14 @@ def test_c2_11_empty_complete_acks_accepted_for_update_and_cancel() -> None:
 def test_c2_12_cancel_sends_tasks_cancel_stops_polling_and_drops_state() -> None:
     async def scenario() -> None:
         store = MemoryTaskIdStore()
+        stuck = StuckClock()
         client, peer, _ = make(
-            Server(gets=[task_ext("working")]), clock=StuckClock(), store=store
+            Server(gets=[task_ext("working")]), clock=stuck, store=store
         )
         handle = await client.start_tool("job")
         assert [e.task_id for e in await store.pending()] == [TASK_ID]
         waiter = asyncio.ensure_future(handle.result())
-        await asyncio.sleep(0)
+        await until(lambda: stuck.sleeps, interval=0, what="the wait is sleeping")
         await handle.cancel()
         with pytest.raises(TaskCancelled):
             await asyncio.wait_for(waiter, 5)
@@ -627,16 +630,16 @@ def test_non_working_seed_status_polls_at_once() -> None:
 def test_cancelling_the_waiter_sends_tasks_cancel_and_leaks_no_tasks() -> None:
     async def scenario() -> None:
         store = MemoryTaskIdStore()
+        stuck = StuckClock()
         client, peer, _ = make(
             Server(gets=[task_ext("working")]),
-            clock=StuckClock(),
+            clock=stuck,
             cancel_on_abort=True,
             store=store,
         )
         before = asyncio.all_tasks()
         waiter = asyncio.ensure_future(client.call_tool("job"))
-        for _ in range(5):
-            await asyncio.sleep(0)
+        await until(lambda: stuck.sleeps, interval=0, what="the wait is sleeping")
         waiter.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiter

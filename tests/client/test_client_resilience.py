@@ -11,6 +11,8 @@ import mcp_tasks_ext.transport as ext
 from mcp_tasks_ext.client import WaitTimeout
 from mcp_tasks_ext.transport import TransportError
 
+from tests.support.waiting import until
+
 from .fakes import TEXT_RESULT, FakeClock, run, task_ext
 from .test_client_ext import Server, make
 from .test_http_transport import URL, Recorder
@@ -104,8 +106,7 @@ def test_an_answer_that_cannot_be_delivered_is_not_reported_as_never_retrieved()
         assert await dispatcher.route(
             {"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {}}
         )
-        while dispatcher.background:
-            await asyncio.sleep(0)
+        await until(lambda: not dispatcher.background, interval=0, what="answered")
         gc.collect()
 
     run(scenario())

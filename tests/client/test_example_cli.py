@@ -9,6 +9,7 @@ client inherited), and one-line errors for a bad command line or a missing depen
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import io
 import os
@@ -24,6 +25,7 @@ import pexpect
 import pytest
 
 from tests.support import peers
+from tests.support.waiting import until
 
 from . import interop
 from .interop import cli_command
@@ -83,11 +85,15 @@ def server_status(url: str, task_id: str) -> str:
 
     async def modern() -> str:
         async with TasksClient(HttpTransport(url), store=MemoryTaskIdStore()) as client:
-            for _ in range(50):
+            status = ""
+
+            async def cancelled() -> bool:
+                nonlocal status
                 status = status_name((await client.get_task(task_id)).status)
-                if status == "cancelled":
-                    break
-                await asyncio.sleep(0.1)
+                return status == "cancelled"
+
+            with contextlib.suppress(AssertionError):
+                await until(cancelled, timeout=5, interval=0.1)
             return status
 
     return asyncio.run(modern())

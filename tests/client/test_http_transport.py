@@ -23,6 +23,8 @@ from mcp_tasks_2025_11_25.client import TasksClient as LegacyClient
 from mcp_tasks_ext.client import MissingRequiredClientCapability, TasksClient
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore
 
+from tests.support.waiting import until
+
 from .fakes import TASK_ID, TEXT_RESULT, run, task_2025, task_ext
 
 URL = "http://127.0.0.1:9/mcp"
@@ -228,10 +230,7 @@ def test_2025_session_lifecycle_headers_and_get_stream() -> None:
             },
         )
         await transport.notify("notifications/initialized", {})
-        for _ in range(200):
-            if notes:
-                break
-            await asyncio.sleep(0.005)
+        await until(lambda: notes, what="the GET stream's notification")
         await transport.request(2, "tools/list", {})
         await transport.aclose()
 
@@ -326,10 +325,7 @@ def test_c1_11_elicitation_on_the_tasks_result_sse_stream_is_answered_by_post() 
             result = await client.call_tool("job")
             assert result.is_error is False
             await asyncio.wait_for(answered.wait(), 5)
-            for _ in range(100):
-                if posted:
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: posted, what="the answer's POST")
 
     run(scenario())
     assert posted == [

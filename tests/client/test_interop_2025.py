@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from mcp_tasks_2025_11_25.client import (
@@ -28,6 +29,8 @@ from mcp_tasks_2025_11_25.models import Task
 from mcp_tasks_2025_11_25.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_2025_11_25.transport import HttpTransport
 from tests.support import peers
+
+from tests.support.waiting import until
 
 from .fakes import StuckClock, run
 from .interop import run_cli, start_cli_and_wait_for
@@ -129,8 +132,11 @@ def test_interop_cancelled_by_handle_and_by_aborting_the_wait(url: str) -> None:
         ) as client:
             handle = await client.start_tool("long_job", {"seconds": 30})
             assert handle.task_id is not None
-            waiter = asyncio.ensure_future(handle.result())
-            await asyncio.sleep(0.5)
+            waiting = asyncio.Event()
+            waiter = asyncio.ensure_future(
+                handle.result(on_status=lambda _: waiting.set())
+            )
+            await asyncio.wait_for(waiting.wait(), 10)  # the wait loop is running
             waiter.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await waiter
@@ -167,10 +173,21 @@ def test_interop_killed_client_is_resumed_from_the_sqlite_store(
 
 
 class CountingHttp(HttpTransport):
-    """The real HTTP transport, remembering which methods were sent."""
+    """The real HTTP transport, remembering which methods were sent and setting
+    ``get_stream_open`` once the server accepted the session's GET event stream."""
 
     def __init__(self, url: str) -> None:
-        super().__init__(url)
+        self.get_stream_open = asyncio.Event()
+
+        async def on_response(response: httpx.Response) -> None:
+            if response.request.method == "GET" and response.status_code == 200:
+                self.get_stream_open.set()
+
+        self.http = httpx.AsyncClient(
+            timeout=httpx.Timeout(30.0, read=None),
+            event_hooks={"response": [on_response]},
+        )
+        super().__init__(url, http_client=self.http)
         self.methods: list[str] = []
 
     async def request(
@@ -191,11 +208,12 @@ def test_interop_status_notifications_end_the_wait_without_polling(url: str) -> 
         async with TasksClient(
             transport, store=MemoryTaskIdStore(), clock=stuck, sleep=stuck.sleep
         ) as client:
-            await asyncio.sleep(0.5)  # let the GET stream open before the task starts
+            await asyncio.wait_for(transport.get_stream_open.wait(), 10)
             result = await asyncio.wait_for(
                 client.call_tool("slow_compute", {"seconds": 1.5, "label": "pushed"}),
                 20,
             )
+        await transport.http.aclose()
         assert "pushed" in json.dumps(result.to_wire())
         assert "tasks/get" not in transport.methods
 

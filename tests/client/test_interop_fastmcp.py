@@ -26,6 +26,8 @@ from mcp_tasks_ext.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_ext.transport import HttpTransport
 from tests.support import peers
 
+from tests.support.waiting import until
+
 from .fakes import run
 from .interop import run_cli, start_cli_and_wait_for
 
@@ -97,8 +99,11 @@ def test_interop_cancelled_by_handle_and_by_aborting_the_wait(url: str) -> None:
     async def scenario() -> None:
         async with TasksClient(HttpTransport(url), store=MemoryTaskIdStore()) as client:
             handle = await client.start_tool("long_job", {"seconds": 30})
-            waiter = asyncio.ensure_future(handle.result())
-            await asyncio.sleep(0.3)
+            waiting = asyncio.Event()
+            waiter = asyncio.ensure_future(
+                handle.result(on_status=lambda _: waiting.set())
+            )
+            await asyncio.wait_for(waiting.wait(), 10)  # the wait loop is running
             await handle.cancel()
             with pytest.raises(TaskCancelled):
                 await asyncio.wait_for(waiter, 10)
@@ -109,18 +114,22 @@ def test_interop_cancelled_by_handle_and_by_aborting_the_wait(url: str) -> None:
         ) as client:
             handle = await client.start_tool("long_job", {"seconds": 30})
             assert handle.task_id is not None
-            waiter = asyncio.ensure_future(handle.result())
-            await asyncio.sleep(0.3)
+            task_id = handle.task_id
+            waiting = asyncio.Event()
+            waiter = asyncio.ensure_future(
+                handle.result(on_status=lambda _: waiting.set())
+            )
+            await asyncio.wait_for(waiting.wait(), 10)  # the wait loop is running
             waiter.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await waiter
             assert await store.pending() == []
-            for _ in range(50):
-                status = status_name((await client.get_task(handle.task_id)).status)
-                if status == "cancelled":
-                    break
-                await asyncio.sleep(0.1)
-            assert status == "cancelled"
+
+            async def cancelled() -> bool:
+                task = await client.get_task(task_id)
+                return status_name(task.status) == "cancelled"
+
+            await until(cancelled, interval=0.1, what="the task is cancelled")
 
     run(scenario())
 
