@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import importlib
 import json
 from collections.abc import (
     AsyncIterator,
@@ -265,7 +266,7 @@ def header_value(value: str) -> str:
 def _require_httpx() -> None:
     """Import ``httpx`` now, so that its absence is reported where the transport is built."""
     try:
-        import httpx  # noqa: F401
+        importlib.import_module("httpx")
     except ImportError as error:
         raise ModuleNotFoundError(
             "HttpTransport needs the httpx package: pip install httpx", name="httpx"
