@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mcptasks_gen.errors import Location
-from mcptasks_gen.naming import ClassName, PyIdent
+from mcptasks_gen.naming import ClassName, PyIdent, py_str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,7 +40,7 @@ class Field:
     @property
     def wire_literal(self) -> str:
         """The wire name as a Python string literal."""
-        return repr(self.wire_name)
+        return py_str(self.wire_name)
 
     @property
     def aliased(self) -> bool:

@@ -126,3 +126,23 @@ def class_name(*parts: str) -> ClassName:
     """Join name parts into a class name: ``("GetTaskRequest", "params")`` -> ``GetTaskRequestParams``."""
     joined = "".join(p if p[:1].isupper() and _IDENT.match(p) else pascal(p) for p in parts)
     return ClassName(joined)
+
+
+def py_str(value: object) -> str:
+    """A Python literal for ``value`` in black's preferred form: ``repr``, but a string in
+    double quotes unless that needs more escapes than single quotes (black's rule), so
+    black has nothing to change."""
+    text = repr(value)
+    if not isinstance(value, str) or not text.startswith("'"):
+        return text
+    if value.count('"') > value.count("'"):
+        return text
+    return '"' + "".join(_double_quoted(c) for c in value) + '"'
+
+
+def _double_quoted(char: str) -> str:
+    if char == "'":
+        return char
+    if char == '"':
+        return '\\"'
+    return repr(char)[1:-1]

@@ -28,7 +28,7 @@ from mcptasks_gen.config import Target
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.extract import Surface, ref_name
 from mcptasks_gen.load import resolve_pointer
-from mcptasks_gen.naming import ClassName, PyIdent, class_name, definition_class, enum_member, field_ident, pascal
+from mcptasks_gen.naming import ClassName, PyIdent, class_name, definition_class, enum_member, field_ident, pascal, py_str
 
 # A JSON number may be integral or not, and keeps its spelling through a round trip: pydantic
 # would turn the ``1`` of a ``float`` field into ``1.0``, so ``int`` is tried first.
@@ -221,7 +221,7 @@ class _Normalizer:
             while ident in seen:
                 ident = PyIdent(ident + "_")
             seen.add(ident)
-            members.append(ir.EnumMember(name=ident, value=repr(value), raw=value))
+            members.append(ir.EnumMember(name=ident, value=py_str(value), raw=value))
         return ir.EnumModel(name=cls, doc=doc, members=tuple(members), loc=loc)
 
     def _object_model(self, cls: ClassName, doc: str, node: dict[str, Any], loc: Location) -> ir.ObjectModel:
@@ -239,7 +239,7 @@ class _Normalizer:
             constant = is_required and pinned is not None
             annotation = self.annotation(prop, prop_loc, class_name(cls, pascal(wire) or "Value"))
             if constant and pinned is not None:
-                default = repr(pinned[0])
+                default = py_str(pinned[0])
             elif is_required:
                 default = ""
             else:
@@ -284,10 +284,10 @@ class _Normalizer:
                 return self._reference(known)
         if "const" in node:
             self.cx.typing.add("Literal")
-            return f"Literal[{node['const']!r}]"
+            return f"Literal[{py_str(node['const'])}]"
         if isinstance(node.get("enum"), list):
             self.cx.typing.add("Literal")
-            literal = f"Literal[{', '.join(repr(v) for v in node['enum'] if v is not None)}]"
+            literal = f"Literal[{', '.join(py_str(v) for v in node['enum'] if v is not None)}]"
             return literal + " | None" if None in node["enum"] else literal
         if "allOf" in node:
             return self._inline_or_union(self._merge_all_of(node, loc), loc, ctx, top)
@@ -295,7 +295,7 @@ class _Normalizer:
             values = self._enum_values(node)
             if values is not None:
                 self.cx.typing.add("Literal")
-                return f"Literal[{', '.join(repr(v) for v in values)}]"
+                return f"Literal[{', '.join(py_str(v) for v in values)}]"
             return self._union(node, loc, ctx)
         types = node.get("type")
         if isinstance(types, list):
@@ -522,7 +522,7 @@ class _Normalizer:
             model = self.cx.models[name]
             if isinstance(model, ir.RootModel):
                 if any(position.get(d, -1) >= position[name] for d in self.cx.deps.get(name, ())):
-                    model = replace(model, annotation=repr(model.annotation))
+                    model = replace(model, annotation=py_str(model.annotation))
                     forward.append(name)
             models.append(model)
         return tuple(models), tuple(forward)
@@ -703,7 +703,7 @@ def _methods(normalizer: _Normalizer, models: dict[str, ir.Model]) -> tuple[ir.M
         methods.append(
             ir.Method(
                 name=method,
-                literal=repr(method),
+                literal=py_str(method),
                 notification=notification,
                 message=message.name,
                 params=params,

@@ -117,7 +117,7 @@ def test_inline_params_get_a_place_name_and_constants_default(tmp_path: Path) ->
     request = _model(package, "UpdateTaskRequest")
     assert isinstance(request, ir.ObjectModel)
     method = next(f for f in request.fields if f.wire_name == "method")
-    assert (method.annotation, method.default, method.constant) == ("Literal['tasks/update']", "'tasks/update'", True)
+    assert (method.annotation, method.default, method.constant) == ('Literal["tasks/update"]', '"tasks/update"', True)
     assert next(f for f in request.fields if f.wire_name == "params").annotation == "UpdateTaskRequestParams"
     params = _model(package, "UpdateTaskRequestParams")
     assert isinstance(params, ir.ObjectModel) and params.fields[0].name == "task_id" and params.fields[0].required
@@ -191,7 +191,27 @@ def test_field_macro_on_a_hand_built_node() -> None:
     env = render.environment(None)
     field = ir.Field(name=PyIdent("task_id"), wire_name="taskId", annotation="str", required=True, default="", constant=False, doc="The id.", loc=Location(file="f"))
     text = env.from_string('{% import "_macros.jinja" as m %}{{ m.field(f) }}').render(f=field)
-    assert text == 'task_id: str = Field(validation_alias=\'taskId\', serialization_alias=\'taskId\')\n"""The id."""\n'
+    assert text == 'task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")\n"""The id."""\n'
+
+
+def test_fit_lays_out_long_statements_as_black_does() -> None:
+    """The template filter that keeps rendered code in black's form (one black pass)."""
+    import black
+
+    from mcptasks_gen import fmt
+
+    cases = [
+        ("meta: MetaObject | None = Field(default=None, validation_alias=\"_meta\", serialization_alias=\"_meta\")", 4),
+        ("last_modified: str | None = Field(default=None, validation_alias=\"lastModified\", serialization_alias=\"lastModified\")", 4),
+        ("ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = Field(validation_alias=\"ttlMs\", serialization_alias=\"ttlMs\")", 4),
+        ("poll_interval_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = Field(default=None, validation_alias=\"pollIntervalMs\", serialization_alias=\"pollIntervalMs\")", 4),
+        ("values: dict[str, Annotated[CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator=\"method\")]] = Field(validation_alias=\"inputRequests\", serialization_alias=\"inputRequests\")", 4),
+        ("class Detailed(McpRootModel['Annotated[WorkingTask | InputRequiredTask | CompletedTask | FailedTask | CancelledTask, Field(discriminator=\"status\")]']):", 0),
+    ]
+    for line, indent in cases:
+        laid_out = render.fit(line, indent).replace("\n", "\n" + " " * indent)
+        source = f"class C:\n    {laid_out}\n" if indent else f"{laid_out}\n    pass\n"
+        assert black.format_str(source, mode=fmt._mode()) == source, line
 
 
 # -- write ----------------------------------------------------------------------------
