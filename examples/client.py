@@ -23,9 +23,9 @@ bounds, length, format); the question is asked again until it does.
 Exit status:
   0    success
   1    the tool failed (task ``failed`` or ``isError`` result)
-  2    the task was cancelled, or the command line is invalid (for example JSON-ARGS
-       that is not a JSON object)
+  2    the command line is invalid (for example JSON-ARGS that is not a JSON object)
   3    other errors (unknown task, timeout, transport, a missing dependency)
+  4    the task was cancelled
   130  interrupted (Ctrl-C): the task was cancelled on the server
 """
 
@@ -461,7 +461,7 @@ def main() -> int:
         return 1
     except api.TaskCancelled as error:
         print(f"cancelled: {error}", file=sys.stderr)
-        return 2
+        return 4
     except (
         api.TasksClientError,
         transports.JsonRpcError,
