@@ -635,6 +635,11 @@ class ClientCore(Generic[R]):
         """Send ``tools/call`` and return a handle without waiting for a task to finish."""
         raise NotImplementedError
 
+    async def adopt(self, result: Mapping[str, Any], name: str) -> TaskHandle[R]:
+        """Follow a task that a ``tools/call`` sent by other code created (``result`` is
+        that call's task result, wire form), for example the official SDK's client."""
+        raise NotImplementedError
+
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         """Route status notifications to the waits and ``notifications/progress`` to callbacks."""
         if method == ROLES.get("notify"):

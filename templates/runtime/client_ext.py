@@ -264,15 +264,19 @@ class TasksClient(ClientCore[Result]):
             if kind == "complete":
                 return TaskHandle(self, None, result=result)
             if kind == "task":
-                created = CreateTaskResult.model_validate(result)
-                context = {"method": "tools/call", "name": name}
-                return await self.created(created, context)
+                return await self.adopt(result, name)
             if kind != "input_required":
                 raise InvalidResponse(f"unknown resultType {kind!r} for tools/call")
             params = await self._retry_params(params, result)
         raise InvalidResponse(
             f"tools/call still needs input after {self.max_input_rounds} rounds"
         )
+
+    async def adopt(
+        self, result: Mapping[str, Any], name: str
+    ) -> TaskHandle[Result]:
+        created = CreateTaskResult.model_validate(result)
+        return await self.created(created, {"method": "tools/call", "name": name})
 
     async def _retry_params(
         self, params: dict[str, Any], result: Mapping[str, Any]
