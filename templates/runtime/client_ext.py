@@ -272,9 +272,7 @@ class TasksClient(ClientCore[Result]):
             f"tools/call still needs input after {self.max_input_rounds} rounds"
         )
 
-    async def adopt(
-        self, result: Mapping[str, Any], name: str
-    ) -> TaskHandle[Result]:
+    async def adopt(self, result: Mapping[str, Any], name: str) -> TaskHandle[Result]:
         created = CreateTaskResult.model_validate(result)
         return await self.created(created, {"method": "tools/call", "name": name})
 

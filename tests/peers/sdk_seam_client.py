@@ -58,7 +58,9 @@ async def main(url: str, store_path: str) -> dict[str, Any]:
 
     # abandon a wait (as a crash would), then resume it from the store
     quiet = client_extension(
-        store=SqliteTaskIdStore(store_path), on_task=handles.append, cancel_on_abort=False
+        store=SqliteTaskIdStore(store_path),
+        on_task=handles.append,
+        cancel_on_abort=False,
     )
     handles.clear()
     async with Client(url, extensions=[quiet]) as client:
