@@ -86,12 +86,14 @@ message class (``TaskStatusNotification``) or one name is a path prefix of the o
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 from dataclasses import dataclass
 from typing import Literal
 
 from mcptasks_gen import ir
+from mcptasks_gen.naming import py_str
 
 Verdict = Literal["breaking", "compatible"]
 Flow = Literal["client->server", "server->client", "both", ""]
@@ -206,13 +208,21 @@ def terms(annotation: str) -> frozenset[str]:
         if part.startswith("Annotated["):
             out |= terms(_args(part)[0])
         elif part.startswith("Literal["):
-            out |= {f"Literal[{v}]" for v in _args(part)}
+            out |= {f"Literal[{_literal(v)}]" for v in _args(part)}
         elif part.startswith(("list[", "dict[")):
             head = part[: part.index("[")]
             out.add(f"{head}[{', '.join(_canonical(a) for a in _args(part))}]")
         else:
             out.add(part)
     return frozenset(out)
+
+
+def _literal(value: str) -> str:
+    """A literal value in one spelling (``'a'`` and ``"a"`` are the same value)."""
+    try:
+        return py_str(ast.literal_eval(value))
+    except (ValueError, SyntaxError):
+        return value
 
 
 def _canonical(annotation: str) -> str:
