@@ -1,4 +1,5 @@
-"""Requests per completed task and terminal-to-return delay: our extension client vs fastmcp_tasks.
+"""Requests per completed task and terminal-to-return delay: our extension client vs fastmcp_tasks,
+then our clients against our servers, polling and pushed.
 
 Both clients run the same tasks against one ``fastmcp[tasks]==4.1.4`` server (the fixture
 server in ``tests/peers``, advertising ``pollIntervalMs`` 200) through a counting TCP proxy
@@ -10,6 +11,12 @@ on 127.0.0.1. For every task:
   returning the result. fastmcp refreshes ``lastUpdatedAt`` on every read, so the
   terminal moment is taken as ``createdAt`` + the tool's sleep (the same estimate for
   both clients; the worker's own overhead adds the same few milliseconds to both).
+
+Then, against ``examples/server_ext.py`` and ``examples/server_2025.py`` (``pollIntervalMs``
+200, memory store), the delay from the terminal status (its ``lastUpdatedAt``) to the
+client returning: the extension client polling only, the extension client subscribed
+through ``subscriptions/listen`` (``subscribe=True``), and the 2025-11-25 client (which
+also wakes on ``notifications/tasks/status`` and collects the result with ``tasks/result``).
 
 Run from the repository root (the peers come from ``.ci/peers.sh``)::
 
@@ -34,10 +41,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
 
+from mcp_tasks_2025_11_25.client import TasksClient as Client2025  # noqa: E402
+from mcp_tasks_2025_11_25.task_ids import MemoryTaskIdStore as Store2025  # noqa: E402
+from mcp_tasks_2025_11_25.transport import HttpTransport as Transport2025  # noqa: E402
 from mcp_tasks_ext.client import TasksClient  # noqa: E402
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore  # noqa: E402
 from mcp_tasks_ext.transport import HttpTransport  # noqa: E402
-from tests.support import peers  # noqa: E402
+from tests.support import peers, procs  # noqa: E402
 
 PEER_DRIVER = r"""
 import asyncio, json, sys, time
@@ -122,6 +132,40 @@ async def ours(url: str, durations: list[float]) -> list[float]:
     return delays
 
 
+async def ours_on_our_server(url: str, durations: list[float], subscribe: bool) -> list[float]:
+    """Our client against our extension server, polling only or also subscribed
+    (``subscriptions/listen``): delay from the terminal ``lastUpdatedAt`` to returning."""
+    delays = []
+    async with TasksClient(
+        HttpTransport(url), store=MemoryTaskIdStore(), subscribe=subscribe
+    ) as client:
+        for seconds in durations:
+            handle = await client.start_tool(
+                "slow_compute", {"seconds": seconds, "label": "bench"}
+            )
+            await handle.result()
+            returned = time.time()
+            assert handle.task is not None
+            delays.append(returned - terminal_time(handle.task.last_updated_at))
+    return delays
+
+
+async def ours_2025(url: str, durations: list[float]) -> list[float]:
+    """The 2025-11-25 client against our 2025-11-25 server: it polls ``tasks/get`` and
+    also wakes on ``notifications/tasks/status`` from the session's GET stream."""
+    delays = []
+    async with Client2025(Transport2025(url), store=Store2025()) as client:
+        for seconds in durations:
+            handle = await client.start_tool(
+                "slow_compute", {"seconds": seconds, "label": "bench"}
+            )
+            await handle.result()
+            returned = time.time()
+            assert handle.task is not None
+            delays.append(returned - terminal_time(handle.task.last_updated_at))
+    return delays
+
+
 def peer(url: str, durations: list[float]) -> list[dict[str, float | str]]:
     command = [
         str(peers.fastmcp_python()),
@@ -138,10 +182,11 @@ def peer(url: str, durations: list[float]) -> list[dict[str, float | str]]:
     ]
 
 
-def summary(name: str, requests: float, delays: list[float]) -> str:
+def summary(name: str, requests: float | None, delays: list[float]) -> str:
     ms = sorted(delay * 1000 for delay in delays)
     p95 = ms[max(0, round(0.95 * len(ms)) - 1)]
-    return f"{name:<22} {requests:>9.2f} {statistics.median(ms):>11.1f} {p95:>9.1f}"
+    counted = "-" if requests is None else f"{requests:.2f}"
+    return f"{name:<28} {counted:>9} {statistics.median(ms):>11.1f} {p95:>9.1f}"
 
 
 async def main() -> None:
@@ -177,10 +222,28 @@ async def main() -> None:
     print(
         f"{len(durations)} tasks of 0.2-1.2 s each, server pollIntervalMs 200, fastmcp[tasks]==4.1.4"
     )
-    print(f"{'client':<22} {'req/task':>9} {'median ms':>11} {'p95 ms':>9}")
+    print(f"{'client':<28} {'req/task':>9} {'median ms':>11} {'p95 ms':>9}")
     print(summary("mcp_tasks_ext", our_requests, our_delays))
     print(summary("fastmcp_tasks 4.1.4", peer_requests, peer_delays))
     print(f"(fastmcp client session set-up, not counted above: {setup} requests)")
+
+    port = procs.free_port()
+    command = [sys.executable, str(ROOT / "examples" / "server_ext.py"), "--memory", "--port", str(port)]
+    with procs.run_server(command, port):
+        url = f"http://127.0.0.1:{port}/mcp"
+        polled = await ours_on_our_server(url, durations, subscribe=False)
+        pushed = await ours_on_our_server(url, durations, subscribe=True)
+    print()
+    print("against examples/server_ext.py (pollIntervalMs 200); delay from the terminal lastUpdatedAt")
+    print(f"{'client':<28} {'':>9} {'median ms':>11} {'p95 ms':>9}")
+    print(summary("mcp_tasks_ext, polling", None, polled))
+    print(summary("mcp_tasks_ext, pushed", None, pushed))
+
+    port = procs.free_port()
+    command = [sys.executable, str(ROOT / "examples" / "server_2025.py"), "--memory", "--port", str(port)]
+    with procs.run_server(command, port):
+        notified = await ours_2025(f"http://127.0.0.1:{port}/mcp", durations)
+    print(summary("mcp_tasks_2025_11_25", None, notified))
 
 
 if __name__ == "__main__":
