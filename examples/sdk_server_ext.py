@@ -4,6 +4,9 @@ generated Tasks-extension package, through ``mcp_tasks_ext.sdk.server_extension`
 The tools stay ordinary ``@mcp.tool()`` functions; ``@tasks.task_tool(...)`` marks the
 ones that may (``"optional"``) or must (``"required"``) run as tasks. Inside a task,
 ``task_context()`` gives the ``ToolContext`` (status messages, elicitation, cancellation).
+The tools are the fixtures of the official conformance suite (``greet``,
+``slow_compute``, ``failing_job``, ``protocol_error_job``, ``confirm_delete``,
+``multi_input``, ``test_tool_with_task``), as in ``examples/server_ext.py``.
 Run it with an interpreter that has ``mcp>=2.3`` and ``uvicorn``, for example the
 fastmcp peer virtualenv::
 
@@ -16,19 +19,52 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 
 import uvicorn  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
-from mcp_tasks_ext.sdk import server_extension, task_context  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
-from mcp_tasks_ext.server import Limits, TasksServer  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+from mcp_tasks_ext.sdk import server_extension, task_context  # noqa: E402
+from mcp_tasks_ext.server import Limits, TasksServer, ToolContext  # noqa: E402
 from mcp_tasks_ext.stores import InMemoryTaskStore, SQLiteTaskStore  # noqa: E402
 
 
+def _schema(**properties: Any) -> dict[str, Any]:
+    """An object schema with these properties."""
+    return {"type": "object", "properties": properties}
+
+
+def _first_answer(response: Any) -> str:
+    """The first value of an accepted elicitation's content (or the action)."""
+    if isinstance(response, dict) and response.get("action") == "accept":
+        content = response.get("content") or {}
+        if content:
+            return str(next(iter(content.values())))
+    return str(response.get("action") if isinstance(response, dict) else response)
+
+
+async def ask_user_name(
+    ctx: ToolContext, arguments: dict[str, Any]
+) -> dict[str, dict[str, Any]] | None:
+    """MRTR round 1 of ``test_tool_with_task``: ask the name before any task exists."""
+    if "user_name" in ctx.input_responses:
+        return None
+    request = {
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": "Your name?",
+            "requestedSchema": _schema(name={"type": "string"}),
+        },
+    }
+    return {"user_name": request}
+
+
 def build_app(db: str | None) -> MCPServer:
-    """The app: three task tools and one plain tool."""
+    """The app: six task tools and one plain tool."""
     store = InMemoryTaskStore() if db is None else SQLiteTaskStore(db)
     limits = Limits(poll_interval_ms=200, default_ttl_ms=600_000)
     tasks = server_extension(TasksServer("sdk-example-ext", store=store, limits=limits))
@@ -62,11 +98,41 @@ def build_app(db: str | None) -> MCPServer:
         """Ask for confirmation (the task is input_required meanwhile)."""
         ctx = task_context()
         assert ctx is not None
-        schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
-        answer = await ctx.elicit(f"Delete {filename}?", schema)
+        answer = await ctx.elicit(
+            f"Delete {filename}?", _schema(confirm={"type": "boolean"})
+        )
         if answer.get("action") == "accept":
             return f"deleted {filename}"
         return f"kept {filename} ({answer.get('action')})"
+
+    @tasks.task_tool()
+    @mcp.tool()
+    async def protocol_error_job() -> str:
+        """Fail with a JSON-RPC error (the task fails with it)."""
+        await asyncio.sleep(0.2)
+        raise MCPError(-32603, "internal failure")
+
+    @tasks.task_tool()
+    @mcp.tool()
+    async def multi_input() -> str:
+        """Ask two questions at once (both are in the task's input requests)."""
+        ctx = task_context()
+        assert ctx is not None
+        first, second = await asyncio.gather(
+            ctx.elicit("First value?", _schema(name={"type": "string"})),
+            ctx.elicit("Second value?", _schema(name={"type": "string"})),
+        )
+        return f"got {_first_answer(first)} and {_first_answer(second)}"
+
+    @tasks.task_tool(task_support="required", preflight=ask_user_name)
+    @mcp.tool()
+    async def test_tool_with_task() -> str:
+        """Greet the user whose name was asked (MRTR) before the task started."""
+        ctx = task_context()
+        assert ctx is not None
+        name = _first_answer(ctx.input_responses.get("user_name"))
+        await asyncio.sleep(0.2)
+        return f"Hello {name}!"
 
     return mcp
 

@@ -45,6 +45,8 @@ from .client_core import (
 )
 from .server import TasksServer
 from .server_core import (
+    JsonRpcError,
+    Preflight,
     RequestInfo,
     TaskSupport,
     Tool,
@@ -397,15 +399,18 @@ class _HostedTools:
         task_support: TaskSupport = "optional",
         description: str = "",
         immediate_response: str | None = None,
+        preflight: Preflight | None = None,
     ) -> None:
         """Let the SDK tool ``name`` run as a task (``"optional"``) or only as one
-        (``"required"``)."""
+        (``"required"``). ``preflight`` asks MRTR questions before the task exists
+        (see ``Tool``); the tool reads the answers in ``ctx.input_responses``."""
         self.server.add_tool(
             Tool(
                 name=name,
                 handler=self._run,
                 description=description,
                 task_support=task_support,
+                preflight=preflight,
                 immediate_response=immediate_response,
             )
         )
@@ -416,6 +421,7 @@ class _HostedTools:
         *,
         task_support: TaskSupport = "optional",
         immediate_response: str | None = None,
+        preflight: Preflight | None = None,
     ) -> Callable[[F], F]:
         """Decorator above ``@mcp.tool()``: the tool (named ``name`` or after the
         function) may run as a task, or must with ``task_support="required"``."""
@@ -426,6 +432,7 @@ class _HostedTools:
                 task_support=task_support,
                 description=(getattr(function, "__doc__", None) or "").strip(),
                 immediate_response=immediate_response,
+                preflight=preflight,
             )
             return function
 
@@ -515,7 +522,10 @@ class ServerSeam(_HostedTools):
         call = _SDK_CALL.get()
         if call is None:
             raise ToolError(f"tool {name!r} was not called through the MCPServer")
-        return _sdk_result(await call())
+        try:
+            return _sdk_result(await call())
+        except self._error_type as error:  # the tool raised a protocol error
+            raise JsonRpcError(error.code, error.message, error.data) from None
 
 
 def server_extension(server: TasksServer) -> Any:

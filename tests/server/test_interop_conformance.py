@@ -1,5 +1,8 @@
-"""The official conformance suite's ten ``tasks-*`` scenarios against ``examples/server_ext.py``.
+"""The official conformance suite's ten ``tasks-*`` scenarios against our servers.
 
+Two servers: ``examples/server_ext.py`` (standalone, this interpreter) and
+``examples/sdk_server_ext.py`` (an ``MCPServer`` app of ``mcp==2.3.0`` with
+``sdk.server_extension``, in the fastmcp peer virtualenv).
 ``@modelcontextprotocol/conformance@0.2.0-alpha.12`` runs with Node 22 from the peers
 folder. The scenarios run in parallel against one server (SQLite store); every check
 must pass except those the suite itself marks ``SKIPPED``.
@@ -9,27 +12,57 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support import peers
 from tests.support.peers import CONFORMANCE_TASK_SCENARIOS, require, run_conformance
+from tests.support.procs import ServerHandle, free_port, run_server
 
-from .conftest import example_server
+from .conftest import EXAMPLES, example_server
 
 ACCEPTED = {"SUCCESS", "SKIPPED", "INFO"}
 
 
-@pytest.fixture(scope="module")
+SERVERS = ("standalone", "sdk")
+"""``standalone``: ``examples/server_ext.py``; ``sdk``: ``examples/sdk_server_ext.py``."""
+
+
+@contextmanager
+def _server(kind: str, db: Path) -> Iterator[ServerHandle]:
+    if kind == "standalone":
+        with example_server("server_ext", "--db", str(db)) as handle:
+            yield handle
+        return
+    peers.require("fastmcp")
+    port = free_port()
+    cmd = [
+        str(peers.fastmcp_python()),
+        str(EXAMPLES / "sdk_server_ext.py"),
+        "--port",
+        str(port),
+        "--db",
+        str(db),
+    ]
+    with run_server(cmd, port, url_path="/mcp", timeout=60) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module", params=SERVERS)
 def conformance_results(
+    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[dict[str, list[dict[str, Any]]]]:
-    """Checks of every scenario, by scenario name (all scenarios run once, in parallel)."""
+    """Checks of every scenario, by scenario name (all scenarios run once per server,
+    in parallel)."""
     require("conformance")
-    work = tmp_path_factory.mktemp("conformance")
-    with example_server("server_ext", "--db", str(work / "tasks.sqlite3")) as server:
+    kind: str = request.param
+    work = tmp_path_factory.mktemp(f"conformance-{kind}")
+    with _server(kind, work / "tasks.sqlite3") as server:
 
         def run(scenario: str) -> tuple[str, list[dict[str, Any]]]:
             out = work / scenario
