@@ -1,10 +1,13 @@
 """The SDK seams of ``sdk.py`` with real SDK objects over streamable HTTP on 127.0.0.1.
 
-- Tasks extension on ``mcp==2.3.0`` (fastmcp peer virtualenv): ``examples/sdk_server_ext.py``
-  (an ``MCPServer`` app with ``server_extension``) serves ``mcp.client.Client`` with
-  ``client_extension`` (``tests/peers/sdk_seam_client.py``): a task that completes, a
-  plain tool, one that needs input, a failing one, a cancellation and a resume from the
-  store; and ``examples/sdk_client_ext.py`` killed with SIGKILL mid-wait, then resumed.
+- Tasks extension on ``mcp==2.3.0`` (fastmcp peer virtualenv): ``mcp.client.Client`` with
+  ``client_extension`` (``tests/peers/sdk_seam_client.py``) against three servers:
+  ``examples/sdk_server_ext.py`` (an ``MCPServer`` app with ``server_extension``),
+  ``examples/server_ext.py`` (the standalone server) and the fastmcp-tasks 4.1.4 peer
+  (``tests/peers/fastmcp_server.py``): a task that completes, a plain tool, one that
+  needs input, a failing one (tool error; JSON-RPC error where the server has such a
+  tool), a cancellation (the server reports ``cancelled``) and a resume from the store;
+  and ``examples/sdk_client_ext.py`` killed with SIGKILL mid-wait, then resumed.
 - 2025-11-25 on ``mcp==1.30.0``: ``examples/sdk_server_2025.py`` (a ``FastMCP`` app with
   ``fastmcp_tasks``) serves the mcp 1.30 and TypeScript SDK clients (complete, fail,
   input, cancel) and this package's own client resuming a task from a new connection.
@@ -27,7 +30,7 @@ import pytest
 from tests.support import peers
 from tests.support.procs import ServerHandle, free_port, run_server
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, example_server
 
 GENERATED = Path(__file__).resolve().parents[2] / "generated"
 
@@ -38,25 +41,44 @@ def _peer_env() -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def ext_app() -> Iterator[ServerHandle]:
-    """``examples/sdk_server_ext.py`` (MCPServer + server_extension), fastmcp peer venv."""
-    peers.require("fastmcp")
-    port = free_port()
-    cmd = [
-        str(peers.fastmcp_python()),
-        str(EXAMPLES / "sdk_server_ext.py"),
-        "--port",
-        str(port),
-        "--memory",
-    ]
-    with run_server(cmd, port, url_path="/mcp", timeout=60) as handle:
-        yield handle
+EXT_SERVERS = ("sdk_server_ext", "server_ext", "fastmcp")
+"""Tasks-extension servers the client extension is run against (see the module doc)."""
 
 
-def test_sdk_client_extension_against_sdk_server_extension(
-    ext_app: ServerHandle, tmp_path: Path
+@pytest.fixture(scope="module", params=EXT_SERVERS)
+def ext_app(request: pytest.FixtureRequest) -> Iterator[ServerHandle]:
+    """A Tasks-extension server: ``request.param`` is one of :data:`EXT_SERVERS`."""
+    peers.require("fastmcp")  # the client side runs in the fastmcp peer virtualenv
+    kind: str = request.param
+    if kind == "fastmcp":
+        with peers.fastmcp_server(timeout=60) as handle:
+            yield handle
+    elif kind == "server_ext":
+        with example_server("server_ext", "--memory") as handle:
+            yield handle
+    else:
+        port = free_port()
+        cmd = [
+            str(peers.fastmcp_python()),
+            str(EXAMPLES / "sdk_server_ext.py"),
+            "--port",
+            str(port),
+            "--memory",
+        ]
+        with run_server(cmd, port, url_path="/mcp", timeout=60) as handle:
+            yield handle
+
+
+def _kind(request: pytest.FixtureRequest) -> str:
+    """``fastmcp`` for the fastmcp-tasks peer, ``ours`` for the example servers."""
+    server: str = request.node.callspec.params["ext_app"]
+    return "fastmcp" if server == "fastmcp" else "ours"
+
+
+def test_sdk_client_extension_against_tasks_servers(
+    ext_app: ServerHandle, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    kind = _kind(request)
     script = Path(peers.PEER_PROGRAMS) / "sdk_seam_client.py"
     proc = subprocess.run(
         [
@@ -64,6 +86,7 @@ def test_sdk_client_extension_against_sdk_server_extension(
             str(script),
             ext_app.url,
             str(tmp_path / "ids.db"),
+            kind,
         ],
         capture_output=True,
         text=True,
@@ -72,21 +95,27 @@ def test_sdk_client_extension_against_sdk_server_extension(
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.splitlines()[-1])
-    assert report["completed"] == "computed a after 0.3s", report
-    assert report["greet"] == "Hello, b!", report
+    ours = kind == "ours"
+    assert report["completed"] == ("computed a after 0.3s" if ours else "a: done")
+    assert report["completed_is_error"] is False, report
     assert report["input"] == "deleted f.txt", report
     assert report["elicitations"] == ["Delete f.txt?"], report
     assert "input_required" in report["statuses"], report
     is_error, text = report["failed"]
-    assert is_error and "job failed: the input could not be processed" in text, report
+    failure = "job failed: the input could not be processed" if ours else "on purpose"
+    assert is_error and failure in text, report
     assert report["cancelled"] is True, report
+    assert report["cancelled_status"] == "cancelled", report
     assert report["pending"] is True, report
-    assert report["resumed"] == "computed  after 1.0s", report
+    assert report["resumed"] == ("computed r after 1.0s" if ours else "r: done")
     assert report["pending_after"] == [], report
+    if ours:
+        assert report["greet"] == "Hello, b!", report
+        assert report["protocol_error"] == [-32603, "internal failure"], report
 
 
 def test_sdk_client_killed_mid_wait_resumes_from_the_store(
-    ext_app: ServerHandle, tmp_path: Path
+    ext_app: ServerHandle, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     store = str(tmp_path / "ids.db")
     client = [str(peers.fastmcp_python()), str(EXAMPLES / "sdk_client_ext.py")]
@@ -104,6 +133,7 @@ def test_sdk_client_killed_mid_wait_resumes_from_the_store(
     finally:
         waiting.send_signal(signal.SIGKILL)
         waiting.wait(timeout=10)
+    assert waiting.returncode == -signal.SIGKILL
     resumed = subprocess.run(
         [*client, ext_app.url, "--resume", "--store", store],
         capture_output=True,
@@ -113,7 +143,8 @@ def test_sdk_client_killed_mid_wait_resumes_from_the_store(
     )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     result = json.loads(resumed.stdout)
-    assert result["content"][0]["text"] == "computed  after 1.5s", result
+    expected = "computed  after 1.5s" if _kind(request) == "ours" else "job: done"
+    assert result["content"][0]["text"] == expected, result
 
 
 @pytest.fixture(scope="module")
