@@ -164,6 +164,13 @@ def app_2025() -> Iterator[ServerHandle]:
 
 
 CASES_2025 = [
+    (
+        "slow_compute",
+        {"seconds": 0.3, "label": "a"},
+        {},
+        "completed",
+        "computed a after 0.3s",
+    ),
     ("confirm_delete", {"filename": "f.txt"}, {}, "completed", "deleted f.txt"),
     ("failing_job", {}, {}, "failed", "job failed: the input could not be processed"),
     ("slow_compute", {"seconds": 20}, {"cancel_after": 0.5}, "cancelled", ""),
@@ -183,8 +190,12 @@ def test_fastmcp_seam_serves_the_sdk_clients(app_2025: ServerHandle, peer: str) 
         assert report["text"] == text, report
         if tool == "confirm_delete":
             assert report["elicitations"] == ["Delete f.txt?"], report
+        if status == "completed":
+            assert report["is_error"] is False, report
+        if tool == "slow_compute" and status == "completed":
+            assert "computing a for 0.3s" in report["status_messages"], report
 
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=len(CASES_2025)) as pool:
         list(pool.map(one, CASES_2025))
 
 
