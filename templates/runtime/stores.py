@@ -39,6 +39,8 @@ __all__ = [
     "TaskRecord",
     "TaskStore",
     "TransitionStore",
+    "UsageStore",
+    "kept_bytes",
 ]
 
 from .protocol import TERMINAL_STATUSES
@@ -96,6 +98,16 @@ class TaskRecord:
         """Whether the TTL has elapsed at ``now``."""
         expires_at = self.expires_at
         return expires_at is not None and now >= expires_at
+
+
+def kept_bytes(record: TaskRecord) -> int:
+    """What a finished task keeps until its TTL: the JSON size of its result and error
+    (0 while it is unfinished)."""
+    if not record.is_terminal:
+        return 0
+    return len(
+        json.dumps([record.result, record.error], separators=(",", ":")).encode()
+    )
 
 
 class TaskStore(Protocol):
@@ -173,6 +185,15 @@ SignalHandler = Callable[[Signal], Awaitable[None]]
 
 
 @runtime_checkable
+class UsageStore(Protocol):
+    """A store that counts what each owner's finished tasks keep (``Limits``)."""
+
+    async def usage(self, owner: str | None) -> tuple[int, int]:
+        """How many finished tasks ``owner`` has, and their ``kept_bytes`` in total."""
+        ...
+
+
+@runtime_checkable
 class ReplicaStore(Protocol):
     """A store shared by several server processes (replicas).
 
@@ -208,15 +229,31 @@ class InMemoryTaskStore:
         self._tasks: dict[str, TaskRecord] = {}
         self._active: dict[str | None, set[str]] = {}
         self._owned: dict[str | None, list[tuple[int, str]]] = {}
+        self._kept: dict[str, int] = {}
+        self._usage: dict[str | None, list[int]] = {}
         self._seq = 0
 
     def _track(self, record: TaskRecord) -> None:
-        """Keep the per-owner set of unfinished task IDs in step with ``record``."""
+        """Keep the per-owner unfinished tasks and usage in step with ``record``."""
         active = self._active.setdefault(record.owner, set())
         if record.is_terminal:
             active.discard(record.task_id)
+            if record.task_id not in self._kept:
+                size = kept_bytes(record)
+                self._kept[record.task_id] = size
+                usage = self._usage.setdefault(record.owner, [0, 0])
+                usage[0] += 1
+                usage[1] += size
         else:
             active.add(record.task_id)
+
+    def _untrack(self, record: TaskRecord) -> None:
+        """Forget the usage of a deleted task."""
+        size = self._kept.pop(record.task_id, None)
+        usage = self._usage.get(record.owner)
+        if size is not None and usage is not None:
+            usage[0] -= 1
+            usage[1] -= size
 
     async def open(self) -> None:
         """Nothing to prepare."""
@@ -279,6 +316,7 @@ class InMemoryTaskStore:
             if record is None:
                 continue
             self._active.get(record.owner, set()).discard(task_id)
+            self._untrack(record)
             owned = self._owned.get(record.owner, [])
             index = bisect.bisect_left(owned, (record.seq, task_id))
             if index < len(owned) and owned[index][1] == task_id:
@@ -295,6 +333,11 @@ class InMemoryTaskStore:
     async def count_active(self, owner: str | None) -> int:
         """How many non-terminal tasks ``owner`` has."""
         return len(self._active.get(owner, ()))
+
+    async def usage(self, owner: str | None) -> tuple[int, int]:
+        """How many finished tasks ``owner`` has, and their ``kept_bytes`` in total."""
+        finished, kept = self._usage.get(owner, (0, 0))
+        return finished, kept
 
     async def expired(self, now: float) -> list[str]:
         """IDs of the tasks whose TTL has elapsed at ``now``."""
@@ -318,6 +361,11 @@ CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (owner, seq);
 CREATE INDEX IF NOT EXISTS tasks_active ON tasks (owner, status);
 CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at);
 """
+
+_USAGE_SCHEMA = """
+CREATE INDEX IF NOT EXISTS tasks_usage ON tasks (owner, status, kept);
+"""
+"""Run after the ``kept`` column exists (added to files made before it)."""
 
 _BODY_FIELDS = (
     "tool",
@@ -370,9 +418,10 @@ class SQLiteTaskStore:
 
     Every statement runs on a single worker thread that owns the connection. Writes
     commit before they return (WAL journal, ``synchronous=FULL`` by default), so a
-    task survives ``kill -9`` as soon as ``create`` returns. Recently used records
-    are kept in a small write-through cache so that polling does not hit the disk;
-    the cache assumes this process is the only writer of the file.
+    task survives ``kill -9`` as soon as ``create`` returns. Recently used unfinished
+    records are kept in a small write-through cache so that polling does not hit the
+    disk (finished ones, with their results, stay in the file only); the cache
+    assumes this process is the only writer of the file.
     """
 
     def __init__(
@@ -401,11 +450,21 @@ class SQLiteTaskStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             conn.executescript(_SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(tasks)")}
+            if "kept" not in columns:
+                conn.execute(
+                    "ALTER TABLE tasks ADD COLUMN kept INTEGER NOT NULL DEFAULT 0"
+                )
+            conn.executescript(_USAGE_SCHEMA)
             self._conn = conn
         return fn(conn)
 
     def _remember(self, record: TaskRecord) -> None:
-        """Put a record in the cache, evicting the least recently used."""
+        """Cache an unfinished record, evicting the least recently used (a finished
+        one is read from the file: its result must not stay in memory)."""
+        if record.is_terminal:
+            self._cache.pop(record.task_id, None)
+            return
         self._cache[record.task_id] = record
         self._cache.move_to_end(record.task_id)
         if len(self._cache) > self._cache_size:
@@ -439,14 +498,15 @@ class SQLiteTaskStore:
         def insert(conn: sqlite3.Connection) -> int:
             with conn:
                 cursor = conn.execute(
-                    "INSERT INTO tasks (task_id, owner, status, expires_at, body)"
-                    " VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO tasks (task_id, owner, status, expires_at, body, kept)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         record.task_id,
                         record.owner,
                         record.status,
                         record.expires_at,
                         _body(record),
+                        kept_bytes(record),
                     ),
                 )
             seq = cursor.lastrowid
@@ -484,10 +544,16 @@ class SQLiteTaskStore:
         def update(conn: sqlite3.Connection) -> int:
             with conn:
                 cursor = conn.execute(
-                    "UPDATE tasks SET status = ?, expires_at = ?, body = ?"
+                    "UPDATE tasks SET status = ?, expires_at = ?, body = ?, kept = ?"
                     " WHERE task_id = ?"
                     f" AND status NOT IN ({_TERMINAL_SQL})",
-                    (record.status, record.expires_at, _body(record), record.task_id),
+                    (
+                        record.status,
+                        record.expires_at,
+                        _body(record),
+                        kept_bytes(record),
+                        record.task_id,
+                    ),
                 )
             return cursor.rowcount
 
@@ -518,13 +584,14 @@ class SQLiteTaskStore:
             return False
         marks = ", ".join("?" for _ in statuses)
         sql = (
-            "UPDATE tasks SET status = ?, expires_at = ?, body = ?"
+            "UPDATE tasks SET status = ?, expires_at = ?, body = ?, kept = ?"
             f" WHERE task_id = ? AND status IN ({marks})"
         )
         values: list[Any] = [
             record.status,
             record.expires_at,
             _body(record),
+            kept_bytes(record),
             task_id,
             *statuses,
         ]
@@ -586,6 +653,19 @@ class SQLiteTaskStore:
             return int(row[0])
 
         return await self._run(count)
+
+    async def usage(self, owner: str | None) -> tuple[int, int]:
+        """How many finished tasks ``owner`` has, and their ``kept_bytes`` in total."""
+
+        def total(conn: sqlite3.Connection) -> tuple[int, int]:
+            row = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(kept), 0) FROM tasks WHERE owner IS ?"
+                f" AND status IN ({_TERMINAL_SQL})",
+                (owner,),
+            ).fetchone()
+            return int(row[0]), int(row[1])
+
+        return await self._run(total)
 
     async def expired(self, now: float) -> list[str]:
         """IDs of the tasks whose TTL has elapsed at ``now``."""
