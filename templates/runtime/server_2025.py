@@ -13,6 +13,7 @@ import asyncio
 import base64
 import binascii
 import importlib
+import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ from .server_core import (
     ToolContext,
     ToolError,
     http_headers,
+    json_integer,
     missing_capability,
     task_id_param,
 )
@@ -91,8 +93,8 @@ _MOUNTED_REQUESTS = {
 class _Channel:
     """Server-to-client requests of one task, waiting for a ``tasks/result`` stream."""
 
-    outstanding: dict[int, dict[str, Any]] = field(
-        default_factory=dict[int, dict[str, Any]]
+    outstanding: dict[str, dict[str, Any]] = field(
+        default_factory=dict[str, dict[str, Any]]
     )
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -149,6 +151,8 @@ class TasksServer(TaskServerCore):
         page_size: int = 50,
         task_mismatch_code: int = METHOD_NOT_FOUND,
         max_sessions: int = 10_000,
+        max_sessions_per_client: int = 64,
+        session_idle_s: float = 3_600.0,
     ) -> None:
         super().__init__(
             name,
@@ -167,6 +171,8 @@ class TasksServer(TaskServerCore):
         self.page_size = page_size
         self.task_mismatch_code = task_mismatch_code
         self.max_sessions = max_sessions
+        self.max_sessions_per_client = max_sessions_per_client
+        self.session_idle_s = session_idle_s
         self._channels: dict[str, _Channel] = {}
         self._task_sessions: dict[str, Session] = {}
 
@@ -190,6 +196,8 @@ class TasksServer(TaskServerCore):
     ) -> Call:
         call = super()._begin(method, params, request, emit)
         call.session = self.sessions.get(request.session_id or "")
+        if call.session is not None:
+            call.session.last_used = time.monotonic()
         return call
 
     def _revision_routes(self) -> dict[str, Route]:
@@ -247,9 +255,9 @@ class TasksServer(TaskServerCore):
         if not isinstance(task, dict):
             raise JsonRpcError(INVALID_PARAMS, "params.task must be an object")
         ttl = cast(dict[str, Any], task).get("ttl")
-        if ttl is not None and (not isinstance(ttl, (int, float)) or ttl < 0):
-            raise JsonRpcError(INVALID_PARAMS, "params.task.ttl must be a number >= 0")
-        return True, None if ttl is None else int(ttl)
+        if ttl is None:
+            return True, None
+        return True, json_integer(ttl, "params.task.ttl")
 
     def _created(self, record: TaskRecord, ctx: ToolContext) -> dict[str, Any]:
         if ctx.session is not None:
@@ -292,20 +300,26 @@ class TasksServer(TaskServerCore):
                 raise JsonRpcError(
                     INTERNAL_ERROR, f"No response stream to send {method} on"
                 )
-            return await self.request_on_stream(ctx.emit, method, params)
+            return await self.request_on_stream(
+                ctx.emit,
+                method,
+                params,
+                principal=ctx.principal,
+                session_id=ctx.session.id if ctx.session is not None else None,
+            )
         related = {
             **params.get("_meta", {}),
             META_RELATED_TASK: {"taskId": ctx.task_id},
         }
-        request_id, message, reply = self._new_request(
-            method, {**params, "_meta": related}
+        request_id, message, pending = self._new_request(
+            method, {**params, "_meta": related}, ctx.principal
         )
         channel = self._channels.setdefault(ctx.task_id, _Channel())
         channel.outstanding[request_id] = message
         try:
             if await self._update(ctx.task_id, status=INPUT_REQUIRED) is None:
                 raise asyncio.CancelledError  # the task already ended
-            result = await reply
+            result = await pending.reply
         finally:
             self._replies.pop(request_id, None)
             channel.outstanding.pop(request_id, None)
@@ -374,7 +388,7 @@ class TasksServer(TaskServerCore):
         """Block until the task is terminal, delivering its input requests; replay the outcome."""
         task_id = task_id_param(call.params)
         await self._lookup(task_id, call.principal)
-        sent: set[int] = set()
+        sent: set[str] = set()
         channel = self._channels.setdefault(task_id, _Channel())
         try:
             while True:
@@ -385,6 +399,9 @@ class TasksServer(TaskServerCore):
                 for request_id, message in list(channel.outstanding.items()):
                     if call.emit is not None and request_id not in sent:
                         sent.add(request_id)
+                        pending = self._replies.get(request_id)
+                        if pending is not None:  # only this session may answer it
+                            pending.sessions.add(call.request.session_id)
                         await call.emit(message)
                 if not self._started:
                     raise JsonRpcError(INTERNAL_ERROR, "Server is shutting down")
@@ -488,7 +505,9 @@ class TasksServer(TaskServerCore):
                 except mcp_error as error:
                     failure = {"code": error.error.code, "message": error.error.message}
                     reply = {"id": message["id"], "error": failure}
-                self._take_reply(reply)
+                pending = self._replies.get(message["id"])
+                if pending is not None:  # the SDK session it was sent on answered
+                    self._settle(pending, reply)
 
             async def emit(message: dict[str, Any]) -> None:
                 if "id" in message:  # a request: its reply arrives later

@@ -24,9 +24,9 @@ is handled here without code changes. Every task is bound to the principal from 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import logging
+import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, cast
 
+from . import models as _models
 from .models import ErrorCode
 from .protocol import (
     ACTIVE_STATUSES,
@@ -58,6 +59,7 @@ from .stores import (
     TaskRecord,
     TaskStore,
     TransitionStore,
+    UsageStore,
 )
 
 __all__: list[str] = [
@@ -136,6 +138,13 @@ class Limits:
     - ``poll_interval_ms`` is the polling hint put on every task (None: no hint);
     - ``max_active_tasks`` is the number of unfinished tasks one principal may have;
     - ``max_input_bytes`` bounds tool arguments and input responses (JSON size);
+    - ``max_result_bytes`` bounds one task's stored result (JSON size): a tool whose
+      result is larger fails its task;
+    - ``max_finished_tasks`` and ``max_stored_bytes`` bound what one principal keeps
+      in finished tasks until their TTL elapses (their number, and the JSON size of
+      their results and errors); a new task beyond either is refused. They are
+      enforced with stores that count usage (``stores.UsageStore``: the memory and
+      SQLite stores);
     - ``sweep_interval_s`` is how often expired tasks are purged;
     - ``lease_s`` is the worker lease on a store shared by several replicas (a
       ``ReplicaStore`` such as Redis): each replica renews the leases of the tasks it
@@ -151,6 +160,9 @@ class Limits:
     poll_interval_ms: int | None = 1_000
     max_active_tasks: int = 100
     max_input_bytes: int = 1_048_576
+    max_result_bytes: int = 4 * 1_048_576
+    max_finished_tasks: int = 1_000
+    max_stored_bytes: int = 64 * 1_048_576
     sweep_interval_s: float = 30.0
     lease_s: float = 15.0
     limit_error_code: int = LIMIT_EXCEEDED
@@ -168,12 +180,14 @@ class RequestInfo:
     ``headers`` has lower-case names (None when the transport has no headers);
     ``principal`` is used as the caller's identity when the server has no
     ``authenticate`` hook.
-    ``session_id`` names the session opened by ``initialize``.
+    ``session_id`` names the session opened by ``initialize``; ``client`` is the
+    caller's network address (host), when the transport knows it.
     """
 
     headers: Mapping[str, str] | None = None
     principal: str | None = None
     session_id: str | None = None
+    client: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -246,8 +260,85 @@ def rfc3339(timestamp: float) -> str:
 
 
 def json_size(value: Any) -> int:
-    """The size in bytes of ``value`` as compact JSON."""
-    return len(json.dumps(value, separators=(",", ":")).encode())
+    """The size in bytes of ``value`` as compact JSON.
+
+    Raises ``ValueError`` for what JSON cannot hold (a non-finite number, a lone
+    surrogate is fine: it is escaped) and ``RecursionError`` when nested too deep.
+    """
+    return len(json.dumps(value, separators=(",", ":"), allow_nan=False).encode())
+
+
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON; never ``NaN`` or ``Infinity`` (``ValueError``)."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+def valid_id(value: Any) -> bool:
+    """Whether ``value`` may be a JSON-RPC request id in MCP: a string or an integer."""
+    return isinstance(value, str) or (
+        isinstance(value, int) and not isinstance(value, bool)
+    )
+
+
+def envelope_error(message: dict[str, Any]) -> JsonRpcError | None:
+    """What makes ``message`` an invalid JSON-RPC 2.0 message for MCP, if anything.
+
+    A request has a string ``method`` and a string or integer ``id``; a notification
+    has a ``method`` and no ``id``; a response has an ``id`` and ``result`` or
+    ``error``. The error is answered with ``id: null``.
+    """
+    if message.get("jsonrpc") != "2.0":
+        return JsonRpcError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return JsonRpcError(
+                INVALID_REQUEST, "Invalid Request: method must be a string"
+            )
+        if "id" in message and not valid_id(message["id"]):
+            return JsonRpcError(
+                INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
+            )
+        return None
+    if "id" not in message or ("result" in message) == ("error" in message):
+        return JsonRpcError(
+            INVALID_REQUEST,
+            "Invalid Request: a message needs a method (request, notification) or an"
+            " id with a result or an error (response)",
+        )
+    if not valid_id(message["id"]) and not (
+        message["id"] is None and "error" in message
+    ):
+        return JsonRpcError(
+            INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
+        )
+    return None
+
+
+def json_integer(
+    value: Any, what: str, *, minimum: int = 0, maximum: int = 2**53 - 1
+) -> int:
+    """A JSON number that must be a whole number in ``[minimum, maximum]``.
+
+    ``true``/``false`` are not numbers; a float must be finite and integral.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise JsonRpcError(INVALID_PARAMS, f"{what} must be a number")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise JsonRpcError(INVALID_PARAMS, f"{what} must be a finite whole number")
+    if not minimum <= value <= maximum:
+        raise JsonRpcError(
+            INVALID_PARAMS, f"{what} must be between {minimum} and {maximum}"
+        )
+    return int(value)
+
+
+def is_text(value: str) -> bool:
+    """Whether ``value`` is valid Unicode text (no lone surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def text_result(text: str, *, is_error: bool = False) -> dict[str, Any]:
@@ -275,7 +366,7 @@ def request_params(message: dict[str, Any]) -> dict[str, Any]:
 def task_id_param(params: dict[str, Any]) -> str:
     """``params.taskId``, checked."""
     task_id = params.get("taskId")
-    if not isinstance(task_id, str) or not task_id:
+    if not isinstance(task_id, str) or not task_id or not is_text(task_id):
         raise JsonRpcError(INVALID_PARAMS, "params.taskId must be a non-empty string")
     return task_id
 
@@ -291,6 +382,143 @@ INPUT_CAPABILITIES = {
     "roots/list": "roots",
 }
 """The client capability each server-to-client input request needs."""
+
+INPUT_RESULTS = {
+    "elicitation/create": "ElicitResult",
+    "sampling/createMessage": "CreateMessageResult",
+    "roots/list": "ListRootsResult",
+}
+"""The generated model of the client's answer to each input request (if the schema
+has it)."""
+
+_FORM_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+}
+"""Python types of the primitive JSON types an elicitation form may ask for."""
+
+
+def _short(error: Exception) -> str:
+    """An exception's message on one line, at most 300 characters."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def check_answer(method: str, params: Mapping[str, Any], answer: Any) -> dict[str, Any]:
+    """The client's ``answer`` to the input request ``method(params)``, checked.
+
+    It must validate against the generated result model (``ElicitResult``, ...), and
+    an accepted form elicitation's ``content`` must match the ``requestedSchema``:
+    required fields present, each field of the primitive type (string, number,
+    integer, boolean, or a list of strings) and value (``enum``, ``oneOf`` consts,
+    bounds) asked for. Raises ``JsonRpcError`` (``-32602``) saying what is wrong.
+    """
+    what = f"The client's answer to {method}"
+    if not isinstance(answer, dict):
+        raise JsonRpcError(INVALID_PARAMS, f"{what} must be an object")
+    checked = cast(dict[str, Any], answer)
+    model: Any = getattr(_models, INPUT_RESULTS.get(method, ""), None)
+    if model is not None:
+        try:
+            model.model_validate(checked)
+        except ValueError as error:
+            raise JsonRpcError(
+                INVALID_PARAMS, f"{what} is invalid: {_short(error)}"
+            ) from None
+    schema = params.get("requestedSchema")
+    if (
+        method == "elicitation/create"
+        and checked.get("action") == "accept"
+        and isinstance(schema, dict)
+    ):
+        _check_form(what, cast(dict[str, Any], schema), checked.get("content"))
+    return checked
+
+
+def _check_form(what: str, schema: dict[str, Any], content: Any) -> None:
+    """Check an accepted elicitation's ``content`` against its ``requestedSchema``."""
+    if content is None:
+        content = {}
+    if not isinstance(content, dict):
+        raise JsonRpcError(INVALID_PARAMS, f"{what}: content must be an object")
+    values = cast(dict[str, Any], content)
+    raw_properties = schema.get("properties")
+    properties = (
+        cast(dict[str, Any], raw_properties) if isinstance(raw_properties, dict) else {}
+    )
+    required = schema.get("required")
+    for name in cast("list[object]", required) if isinstance(required, list) else []:
+        if name not in values:
+            raise JsonRpcError(
+                INVALID_PARAMS, f"{what}: required field {name!r} is missing"
+            )
+    for name, value in values.items():
+        spec = properties.get(name)
+        if isinstance(spec, dict):
+            problem = _form_value_problem(cast(dict[str, Any], spec), value)
+            if problem is not None:
+                raise JsonRpcError(INVALID_PARAMS, f"{what}: field {name!r} {problem}")
+
+
+def _allowed_values(spec: Mapping[str, Any]) -> list[Any] | None:
+    """The values an ``enum`` or a ``oneOf``/``anyOf`` of consts allows (None: any)."""
+    enum = spec.get("enum")
+    if isinstance(enum, list):
+        return list(cast("list[object]", enum))
+    for key in ("oneOf", "anyOf"):
+        options = spec.get(key)
+        if isinstance(options, list):
+            return [
+                cast(dict[str, Any], option).get("const")
+                for option in cast("list[object]", options)
+                if isinstance(option, dict)
+            ]
+    return None
+
+
+def _form_value_problem(spec: dict[str, Any], value: object) -> str | None:
+    """What is wrong with one form value, or None."""
+    kind = spec.get("type")
+    if kind == "array":
+        if not isinstance(value, list) or not all(
+            isinstance(item, str) for item in cast("list[object]", value)
+        ):
+            return "must be a list of strings"
+        items = spec.get("items")
+        allowed = (
+            _allowed_values(cast(dict[str, Any], items))
+            if isinstance(items, dict)
+            else None
+        )
+        chosen = cast("list[object]", value)
+        if allowed is not None and any(item not in allowed for item in chosen):
+            return "has a value that is not one of the choices"
+        return None
+    types = _FORM_TYPES.get(kind) if isinstance(kind, str) else None
+    if types is None:
+        return None  # a type the spec does not allow in forms: not checked here
+    if not isinstance(value, types) or (kind != "boolean" and isinstance(value, bool)):
+        return f"must be a {kind}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "must be a finite number"
+    allowed = _allowed_values(spec)
+    if allowed is not None and value not in allowed:
+        return "is not one of the choices"
+    if isinstance(value, str):
+        low_key, high_key, measure = "minLength", "maxLength", float(len(value))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        low_key, high_key, measure = "minimum", "maximum", float(value)
+    else:
+        return None
+    low, high = spec.get(low_key), spec.get(high_key)
+    if isinstance(low, (int, float)) and measure < low:
+        return f"is below {low_key} {low}"
+    if isinstance(high, (int, float)) and measure > high:
+        return f"is above {high_key} {high}"
+    return None
+
 
 TASK_REQUESTS = frozenset(
     name
@@ -360,8 +588,12 @@ class Session:
     open GET streams.
     """
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, owner: str | None = None) -> None:
         self.id = session_id
+        self.owner = owner
+        """Whom the session counts against (principal or client address)."""
+        self.last_used = time.monotonic()
+        """When a request last named the session (``time.monotonic``)."""
         self.client_capabilities: dict[str, Any] = {}
         self._streams: set[asyncio.Queue[dict[str, Any] | None]] = set()
 
@@ -380,11 +612,31 @@ class Session:
         """Forget a stream the client closed."""
         self._streams.discard(stream)
 
+    @property
+    def streaming(self) -> bool:
+        """Whether the client has a stream open on the session."""
+        return bool(self._streams)
+
     def close(self) -> None:
         """End every open stream."""
         for stream in self._streams:
             stream.put_nowait(None)
         self._streams.clear()
+
+
+@dataclass(slots=True, eq=False)
+class PendingRequest:
+    """A server-to-client request waiting for its reply.
+
+    Only a reply from ``principal`` through one of ``sessions`` (the sessions the
+    request was sent on; None stands for a caller without a session) settles it.
+    """
+
+    method: str
+    params: dict[str, Any]
+    principal: str | None
+    reply: asyncio.Future[dict[str, Any]]
+    sessions: set[str | None] = field(default_factory=set[Optional[str]])
 
 
 class ToolContext:
@@ -495,7 +747,11 @@ class TaskServerCore:
 
     uses_sessions: ClassVar[bool] = False
     max_sessions = 10_000
-    """How many sessions may be open at once (the oldest is closed beyond it)."""
+    """How many sessions may be open at once; beyond it ``initialize`` is refused."""
+    max_sessions_per_client = 64
+    """How many sessions one principal (or, anonymous, one client address) may have."""
+    session_idle_s = 3_600.0
+    """Sessions unused this long (and with no open stream) are closed to make room."""
 
     def __init__(
         self,
@@ -533,8 +789,8 @@ class TaskServerCore:
         self.custom_handlers: dict[str, CustomHandler] = {}
         """Handlers of methods the runtime has no role for, by method name."""
         self._contexts: dict[str, ToolContext] = {}
-        self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._request_ids = itertools.count(1)
+        self._replies: dict[str, PendingRequest] = {}
+        self._session_owners: dict[str, set[str]] = {}
         self._routes: dict[str, Route] = {
             "ping": self._ping,
             "tools/list": self._tools_list,
@@ -547,20 +803,74 @@ class TaskServerCore:
 
     # -- sessions (revisions with ``initialize``) ------------------------------
 
-    def open_session(self) -> Session:
-        """Start a session for an ``initialize`` request (oldest dropped beyond the cap)."""
-        while len(self.sessions) >= self.max_sessions:
-            oldest = next(iter(self.sessions))
-            self.close_session(oldest)
-        session = Session(secrets.token_hex(16))
+    def open_session(self, owner: str | None = None) -> Session:
+        """Start a session for an ``initialize`` request, counted against ``owner``.
+
+        An owner may have ``max_sessions_per_client`` sessions and the server
+        ``max_sessions``; beyond either, sessions idle for ``session_idle_s`` are
+        closed, and if none is, the new session is refused (``JsonRpcError`` with
+        ``limits.limit_error_code``). A busy session is never closed for another.
+        """
+        if owner is not None:
+            owned = self._session_owners.get(owner, set())
+            if len(owned) >= self.max_sessions_per_client:
+                self._close_idle(list(owned))
+            if len(owned) >= self.max_sessions_per_client:
+                raise JsonRpcError(
+                    self.limits.limit_error_code,
+                    f"Too many open sessions for this client: {len(owned)} (limit"
+                    f" {self.max_sessions_per_client}); end unused sessions with"
+                    " HTTP DELETE",
+                )
+        if len(self.sessions) >= self.max_sessions:
+            self._close_idle(list(self.sessions))
+        if len(self.sessions) >= self.max_sessions:
+            raise JsonRpcError(
+                self.limits.limit_error_code,
+                f"Too many open sessions on this server (limit {self.max_sessions});"
+                " try again later",
+            )
+        session = Session(secrets.token_hex(16), owner)
         self.sessions[session.id] = session
+        if owner is not None:
+            self._session_owners.setdefault(owner, set()).add(session.id)
         return session
+
+    def open_session_for(self, request: RequestInfo) -> Session:
+        """``open_session`` for the caller of ``request``: its principal, or its client
+        address when it has none. Raises ``JsonRpcError`` when authentication or the
+        session limits refuse it."""
+        principal = self._principal(request)
+        owner = (
+            f"principal:{principal}"
+            if principal is not None
+            else f"address:{request.client or '?'}"
+        )
+        return self.open_session(owner)
+
+    def _close_idle(self, session_ids: list[str]) -> None:
+        """Close the sessions among ``session_ids`` unused for ``session_idle_s``."""
+        horizon = time.monotonic() - self.session_idle_s
+        for session_id in session_ids:
+            session = self.sessions.get(session_id)
+            if (
+                session is not None
+                and session.last_used < horizon
+                and not session.streaming
+            ):
+                self.close_session(session_id)
 
     def close_session(self, session_id: str) -> None:
         """End a session and its streams (its tasks live on)."""
         session = self.sessions.pop(session_id, None)
         if session is not None:
             session.close()
+            if session.owner is not None:
+                owned = self._session_owners.get(session.owner)
+                if owned is not None:
+                    owned.discard(session_id)
+                    if not owned:
+                        del self._session_owners[session.owner]
 
     async def handle(
         self,
@@ -574,17 +884,26 @@ class TaskServerCore:
         responses to our requests. ``emit`` sends messages on the request's own
         response stream (input requests, progress, subscriptions).
         """
+        invalid = envelope_error(message)
+        if invalid is not None:
+            return {"jsonrpc": "2.0", "id": None, "error": invalid.to_wire()}
         if "method" not in message:
-            self._take_reply(message)
+            self._take_reply(message, request or RequestInfo())
             return None
         if "id" not in message:
             return None  # notifications (initialized, cancelled, ...) need no reply
         request_id = message.get("id")
         try:
-            method = message.get("method")
-            if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
-                raise JsonRpcError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request")
+            method = cast(str, message["method"])
             params = request_params(message)
+            try:
+                json_size(params)
+            except (ValueError, RecursionError):
+                raise JsonRpcError(
+                    INVALID_PARAMS,
+                    "params must be plain JSON (no NaN or Infinity, not nested too"
+                    " deep)",
+                ) from None
             call = self._begin(method, params, request or RequestInfo(), emit)
             call.request_id = request_id
             if method in TASK_REQUESTS:
@@ -1033,6 +1352,7 @@ class TaskServerCore:
                 result = tool_result(await tool.handler(ctx, arguments))
             except ToolError as error:
                 result = text_result(str(error), is_error=True)
+            self._check_result(tool, result, stored=False)
             return self._complete(result)
         record = await self._new_task(tool, call.principal, ttl)
         ctx.task_id = record.task_id
@@ -1066,6 +1386,11 @@ class TaskServerCore:
                 await self._finish(task_id, FAILED, error=internal)
                 return
             result = self._complete(result)
+            try:
+                self._check_result(ctx.tool, result, stored=True)
+            except JsonRpcError as error:
+                await self._finish(task_id, FAILED, error=error)
+                return
             if not self._failed_result(result):
                 await self._finish(task_id, COMPLETED, result=result)
                 return
@@ -1147,11 +1472,39 @@ class TaskServerCore:
 
     # -- server-to-client requests -----------------------------------------------
 
-    def _take_reply(self, message: dict[str, Any]) -> None:
-        """Deliver the client's response to the request that awaits it."""
+    def _take_reply(self, message: dict[str, Any], request: RequestInfo) -> bool:
+        """Deliver the client's response to the request that awaits it.
+
+        Only the principal the request was sent to, through a session it was sent on,
+        may answer it; any other reply is ignored (and audited) without touching the
+        waiting request. Returns whether the reply was taken.
+        """
         request_id = message.get("id")
-        future = self._replies.get(request_id) if isinstance(request_id, int) else None
-        if future is None or future.done():
+        pending = self._replies.get(request_id) if isinstance(request_id, str) else None
+        if pending is None or pending.reply.done():
+            return False
+        try:
+            principal = self._principal(request)
+        except JsonRpcError:
+            principal = None
+            allowed = False
+        else:
+            allowed = principal == pending.principal
+        if not allowed or request.session_id not in pending.sessions:
+            self._emit_audit(
+                "reply_rejected",
+                None,
+                principal,
+                f"a reply to {pending.method} from another session or principal",
+            )
+            return False
+        self._settle(pending, message)
+        return True
+
+    def _settle(self, pending: PendingRequest, message: dict[str, Any]) -> None:
+        """Resolve a pending request with the client's reply (checked by the caller)."""
+        future = pending.reply
+        if future.done():
             return
         raw_error = message.get("error")
         if isinstance(raw_error, dict):
@@ -1164,31 +1517,51 @@ class TaskServerCore:
                 )
             )
         else:
-            result = message.get("result")
-            future.set_result(
-                cast(dict[str, Any], result) if isinstance(result, dict) else {}
-            )
+            try:
+                future.set_result(
+                    check_answer(pending.method, pending.params, message.get("result"))
+                )
+            except JsonRpcError as error:
+                future.set_exception(error)
 
     def _new_request(
-        self, method: str, params: dict[str, Any]
-    ) -> tuple[int, dict[str, Any], asyncio.Future[dict[str, Any]]]:
-        """A new server-to-client request and the future of its reply."""
-        request_id = next(self._request_ids)
+        self, method: str, params: dict[str, Any], principal: str | None
+    ) -> tuple[str, dict[str, Any], PendingRequest]:
+        """A new server-to-client request to ``principal`` and its pending reply.
+
+        Its id is random (not guessable), so only the client it is sent to knows it.
+        """
+        request_id = secrets.token_urlsafe(18)
+        while request_id in self._replies:
+            request_id = secrets.token_urlsafe(18)
         reply: asyncio.Future[dict[str, Any]] = (
             asyncio.get_running_loop().create_future()
         )
-        self._replies[request_id] = reply
+        pending = PendingRequest(
+            method=method, params=params, principal=principal, reply=reply
+        )
+        self._replies[request_id] = pending
         message = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        return request_id, {**message, "params": params}, reply
+        return request_id, {**message, "params": params}, pending
 
     async def request_on_stream(
-        self, emit: Emit, method: str, params: dict[str, Any]
+        self,
+        emit: Emit,
+        method: str,
+        params: dict[str, Any],
+        *,
+        principal: str | None = None,
+        session_id: str | None = None,
     ) -> dict[str, Any]:
-        """Send a request on a response stream and wait for the reply."""
-        request_id, message, reply = self._new_request(method, params)
+        """Send a request on a response stream and wait for the (checked) reply.
+
+        Only ``principal`` answering through session ``session_id`` settles it.
+        """
+        request_id, message, pending = self._new_request(method, params, principal)
+        pending.sessions.add(session_id)
         try:
             await emit(message)
-            return await reply
+            return await pending.reply
         finally:
             self._replies.pop(request_id, None)
 
@@ -1262,6 +1635,26 @@ class TaskServerCore:
         self._check_size("params.arguments", arguments)
         return tool, cast(dict[str, Any], arguments)
 
+    def _check_result(
+        self, tool: Tool, result: dict[str, Any], *, stored: bool
+    ) -> None:
+        """Refuse a tool result that is not plain JSON, or (``stored``) is larger than
+        ``limits.max_result_bytes``."""
+        try:
+            size = json_size(result)
+        except (ValueError, RecursionError, TypeError) as error:
+            raise JsonRpcError(
+                INTERNAL_ERROR,
+                f"Tool {tool.name!r} returned a result that is not plain JSON:"
+                f" {_short(error)}",
+            ) from None
+        if stored and size > self.limits.max_result_bytes:
+            raise JsonRpcError(
+                INTERNAL_ERROR,
+                f"Tool {tool.name!r} returned a result too large to keep: {size}"
+                f" bytes (limit {self.limits.max_result_bytes})",
+            )
+
     def _ttl(self, requested: int | None) -> int | None:
         """The TTL a new task gets: the request clamped to the maximum, or the default."""
         ttl = requested if requested is not None else self.limits.default_ttl_ms
@@ -1272,6 +1665,8 @@ class TaskServerCore:
 
     async def _lookup(self, task_id: str, principal: str | None) -> TaskRecord:
         """The caller's task, or the not-found error (unknown, expired or foreign)."""
+        if not is_text(task_id):  # no store could hold it (lone surrogates)
+            raise _not_found()
         record = await self.store.get(task_id)
         if record is None or record.owner != principal:
             self._emit_audit("lookup_failed", task_id, principal)
@@ -1292,9 +1687,25 @@ class TaskServerCore:
                 f" {self.limits.max_active_tasks} per principal); wait for some to"
                 " finish or cancel them",
             )
+        store = self.store
+        if isinstance(store, UsageStore):
+            finished, kept = await store.usage(principal)
+            if finished >= self.limits.max_finished_tasks:
+                raise JsonRpcError(
+                    self.limits.limit_error_code,
+                    f"Too many finished tasks kept: {finished} (limit"
+                    f" {self.limits.max_finished_tasks} per principal); they are"
+                    " deleted when their TTL elapses",
+                )
+            if kept >= self.limits.max_stored_bytes:
+                raise JsonRpcError(
+                    self.limits.limit_error_code,
+                    f"Finished tasks keep too much: {kept} bytes of results (limit"
+                    f" {self.limits.max_stored_bytes} bytes per principal); they are"
+                    " deleted when their TTL elapses",
+                )
         now = time.time()
         task_id = new_task_id()
-        store = self.store
         if isinstance(store, ReplicaStore):
             # leased before it exists, so no replica ever sees it without a lease
             await store.hold_leases([task_id], self.replica_id, self._lease_ms)

@@ -59,6 +59,7 @@ from .server_core import (
     Tool,
     ToolContext,
     ToolError,
+    check_answer,
     http_headers,
     missing_capability,
     task_id_param,
@@ -432,8 +433,25 @@ class TasksServer(TaskServerCore):
         def answer(record: TaskRecord) -> dict[str, Any] | None:
             answered.clear()
             for key, value in cast(dict[str, Any], responses).items():
-                if key in record.input_requests and isinstance(value, dict):
-                    answered[key] = cast(dict[str, Any], value)
+                asked: Any = record.input_requests.get(key)
+                if not isinstance(asked, dict):
+                    continue  # unknown, answered or superseded: ignored
+                request = cast(dict[str, Any], asked)
+                params: Any = request.get("params")
+                try:
+                    answered[key] = check_answer(
+                        str(request.get("method")),
+                        (
+                            cast(dict[str, Any], params)
+                            if isinstance(params, dict)
+                            else {}
+                        ),
+                        value,
+                    )
+                except JsonRpcError as error:  # nothing is stored; the key stays open
+                    raise JsonRpcError(
+                        INVALID_PARAMS, f"inputResponses[{key!r}]: {error.message}"
+                    ) from None
             if not answered:
                 return None
             remaining = {
