@@ -21,16 +21,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, cast
 
 from .server_core import (
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
     JsonRpcError,
     RequestInfo,
 )
 from .server_core import TaskServerCore as TasksServer
+from .server_core import (
+    envelope_error,
+    json_text,
+)
 
 __all__ = ["create_app", "serve"]
 
@@ -40,7 +47,34 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+_log = logging.getLogger(__name__)
+
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+MAX_JSON_DEPTH = 200
+"""How deeply a request body's arrays and objects may nest (deeper: -32700)."""
+
+_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKETS = re.compile(rb"[\[\]{}]")
+
+
+def json_depth_exceeds(body: bytes, limit: int) -> bool:
+    """Whether the JSON text ``body`` nests arrays and objects deeper than ``limit``.
+
+    Counted without recursion (strings removed first), so any depth is safe to check
+    before ``json.loads``, which would fail with ``RecursionError``.
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    depth = 0
+    for match in _BRACKETS.finditer(_STRINGS.sub(b"", body)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
 
 
 def _origin_host(origin: str) -> str:
@@ -70,9 +104,7 @@ class _Exchange:
 
     async def json(self, status: int, body: dict[str, Any] | None) -> None:
         """Send a complete JSON response (or an empty one when ``body`` is None)."""
-        payload = (
-            b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
-        )
+        payload = b"" if body is None else _encode(body).encode()
         headers = [(b"content-type", b"application/json"), *self._extra_headers]
         await self._send(
             {"type": "http.response.start", "status": status, "headers": headers}
@@ -95,7 +127,7 @@ class _Exchange:
     async def event(self, message: dict[str, Any]) -> None:
         """Send one SSE event, starting the stream on first use."""
         await self.start_stream()
-        data = json.dumps(message, separators=(",", ":"))
+        data = _encode(message)
         await self._send(
             {
                 "type": "http.response.body",
@@ -107,6 +139,33 @@ class _Exchange:
     async def end(self) -> None:
         """Close an SSE stream."""
         await self._send({"type": "http.response.body", "body": b""})
+
+
+def _encode(message: dict[str, Any]) -> str:
+    """A message as JSON text; one that JSON cannot hold (NaN, a cycle, too deep)
+    becomes an internal error response with the same id."""
+    try:
+        return json_text(message)
+    except (ValueError, TypeError, RecursionError) as error:
+        _log.error("dropped a message that is not plain JSON: %s", error)
+        request_id = message.get("id")
+        return json_text(
+            _error(
+                INTERNAL_ERROR,
+                "Internal error: the response was not plain JSON",
+                request_id if isinstance(request_id, (str, int)) else None,
+            )
+        )
+
+
+def _parse(body: bytes) -> Any:
+    """The JSON value of a request body; ``ValueError`` when it is not JSON."""
+    if json_depth_exceeds(body, MAX_JSON_DEPTH):
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 async def _until_disconnect(receive: Receive) -> None:
@@ -167,8 +226,10 @@ def create_app(
             await exchange.json(403, _error(INVALID_REQUEST, "Origin not allowed"))
             return
         method = scope["method"]
+        client = scope.get("client")
+        address = str(client[0]) if client else None
         if method == "POST":
-            await _post(server, headers, receive, send, max_body_bytes)
+            await _post(server, headers, receive, send, max_body_bytes, address)
         elif method == "GET" and server.uses_sessions:
             await _get(server, headers, receive, send)
         elif method == "DELETE" and server.uses_sessions:
@@ -207,6 +268,7 @@ async def _post(
     receive: Receive,
     send: Send,
     max_body_bytes: int,
+    address: str | None = None,
 ) -> None:
     """Handle one POSTed JSON-RPC message."""
     exchange = _Exchange(send, [])
@@ -218,9 +280,11 @@ async def _post(
         )
         return
     try:
-        message = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        await exchange.json(400, _error(PARSE_ERROR, "Parse error: body is not JSON"))
+        message = _parse(body)
+    except ValueError as error:  # UnicodeDecodeError included
+        await exchange.json(
+            400, _error(PARSE_ERROR, f"Parse error: body is not JSON ({error})")
+        )
         return
     if not isinstance(message, dict):
         await exchange.json(
@@ -228,12 +292,30 @@ async def _post(
         )
         return
     message = cast(dict[str, Any], message)
+    invalid = envelope_error(message)
+    if invalid is not None:
+        await exchange.json(400, _error(invalid.code, invalid.message))
+        return
     session_id = headers.get("mcp-session-id")
     opened = None
     if not server.uses_sessions:
         session_id = None
     elif message.get("method") == "initialize" and session_id is None:
-        opened = server.open_session()
+        try:
+            opened = server.open_session_for(
+                RequestInfo(headers=headers, client=address)
+            )
+        except JsonRpcError as error:
+            refused = {
+                "jsonrpc": "2.0",
+                "id": message.get("id"),
+                "error": error.to_wire(),
+            }
+            limited = error.code == server.limits.limit_error_code
+            await exchange.json(
+                429 if limited else server.http_status(error.code), refused
+            )
+            return
         session_id = opened.id
         exchange = _Exchange(send, [(b"mcp-session-id", session_id.encode())])
     elif session_id is None:
@@ -246,8 +328,8 @@ async def _post(
         return
     else:
         exchange = _Exchange(send, [(b"mcp-session-id", session_id.encode())])
-    info = RequestInfo(headers=headers, session_id=session_id)
-    if "id" not in message or "method" not in message:
+    info = RequestInfo(headers=headers, session_id=session_id, client=address)
+    if "id" not in message or "method" not in message:  # notification or response
         await server.handle(message, info)
         await exchange.json(202, None)
         return
