@@ -4,8 +4,12 @@ Side by side, on this machine:
 
 - ``tasks/get`` requests per second over streamable HTTP (one keep-alive client,
   concurrency 1 and 8, load generator in this process) for our server with the memory
-  store and with the SQLite store, the ``fastmcp[tasks]==4.1.4`` server (in-memory
-  Docket) and the ``mcp==1.30.0`` server (its in-memory task store);
+  store and with the SQLite store, the same tasks hosted in the official SDKs through
+  ``sdk.py`` (``examples/sdk_server_ext.py``: an ``MCPServer`` of ``mcp==2.3.0`` with
+  ``server_extension``, memory and SQLite store; ``examples/sdk_server_2025.py``: a
+  ``FastMCP`` app of ``mcp==1.30.0`` with ``fastmcp_tasks``, memory store), the
+  ``fastmcp[tasks]==4.1.4`` server (in-memory Docket) and the ``mcp==1.30.0`` server
+  (its in-memory task store);
 - ``tasks/get`` per second in process (``TasksServer.handle``, no transport) for ours;
 - resident memory per stored task: every server creates ``--tasks`` finished tasks
   through real ``tools/call`` requests over HTTP and the growth of its RSS is divided
@@ -14,8 +18,10 @@ Side by side, on this machine:
 
 Run from the repository root (peers from ``.ci/peers.sh``; missing ones are skipped)::
 
-    .venv/bin/python benchmarks/server_throughput.py [--seconds 5] [--tasks 2000]
+    .venv/bin/python benchmarks/server_throughput.py [--seconds 5] [--tasks 900]
 
+``--quick`` (1 s load runs, 300 tasks over HTTP, 5,000 in process) takes about two
+minutes; ``--only NAME`` (repeatable) measures the targets whose name contains NAME.
 The figures are printed as a table and as JSON (``--json``).
 """
 
@@ -271,6 +277,46 @@ TARGETS = [
         ExtDialect,
     ),
     Target(
+        "ours in MCPServer, mcp 2.3.0 (memory store)",
+        lambda port, tmp: [
+            str(peers.fastmcp_python()),
+            str(ROOT / "examples/sdk_server_ext.py"),
+            "--port",
+            str(port),
+            "--memory",
+        ],
+        "/mcp",
+        ExtDialect,
+        "fastmcp",
+    ),
+    Target(
+        "ours in MCPServer, mcp 2.3.0 (SQLite store)",
+        lambda port, tmp: [
+            str(peers.fastmcp_python()),
+            str(ROOT / "examples/sdk_server_ext.py"),
+            "--port",
+            str(port),
+            "--db",
+            str(tmp / "bench.sqlite3"),
+        ],
+        "/mcp",
+        ExtDialect,
+        "fastmcp",
+    ),
+    Target(
+        "ours in FastMCP, mcp 1.30.0, 2025-11-25 (memory store)",
+        lambda port, tmp: [
+            str(peers.mcp1_python()),
+            str(ROOT / "examples/sdk_server_2025.py"),
+            "--port",
+            str(port),
+            "--memory",
+        ],
+        "/mcp",
+        Dialect2025,
+        "mcp1",
+    ),
+    Target(
         "fastmcp[tasks] 4.1.4",
         lambda port, tmp: [
             str(peers.fastmcp_python()),
@@ -470,7 +516,10 @@ def main() -> None:
         "--seconds", type=float, default=5.0, help="duration of each load run"
     )
     parser.add_argument(
-        "--tasks", type=int, default=2000, help="tasks created over HTTP for RSS"
+        "--tasks",
+        type=int,
+        default=900,
+        help="tasks created over HTTP for RSS (below Limits.max_finished_tasks, 1,000)",
     )
     parser.add_argument(
         "--rss-tasks",
@@ -485,9 +534,16 @@ def main() -> None:
         "--only", action="append", help="measure only targets whose name contains this"
     )
     parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="short runs: --seconds 1 --tasks 300 --rss-tasks 5000 (about two minutes)",
+    )
+    parser.add_argument(
         "--child-rss", choices=["memory", "sqlite"], help=argparse.SUPPRESS
     )
     options = parser.parse_args()
+    if options.quick:
+        options.seconds, options.tasks, options.rss_tasks = 1.0, 300, 5000
     if options.child_rss:
         print(json.dumps(asyncio.run(child_rss(options.child_rss, options.rss_tasks))))
         return
