@@ -51,9 +51,19 @@ signal published while a replica is reconnecting does not reach it, so after eve
 reconnection the handlers get ``{"kind": "resync"}`` to compare what they hold with
 the store.
 
+Outages. A command that still fails after ``retries`` attempts (a broken
+connection, a timeout) raises :class:`RedisUnavailable`, a JSON-RPC error
+(``-32603``, "Task store unavailable") that the server returns as is, without a
+traceback. The store logs one warning with the cause when an outage starts and one
+line when Redis answers again; the signal listener reconnects with backoff meanwhile.
+
 Durability follows the Redis server's persistence settings: with
 ``appendonly yes`` and ``appendfsync always`` a write is on disk before the store
-returns; with the defaults a Redis crash can lose the last second of writes.
+returns; with ``appendfsync everysec`` a crash of the machine (not of Redis) can lose
+the last second of writes; with ``appendonly no`` a restart of Redis loses every task
+written since the last RDB snapshot, or all of them without ``save`` points. ``open``
+checks this (``CONFIG GET``) and logs a warning when Redis would lose acknowledged
+tasks (see :meth:`RedisTaskStore.persistence_problems`).
 """
 
 from __future__ import annotations
@@ -63,15 +73,19 @@ import contextlib
 import json
 import logging
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Generator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit, urlunsplit
 
+from .server_core import INTERNAL_ERROR, JsonRpcError
 from .stores import (
     TERMINAL_STATUSES,
     ReplicaStore,
     Signal,
     SignalHandler,
+    StoreUnavailable,
     TaskRecord,
     TaskStore,
 )
@@ -79,9 +93,24 @@ from .stores import (
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-__all__ = ["RedisTaskStore"]
+__all__ = ["RedisTaskStore", "RedisUnavailable"]
 
 _log = logging.getLogger(__name__)
+
+
+class RedisUnavailable(JsonRpcError, StoreUnavailable):
+    """Redis could not be reached (after the retries): the request fails cleanly.
+
+    A JSON-RPC error, so the server answers with it as is (no traceback); the store
+    has logged the cause once for the whole outage.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            INTERNAL_ERROR,
+            "Task store unavailable: Redis cannot be reached; try again shortly",
+        )
+
 
 _LUA_TERMINAL = (
     "local TERMINAL = {"
@@ -205,6 +234,7 @@ _BODY_FIELDS = (
     "error",
     "input_requests",
     "extra",
+    "answers",
 )
 """The record fields kept in the hash's JSON ``body`` (``status`` and ``seq`` are
 separate hash fields so that the scripts can read them)."""
@@ -248,6 +278,7 @@ def _record(
         error=data["error"],
         input_requests=data["input_requests"],
         extra=data.get("extra") or {},
+        answers=data.get("answers") or {},
         seq=int(seq),
     )
 
@@ -262,9 +293,11 @@ class RedisTaskStore:
     Redis database. ``expiry_grace_s`` is how long a task's hash outlives its TTL
     before Redis drops it (see the module documentation). ``retries`` is how often
     a command that hit a broken connection or a timeout is tried again (with
-    exponential backoff), which carries the store over a Redis restart or failover.
-    Retrying is safe: every write is idempotent, and a write retried after its
-    reply was lost reports the outcome of the original.
+    exponential backoff), which carries the store over a Redis restart or failover;
+    a command that still fails raises :class:`RedisUnavailable`. Retrying is safe:
+    every write is idempotent, and a write retried after its reply was lost reports
+    the outcome of the original. ``check_persistence`` makes ``open`` log a warning
+    when the Redis server's persistence settings would lose acknowledged tasks.
     """
 
     def __init__(
@@ -275,6 +308,7 @@ class RedisTaskStore:
         expiry_grace_s: float = 60.0,
         retries: int = 3,
         client: Redis | None = None,
+        check_persistence: bool = True,
     ) -> None:
         if expiry_grace_s < 0:
             raise ValueError("expiry_grace_s must not be negative")
@@ -282,12 +316,14 @@ class RedisTaskStore:
         self.prefix = prefix
         self.expiry_grace_s = expiry_grace_s
         self.retries = retries
+        self.check_persistence = check_persistence
         self._client = client
         self._owns_client = client is None
         self._shas: dict[str, str] = {}
         self._handlers: list[SignalHandler] = []
         self._listener: asyncio.Task[None] | None = None
         self._resyncs: set[asyncio.Task[None]] = set()
+        self._down_since: float | None = None
 
     # -- keys ----------------------------------------------------------------
 
@@ -324,6 +360,46 @@ class RedisTaskStore:
         return f"{self.prefix}signals"
 
     # -- plumbing ------------------------------------------------------------
+
+    @property
+    def _where(self) -> str:
+        """The Redis URL without credentials, for log messages."""
+        parts = urlsplit(self.url)
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=host))
+
+    def _note_down(self, cause: BaseException) -> None:
+        """Log the start of an outage once (later failures of it only at debug level)."""
+        if self._down_since is None:
+            self._down_since = time.monotonic()
+            _log.warning(
+                "Redis at %s unreachable (%s): requests fail with 'Task store"
+                " unavailable' until it answers again; commands are retried with"
+                " backoff and the signal channel reconnects by itself",
+                self._where,
+                str(cause) or type(cause).__name__,
+            )
+        else:
+            _log.debug("Redis at %s still unreachable (%s)", self._where, cause)
+
+    def _note_up(self) -> None:
+        """Log the end of an outage."""
+        if self._down_since is not None:
+            outage = time.monotonic() - self._down_since
+            self._down_since = None
+            _log.info("Redis at %s answers again after %.1f s", self._where, outage)
+
+    @contextlib.contextmanager
+    def _reaching(self) -> Generator[None, None, None]:
+        """Raise :class:`RedisUnavailable` for a failure to reach Redis in the block."""
+        from redis.exceptions import ConnectionError, TimeoutError
+
+        try:
+            yield
+        except (ConnectionError, TimeoutError, OSError) as exc:
+            self._note_down(exc)
+            raise RedisUnavailable() from None
+        self._note_up()
 
     def _redis(self) -> Redis:
         """The client, or ``RuntimeError`` when the store is not open."""
@@ -405,10 +481,59 @@ class RedisTaskStore:
                     ExponentialWithJitterBackoff(cap=2.0, base=0.05), self.retries
                 ),
                 retry_on_error=[ConnectionError, TimeoutError],
+                socket_connect_timeout=5.0,
             )
             self._owns_client = True
         for name, script in _SCRIPTS.items():
             self._shas[name] = await self._client.script_load(script)
+        if self.check_persistence:
+            for problem in await self.persistence_problems():
+                _log.warning("%s", problem)
+
+    async def persistence_problems(self) -> list[str]:
+        """How the Redis server's persistence settings would lose acknowledged tasks.
+
+        Reads ``appendonly``, ``appendfsync`` and ``save`` with ``CONFIG GET``. Empty
+        with ``appendonly yes`` and ``appendfsync`` ``always`` or ``everysec``; one
+        sentence per problem otherwise, including when the server refuses ``CONFIG``
+        (managed services, ACLs), since the store cannot tell then.
+        """
+        from redis.exceptions import ResponseError
+
+        client: Any = self._redis()  # redis-py leaves ``config_get`` partly untyped
+        settings: dict[str, str] = {}
+        try:
+            for name in ("appendonly", "appendfsync", "save"):
+                reply: dict[Any, Any] = await client.config_get(name)
+                for key, value in reply.items():
+                    settings[_text(key)] = _text(value)
+        except ResponseError as exc:
+            return [
+                f"could not check whether Redis at {self._where} would lose"
+                f" acknowledged tasks (CONFIG GET refused: {exc}); make sure it runs"
+                " with appendonly yes, or a restart of Redis loses tasks"
+            ]
+        if settings.get("appendonly") == "no":
+            save = settings.get("save", "").strip()
+            if not save:
+                return [
+                    f"Redis at {self._where} would lose acknowledged tasks: it keeps"
+                    " them in memory only (appendonly no, no save points), so a"
+                    " restart loses every task; run redis-server with --appendonly yes"
+                ]
+            return [
+                f"Redis at {self._where} would lose acknowledged tasks: it persists"
+                f" by RDB snapshots only (save {save!r}), so a restart loses every"
+                " task written since the last snapshot; run redis-server with"
+                " --appendonly yes"
+            ]
+        if settings.get("appendfsync") == "no":
+            return [
+                f"Redis at {self._where} would lose acknowledged tasks on a crash of"
+                " its machine: appendfsync no leaves flushing the append-only file to"
+                " the operating system (often 30 s); use everysec or always"
+            ]
+        return []
 
     async def close(self) -> None:
         """Close the client and its connection pool (unless the caller owns them)."""
@@ -432,31 +557,33 @@ class RedisTaskStore:
 
         Raises ``ValueError`` when a task with the same ID exists.
         """
-        tag = _owner_tag(record.owner)
-        seq: int = await self._script(
-            "create",
-            [
-                self._task_key(record.task_id),
-                self._seq_key,
-                self._owner_tasks_key(tag),
-                self._owner_active_key(tag),
-                self._unfinished_key,
-                self._expiry_key,
-                self._owner_of_key,
-            ],
-            [record.task_id, record.status, _body(record), tag]
-            + self._expiry_args(record),
-        )
-        if seq == 0:
-            raise ValueError(f"task {record.task_id!r} already exists")
-        return replace(record, seq=seq)
+        with self._reaching():
+            tag = _owner_tag(record.owner)
+            seq: int = await self._script(
+                "create",
+                [
+                    self._task_key(record.task_id),
+                    self._seq_key,
+                    self._owner_tasks_key(tag),
+                    self._owner_active_key(tag),
+                    self._unfinished_key,
+                    self._expiry_key,
+                    self._owner_of_key,
+                ],
+                [record.task_id, record.status, _body(record), tag]
+                + self._expiry_args(record),
+            )
+            if seq == 0:
+                raise ValueError(f"task {record.task_id!r} already exists")
+            return replace(record, seq=seq)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task with this ID, or None."""
-        status, seq, body = await self._redis().hmget(
-            self._task_key(task_id), ["status", "seq", "body"]
-        )
-        return _record(status, seq, body)
+        with self._reaching():
+            status, seq, body = await self._redis().hmget(
+                self._task_key(task_id), ["status", "seq", "body"]
+            )
+            return _record(status, seq, body)
 
     async def _update(
         self,
@@ -487,13 +614,14 @@ class RedisTaskStore:
         The write is atomic. It is ignored (the stored record stays) when the task
         no longer exists or is already terminal: terminal states never change.
         """
-        outcome = await self._update(record, ())
-        if outcome != 1:
-            _log.debug(
-                "put of task %s ignored: %s",
-                record.task_id,
-                _UPDATE_OUTCOMES.get(outcome, f"outcome {outcome}"),
-            )
+        with self._reaching():
+            outcome = await self._update(record, ())
+            if outcome != 1:
+                _log.debug(
+                    "put of task %s ignored: %s",
+                    record.task_id,
+                    _UPDATE_OUTCOMES.get(outcome, f"outcome {outcome}"),
+                )
 
     async def transition(
         self,
@@ -517,13 +645,20 @@ class RedisTaskStore:
             raise ValueError(f"record is for task {record.task_id!r}, not {task_id!r}")
         if not allowed_from:
             return False
-        outcome = await self._update(record, sorted(allowed_from), expected_updated_at)
+        with self._reaching():
+            outcome = await self._update(
+                record, sorted(allowed_from), expected_updated_at
+            )
         return outcome == 1
 
     async def delete(self, task_ids: list[str]) -> None:
         """Forget these tasks: their hashes and every index entry, in one transaction."""
-        if not task_ids:
-            return
+        if task_ids:
+            with self._reaching():
+                await self._delete(task_ids)
+
+    async def _delete(self, task_ids: list[str]) -> None:
+        """``delete`` of a non-empty list."""
         client = self._redis()
         tags: list[bytes | str | None] = await client.hmget(
             self._owner_of_key, task_ids
@@ -543,37 +678,43 @@ class RedisTaskStore:
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
         """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
-        key = self._owner_tasks_key(_owner_tag(owner))
-        found: list[TaskRecord] = []
-        cursor = after_seq
-        while len(found) < limit:
-            wanted = limit - len(found)
-            page = await self._range(key, f"({cursor}", "+inf", wanted)
-            if not page:
-                break
-            records = await self._load([task_id for task_id, _ in page])
-            # A missing record is a task whose key expired before a sweep removed
-            # its index entries: skip it and keep filling the page.
-            found.extend(stored for stored in records if stored is not None)
-            cursor = int(page[-1][1])
-            if len(page) < wanted:
-                break
-        return found
+        with self._reaching():
+            key = self._owner_tasks_key(_owner_tag(owner))
+            found: list[TaskRecord] = []
+            cursor = after_seq
+            while len(found) < limit:
+                wanted = limit - len(found)
+                page = await self._range(key, f"({cursor}", "+inf", wanted)
+                if not page:
+                    break
+                records = await self._load([task_id for task_id, _ in page])
+                # A missing record is a task whose key expired before a sweep removed
+                # its index entries: skip it and keep filling the page.
+                found.extend(stored for stored in records if stored is not None)
+                cursor = int(page[-1][1])
+                if len(page) < wanted:
+                    break
+            return found
 
     async def count_active(self, owner: str | None) -> int:
         """How many non-terminal tasks ``owner`` has."""
-        return int(await self._redis().scard(self._owner_active_key(_owner_tag(owner))))
+        with self._reaching():
+            return int(
+                await self._redis().scard(self._owner_active_key(_owner_tag(owner)))
+            )
 
     async def expired(self, now: float) -> list[str]:
         """IDs of the tasks whose TTL has elapsed at ``now``."""
-        page = await self._range(self._expiry_key, "-inf", repr(now))
-        return [task_id for task_id, _ in page]
+        with self._reaching():
+            page = await self._range(self._expiry_key, "-inf", repr(now))
+            return [task_id for task_id, _ in page]
 
     async def unfinished(self) -> list[TaskRecord]:
         """Every task that is not terminal, in ``seq`` order."""
-        page = await self._range(self._unfinished_key, "-inf", "+inf")
-        records = await self._load([task_id for task_id, _ in page])
-        return [stored for stored in records if stored is not None]
+        with self._reaching():
+            page = await self._range(self._unfinished_key, "-inf", "+inf")
+            records = await self._load([task_id for task_id, _ in page])
+            return [stored for stored in records if stored is not None]
 
     # -- ReplicaStore ----------------------------------------------------------
 
@@ -583,27 +724,30 @@ class RedisTaskStore:
         """Take or renew the leases on ``task_ids`` for ``lease_ms`` milliseconds."""
         if not task_ids:
             return
-        pipe = self._redis().pipeline(transaction=False)
-        for task_id in task_ids:
-            pipe.set(self._lease_key(task_id), holder, px=lease_ms)
-        await pipe.execute()
+        with self._reaching():
+            pipe = self._redis().pipeline(transaction=False)
+            for task_id in task_ids:
+                pipe.set(self._lease_key(task_id), holder, px=lease_ms)
+            await pipe.execute()
 
     async def leased(self, task_ids: Sequence[str]) -> list[bool]:
         """For each task, whether its lease key still exists."""
         if not task_ids:
             return []
-        pipe = self._redis().pipeline(transaction=False)
-        for task_id in task_ids:
-            pipe.exists(self._lease_key(task_id))
-        found: list[int] = await pipe.execute()
+        with self._reaching():
+            pipe = self._redis().pipeline(transaction=False)
+            for task_id in task_ids:
+                pipe.exists(self._lease_key(task_id))
+            found: list[int] = await pipe.execute()
         return [bool(count) for count in found]
 
     async def publish(self, signal: Signal) -> None:
         """Send ``signal`` (a JSON object) to every subscribed replica."""
-        client: Any = self._redis()  # redis-py leaves ``publish`` partly untyped
-        await client.publish(
-            self._signal_channel, json.dumps(signal, separators=(",", ":"))
-        )
+        with self._reaching():
+            client: Any = self._redis()  # redis-py leaves ``publish`` partly untyped
+            await client.publish(
+                self._signal_channel, json.dumps(signal, separators=(",", ":"))
+            )
 
     async def subscribe(self, handler: SignalHandler) -> None:
         """Call ``handler`` for every signal from now on; returns once subscribed.
@@ -639,6 +783,7 @@ class RedisTaskStore:
                 if not ready.done():
                     ready.set_result(None)
                 else:  # reconnected: signals may have been missed
+                    self._note_up()
                     await self._hand_out({"kind": "resync"})
                 delay = 0.05
                 async for message in pubsub.listen():
@@ -647,7 +792,7 @@ class RedisTaskStore:
                 if not ready.done():
                     ready.set_exception(exc)
                     return
-                _log.warning("signal channel lost (%s); reconnecting", exc)
+                self._note_down(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
             finally:
@@ -682,6 +827,8 @@ class RedisTaskStore:
         for handler in list(self._handlers):
             try:
                 await handler(signal)
+            except StoreUnavailable:  # logged once for the outage; resync will follow
+                _log.debug("signal handler stopped by a store outage")
             except Exception:  # one failing handler must not stop the listener
                 _log.exception("signal handler failed")
 

@@ -56,6 +56,7 @@ from .stores import (
     ReplicaStore,
     Signal,
     SQLiteTaskStore,
+    StoreUnavailable,
     TaskRecord,
     TaskStore,
     TransitionStore,
@@ -573,6 +574,12 @@ _LOST_WORKER = (
     " lease expired)"
 )
 """The error message of a task failed because its worker lease ran out."""
+
+_TTL_RAN_OUT = (
+    "The task's TTL ran out before the task finished (it was failed just before it"
+    " expired)"
+)
+"""The error message of a task failed by its own replica just before its TTL."""
 
 _MAX_WRITE_ATTEMPTS = 100
 """How often one status write is retried after losing a race to another writer."""
@@ -1189,18 +1196,35 @@ class TaskServerCore:
     async def _renew_leases_forever(self, store: ReplicaStore) -> None:
         """Renew the leases of this replica's running tasks every ``lease_s / 3``.
 
-        Each round also stops local workers whose task ended on another replica, in
-        case the cancellation signal was lost (pub/sub delivers at most once).
+        Each round also catches up with signals that were lost (pub/sub delivers at
+        most once; see ``_resync``) and wakes up early enough to fail a local task
+        just before its TTL runs out.
         """
+        soonest: float | None = None
         while True:
-            await asyncio.sleep(self.limits.lease_s / 3)
+            await asyncio.sleep(self._renewal_wait(soonest))
             try:
                 await store.hold_leases(
                     list(self._workers), self.replica_id, self._lease_ms
                 )
-                await self._resync()
+                soonest = await self._resync()
+            except StoreUnavailable:  # the store logged the outage; retry next round
+                pass
             except Exception:  # keep renewing after a store failure
                 _log.exception("renewing worker leases failed")
+
+    def _renewal_wait(self, soonest: float | None) -> float:
+        """Seconds until the next lease round: ``lease_s / 3``, or less to fail a
+        local task (whose TTL runs out at ``soonest``) before it expires."""
+        wait = self.limits.lease_s / 3
+        if soonest is not None:
+            wait = min(wait, max(0.01, soonest - self._ttl_margin_s - time.time()))
+        return wait
+
+    @property
+    def _ttl_margin_s(self) -> float:
+        """How long before its TTL a task still running here is failed."""
+        return min(1.0, self.limits.lease_s / 3)
 
     async def _check_leases_forever(self) -> None:
         """Fail tasks whose worker lease ran out, every ``lease_s / 3`` seconds."""
@@ -1208,6 +1232,8 @@ class TaskServerCore:
             await asyncio.sleep(self.limits.lease_s / 3)
             try:
                 await self.fail_lost_tasks()
+            except StoreUnavailable:  # the store logged the outage; retry next round
+                pass
             except Exception:  # keep checking after a store failure
                 _log.exception("checking worker leases failed")
 
@@ -1254,6 +1280,8 @@ class TaskServerCore:
             await store.publish(
                 {"from": self.replica_id, "kind": kind, "taskId": task_id, **data}
             )
+        except StoreUnavailable:  # logged by the store; resync recovers the signal
+            _log.debug("publishing a %s signal for task %s failed", kind, task_id)
         except Exception:  # the store holds the truth; a lost signal is recoverable
             _log.exception("publishing a %s signal for task %s failed", kind, task_id)
 
@@ -1275,12 +1303,47 @@ class TaskServerCore:
         else:
             self._on_revision_signal(kind, task_id, signal)
 
-    async def _resync(self) -> None:
-        """Stop local workers whose task ended elsewhere while signals were lost."""
+    async def _resync(self) -> float | None:
+        """Catch up with the store for every local worker, as signals may be lost.
+
+        Run after the signal channel reconnects and at every lease round. A worker
+        whose task ended elsewhere is stopped; one waiting for input gets the answers
+        stored in its task (``_stored_answers``), in case the answer signal never
+        arrived; a task whose TTL runs out within ``_ttl_margin_s`` is failed and its
+        worker stopped, so that it never expires without a terminal status. Returns
+        the soonest TTL deadline of the other local tasks (None: none has a TTL).
+        """
+        soonest: float | None = None
         for task_id in list(self._workers):
             record = await self.store.get(task_id)
             if record is None or record.is_terminal:
                 self._cancelled_elsewhere(task_id)
+                continue
+            if record.answers:
+                self._stored_answers(record)
+            expires_at = record.expires_at
+            if expires_at is None:
+                continue
+            if expires_at - time.time() <= self._ttl_margin_s:
+                await self._fail_before_expiry(record)
+            elif soonest is None or expires_at < soonest:
+                soonest = expires_at
+        return soonest
+
+    async def _fail_before_expiry(self, record: TaskRecord) -> None:
+        """Fail a task still running here whose TTL is about to run out."""
+        error = JsonRpcError(INTERNAL_ERROR, _TTL_RAN_OUT)
+        if (
+            await self._finish(
+                record.task_id, FAILED, error=error, status_message=_TTL_RAN_OUT
+            )
+            is not None
+        ):
+            self._emit_audit("ttl_ran_out", record.task_id, record.owner)
+        self._stop_worker(record.task_id)
+
+    def _stored_answers(self, record: TaskRecord) -> None:
+        """Revision hook: hand ``record.answers`` to local workers still waiting."""
 
     def _on_revision_signal(self, kind: Any, task_id: str, signal: Signal) -> None:
         """Revision hook for signals the core does not know."""
@@ -1291,6 +1354,8 @@ class TaskServerCore:
             await asyncio.sleep(self.limits.sweep_interval_s)
             try:
                 await self.purge_expired()
+            except StoreUnavailable:  # the store logged the outage; retry next round
+                pass
             except Exception:  # keep sweeping after a store failure
                 _log.exception("purging expired tasks failed")
 

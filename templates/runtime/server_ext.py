@@ -409,7 +409,18 @@ class TasksServer(TaskServerCore):
                     raise JsonRpcError(
                         INVALID_PARAMS, f"Invalid input request: {error}"
                     ) from None
-                return {"status": INPUT_REQUIRED, "input_requests": asking}
+                # answers the local worker already took are dropped from the task
+                waiting = {
+                    k: v
+                    for k, v in record.answers.items()
+                    if (task_id, k) in self._answers
+                    and not self._answers[(task_id, k)].done()
+                }
+                return {
+                    "status": INPUT_REQUIRED,
+                    "input_requests": asking,
+                    "answers": waiting,
+                }
 
             asked = await self._mutate(task_id, ask)
             if asked is None:
@@ -458,7 +469,9 @@ class TasksServer(TaskServerCore):
                 k: v for k, v in record.input_requests.items() if k not in answered
             }
             status = INPUT_REQUIRED if remaining else WORKING
-            return {"status": status, "input_requests": remaining}
+            # kept in the task too: the worker's replica may miss the signal below
+            stored = {**record.answers, **answered}
+            return {"status": status, "input_requests": remaining, "answers": stored}
 
         if await self._mutate(task_id, answer) is None:
             answered.clear()
@@ -477,6 +490,10 @@ class TasksServer(TaskServerCore):
             elif not future.done():
                 future.set_result(cast(dict[str, Any], value))
         return elsewhere
+
+    def _stored_answers(self, record: TaskRecord) -> None:
+        """Answers stored in the task for a worker here that missed their signal."""
+        self._deliver_answers(record.task_id, record.answers)
 
     def _on_revision_signal(self, kind: Any, task_id: str, signal: Signal) -> None:
         """Answers given through another replica for a worker running here."""

@@ -36,6 +36,7 @@ __all__ = [
     "SQLiteTaskStore",
     "Signal",
     "SignalHandler",
+    "StoreUnavailable",
     "TaskRecord",
     "TaskStore",
     "TransitionStore",
@@ -80,6 +81,12 @@ class TaskRecord:
     )
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
     """Task fields the runtime does not know (new optional schema fields), by wire name."""
+    answers: dict[str, dict[str, Any]] = field(
+        default_factory=dict[str, dict[str, Any]]
+    )
+    """Answers given to input requests, by key, kept until the task asks again or
+    ends: a worker on another replica that missed the answer signal (pub/sub delivers
+    at most once) finds them here."""
     seq: int = 0
 
     @property
@@ -108,6 +115,13 @@ def kept_bytes(record: TaskRecord) -> int:
     return len(
         json.dumps([record.result, record.error], separators=(",", ":")).encode()
     )
+
+
+class StoreUnavailable(Exception):
+    """The store cannot reach its backend (a Redis outage, say); retry later.
+
+    The store logs the cause once per outage, so whoever catches this need not.
+    """
 
 
 class TaskStore(Protocol):
@@ -378,6 +392,7 @@ _BODY_FIELDS = (
     "error",
     "input_requests",
     "extra",
+    "answers",
 )
 
 
@@ -407,6 +422,7 @@ def _record(row: tuple[Any, ...]) -> TaskRecord:
         error=data["error"],
         input_requests=data["input_requests"],
         extra=data.get("extra") or {},
+        answers=data.get("answers") or {},
     )
 
 
