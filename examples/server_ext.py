@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -189,6 +190,12 @@ def main() -> None:
         help="worker lease on Redis (a dead replica's tasks fail within ~4/3 of it)",
     )
     options = parser.parse_args()
+    if options.redis:
+        # the store warns at start when Redis would lose acknowledged tasks (its
+        # persistence settings), and logs the start and end of each Redis outage
+        logging.basicConfig(
+            level=logging.INFO, format="%(levelname)s %(name)s: %(message)s"
+        )
     server = build_server(
         None if options.memory else options.db,
         redis_url=options.redis,
