@@ -373,8 +373,9 @@ async def test_d1_10_sync_tool_sends_its_elicitation_on_the_call_stream() -> Non
 
         async def emit(message: dict[str, Any]) -> None:
             sent.append(message)
-            await h.server.handle(
-                {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "decline"}}
+            await h.server.handle(  # through the session the request was sent on
+                {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "decline"}},
+                RequestInfo(session_id=h.session.id if h.session else None),
             )
 
         result = result_of(await h.call("tools/call", {"name": "ask"}, emit=emit))
@@ -601,7 +602,8 @@ async def test_d1_10_unanswered_requests_are_delivered_again_on_a_new_result_str
                 "jsonrpc": "2.0",
                 "id": second[0]["id"],
                 "result": {"action": "accept", "content": {}},
-            }
+            },
+            RequestInfo(session_id=h.session.id if h.session else None),
         )
         result = result_of(await pending)
     assert result["content"][0]["text"] == "answer accept"
