@@ -293,7 +293,7 @@ async def test_d1_08_tasks_result_blocks_then_returns_the_stored_result() -> Non
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         pending = asyncio.create_task(h.call("tasks/result", {"taskId": task_id}))
-        await asyncio.sleep(0.05)
+        await until(lambda: task_id in h.server._channels)  # the call is waiting
         assert not pending.done()  # blocked while working
         h.release.set()
         result = result_of(await pending)
@@ -391,8 +391,8 @@ async def test_d1_11_cancel() -> None:
         cancelled = result_of(await h.call("tasks/cancel", {"taskId": task_id}))
         assert cancelled["status"] == "cancelled"  # set before the reply
         assert cancelled["taskId"] == task_id
+        await until(lambda: task_id not in h.server._workers)  # the worker was stopped
         h.release.set()
-        await asyncio.sleep(0.05)
         assert (await h.get(task_id))["status"] == "cancelled"
         again = error_of(await h.call("tasks/cancel", {"taskId": task_id}))
         done = (await h.start_task("quick"))["taskId"]
@@ -482,8 +482,10 @@ async def test_d1_15_ttl_sweeper_deletes_expired_tasks() -> None:
     limits = Limits(default_ttl_ms=40, sweep_interval_s=0.02)
     async with running(limits=limits) as h:
         task_id = (await h.start_task("gated"))["taskId"]
-        await asyncio.sleep(0.15)
-        assert await h.server.store.get(task_id) is None  # purged by the sweeper
+        deadline = time.monotonic() + 5
+        while await h.server.store.get(task_id) is not None:  # purged by the sweeper
+            assert time.monotonic() < deadline, "the sweeper did not purge the task"
+            await asyncio.sleep(0.01)
         for method in ("tasks/get", "tasks/result"):
             assert error_of(await h.call(method, {"taskId": task_id}))["code"] == -32602
 
@@ -495,7 +497,7 @@ async def test_d1_16_progress_uses_the_original_token_and_stops_at_terminal() ->
         task_id = (await h.start_task("progress", meta={"progressToken": "tok-1"}))[
             "taskId"
         ]
-        await asyncio.sleep(0.05)
+        await until(lambda: not stream.empty())  # the first progress notification
         h.release.set()
         await h.wait_status(task_id, "completed")
         ctx_after = ToolContext(
@@ -613,7 +615,10 @@ async def test_d1_15_result_waiters_wake_up_when_their_task_expires() -> None:
     async with running(limits=Limits(default_ttl_ms=50, sweep_interval_s=3600)) as h:
         task_id = (await h.start_task("gated"))["taskId"]
         pending = asyncio.create_task(h.call("tasks/result", {"taskId": task_id}))
-        await asyncio.sleep(0.1)
+        await until(lambda: task_id in h.server._channels)  # the call is waiting
+        record = await h.server.store.get(task_id)
+        assert record is not None
+        await until(lambda: record.is_expired(time.time()))  # its 50 ms TTL ran out
         await h.server.purge_expired()
         error = error_of(await asyncio.wait_for(pending, 2))
     assert error["code"] == -32602

@@ -46,8 +46,11 @@ async def test_d2_22_legacy_tasks_stay_reachable_on_a_shared_store() -> None:
         cancelled = result_of(
             await old.handle(message_2025("tasks/cancel", {"taskId": task_id}))
         )
-        release.set()
-        await asyncio.sleep(0.05)
+        deadline = asyncio.get_running_loop().time() + 5
+        while task_id in old._workers:  # the cancelled worker is being stopped
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.005)
+        release.set()  # nothing runs any more that it could release
         after = result_of(
             await new.handle(ext_message("tasks/get", {"taskId": task_id}))
         )

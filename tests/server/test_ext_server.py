@@ -488,8 +488,7 @@ async def test_d2_10_cancel_acknowledges_and_stops_the_worker() -> None:
         while task_id in h.server._workers:  # the worker is being stopped
             assert time.monotonic() < deadline
             await asyncio.sleep(0.005)
-        h.release.set()
-        await asyncio.sleep(0.05)
+        h.release.set()  # nothing runs any more that it could release
         assert (await h.get(task_id))["status"] == "cancelled"
         unknown = error_of(await h.call(h.msg("tasks/cancel", {"taskId": "nope"})))
         undeclared = error_of(
@@ -549,7 +548,12 @@ async def test_d2_13_ttl_expiry_then_not_found() -> None:
         created = await h.start_task("quick")
         assert created["ttlMs"] == 50
         await h.get(created["taskId"])  # accessible within its TTL
-        await asyncio.sleep(0.08)
+        record = await h.server.store.get(created["taskId"])
+        assert record is not None
+        deadline = time.monotonic() + 5
+        while not record.is_expired(time.time()):  # wait out the 50 ms TTL
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
         # expired tasks are unknown even before the sweeper runs
         assert (
             error_of(await h.call(h.msg("tasks/get", {"taskId": created["taskId"]})))[
@@ -642,7 +646,10 @@ async def test_d2_17_listen_acknowledges_then_streams_detailed_tasks() -> None:
         )
         listen["id"] = "listen-1"
         stream = asyncio.create_task(h.server.handle(listen, RequestInfo(), emit))
-        await asyncio.sleep(0.05)
+        deadline = time.monotonic() + 5
+        while len(sent) < 2:  # acknowledged, and the current state sent
+            assert time.monotonic() < deadline, sent
+            await asyncio.sleep(0.005)
         h.release.set()
         deadline = time.monotonic() + 5
         while not any(m["params"].get("status") == "completed" for m in sent[1:]):

@@ -177,19 +177,21 @@ async def test_d1_13_status_notifications_on_the_get_stream(
     async with httpx.AsyncClient(timeout=10) as client:
         headers = await initialize(client, server_2025.url)
         notes: list[dict[str, Any]] = []
+        opened = asyncio.Event()
 
         async def listen() -> None:
             async with client.stream(
                 "GET", server_2025.url, headers=headers
             ) as response:
                 assert response.headers["content-type"].startswith("text/event-stream")
+                opened.set()  # the server registered the stream before answering
                 async for message in sse_messages(response):
                     notes.append(message)
                     if message.get("params", {}).get("status") == "completed":
                         return
 
         listener = asyncio.create_task(listen())
-        await asyncio.sleep(0.2)
+        await asyncio.wait_for(opened.wait(), 10)
         await client.post(
             server_2025.url,
             json=message_2025(
