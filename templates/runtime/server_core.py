@@ -24,6 +24,7 @@ is handled here without code changes. Every task is bound to the principal from 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import math
@@ -254,8 +255,11 @@ def new_task_id() -> str:
     return secrets.token_hex(16)
 
 
+@functools.lru_cache(maxsize=4096)
 def rfc3339(timestamp: float) -> str:
-    """An RFC 3339 UTC timestamp with milliseconds, e.g. ``2025-11-25T10:30:00.000Z``."""
+    """An RFC 3339 UTC timestamp with milliseconds, e.g. ``2025-11-25T10:30:00.000Z``.
+
+    Cached: a task's two times are formatted on every read of it."""
     moment = datetime.fromtimestamp(timestamp, tz=timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -581,6 +585,9 @@ _TTL_RAN_OUT = (
 )
 """The error message of a task failed by its own replica just before its TTL."""
 
+_WIRE_CACHE_SIZE = 1024
+"""How many wire forms of live tasks ``TaskServerCore._task`` keeps (the latest made)."""
+
 _MAX_WRITE_ATTEMPTS = 100
 """How often one status write is retried after losing a race to another writer."""
 
@@ -793,6 +800,7 @@ class TaskServerCore:
         self.replica_id = secrets.token_hex(8)
         """Names this process in worker leases and signals to other replicas."""
         self.sessions: dict[str, Session] = {}
+        self._wire_cache: dict[tuple[str, float, str], dict[str, Any]] = {}
         self.custom_handlers: dict[str, CustomHandler] = {}
         """Handlers of methods the runtime has no role for, by method name."""
         self._contexts: dict[str, ToolContext] = {}
@@ -1525,8 +1533,23 @@ class TaskServerCore:
         return values
 
     def _task(self, record: TaskRecord) -> dict[str, Any]:
-        """The wire form of ``_task_model``."""
-        return self._task_model(record).to_wire()
+        """The wire form of ``_task_model`` (a new dict; the nested values are shared).
+
+        Every change of a task bumps its ``updated_at``, so the wire form of one
+        ``(task_id, updated_at)`` never changes: the last ones made for live tasks
+        (the ones clients poll) are kept; terminal ones, which may carry large
+        results, are not.
+        """
+        if record.is_terminal:
+            return self._task_model(record).to_wire()
+        key = (record.task_id, record.updated_at, record.status)
+        wire = self._wire_cache.get(key)
+        if wire is None:
+            wire = self._task_model(record).to_wire()
+            self._wire_cache[key] = wire
+            if len(self._wire_cache) > _WIRE_CACHE_SIZE:
+                self._wire_cache.pop(next(iter(self._wire_cache)))
+        return dict(wire)
 
     def _cancelled_elsewhere(self, task_id: str) -> None:
         """Mark the local worker of a task another replica cancelled, and stop it."""
