@@ -105,7 +105,7 @@ def test_constants_behind_a_ref_or_as_an_enum_of_one_are_discriminators(tmp_path
     package = _package(tmp_path, defs)
     assert _annotation(package, "AnyTask") == 'Annotated[WorkingTask | DoneTask, Field(discriminator="status")]'
     done = next(m for m in package.models if m.name == "DoneTask")
-    assert isinstance(done, ir.ObjectModel) and done.constants == ("status",) and done.fields[0].default == "'done'"
+    assert isinstance(done, ir.ObjectModel) and done.constants == ("status",) and done.fields[0].default == '"done"'
 
 
 def test_union_inside_all_of_over_refs_to_all_of_definitions(tmp_path: Path) -> None:
