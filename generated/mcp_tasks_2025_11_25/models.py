@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import Enum, IntEnum
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag
 
 _RootT = TypeVar("_RootT")
 
@@ -27,12 +27,12 @@ class McpModel(BaseModel):
         extra="allow",
     )
     wire_constants: ClassVar[frozenset[str]] = frozenset()
-    """Required constant fields (``jsonrpc``, ``method``, a variant's ``status``)."""
+    """Required constant fields (``jsonrpc``, ``method``, a variant's ``status``).
 
-    def model_post_init(self, context: Any, /) -> None:
-        # Required constants have defaults for convenience but belong on the wire anyway.
-        if self.wire_constants:
-            self.model_fields_set.update(self.wire_constants)
+    They have defaults for convenience but belong on the wire anyway: the classes that have
+    any count them as set (``model_post_init``), so ``to_wire()`` always sends them. Only those
+    classes define the hook, since pydantic calls it for every instance of a class that has one.
+    """
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready form: wire names, only the fields that were set."""
@@ -45,6 +45,11 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
     def to_wire(self) -> Any:
         """The JSON-ready form of the wrapped value."""
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+def _json_kind(value: Any) -> str:
+    """The branch of a union of objects and a list that a value belongs to."""
+    return "array" if isinstance(value, list) else "object"
 
 
 class ErrorCode(IntEnum):
@@ -69,11 +74,13 @@ class Annotations(McpModel):
     """Roles the item is meant for; list several (e.g. user and assistant) when it serves more than one."""
 
     last_modified: str | None = Field(
-        None, validation_alias="lastModified", serialization_alias="lastModified"
+        default=None,
+        validation_alias="lastModified",
+        serialization_alias="lastModified",
     )
     """When the underlying resource last changed, as an ISO 8601 timestamp such as 2025-01-12T15:00:58Z."""
 
-    priority: float | None = None
+    priority: Annotated[int | float, Field(ge=0, le=1)] | None = None
     """Importance for the server's work, from 0 (entirely optional) to 1 (effectively required)."""
 
 
@@ -82,8 +89,11 @@ class AudioContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -104,7 +114,7 @@ class BlobResourceContents(McpModel):
     """Resource contents carried as binary data."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -112,7 +122,7 @@ class BlobResourceContents(McpModel):
     """Binary payload of the resource, base64-encoded."""
 
     mime_type: str | None = Field(
-        None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
     )
     """Media type of the payload, when it is known."""
 
@@ -124,6 +134,9 @@ class BooleanSchema(McpModel):
     """Form field schema for a yes/no value."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: bool | None = None
     """Value preselected in the form."""
@@ -143,6 +156,9 @@ class CallToolRequest(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
 
@@ -160,7 +176,7 @@ class CallToolRequestParams(McpModel):
     """Params of a `tools/call` request."""
 
     meta: CallToolRequestParamsMeta | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -178,7 +194,9 @@ class CallToolRequestParamsMeta(McpModel):
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     progress_token: str | int | None = Field(
-        None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias="progressToken",
+        serialization_alias="progressToken",
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -187,7 +205,7 @@ class CallToolResult(McpModel):
     """Server's answer to `tools/call`; for a task-augmented call it is what `tasks/result` returns."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -200,12 +218,12 @@ class CallToolResult(McpModel):
     """Unstructured output of the tool as a list of content blocks."""
 
     is_error: bool | None = Field(
-        None, validation_alias="isError", serialization_alias="isError"
+        default=None, validation_alias="isError", serialization_alias="isError"
     )
     """True when the tool itself failed (defaults to false). Tool failures SHOULD be reported this way so the model can react; protocol problems use a JSON-RPC error instead."""
 
     structured_content: dict[str, Any] | None = Field(
-        None,
+        default=None,
         validation_alias="structuredContent",
         serialization_alias="structuredContent",
     )
@@ -216,6 +234,9 @@ class CancelTaskRequest(McpModel):
     """Request to cancel a task that has not finished yet (`tasks/cancel`)."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -241,7 +262,7 @@ class CancelTaskResult(McpModel):
     """Answer to `tasks/cancel`: the task after cancellation, flat in the result, normally with status cancelled."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -256,7 +277,9 @@ class CancelTaskResult(McpModel):
     """Time of the task's most recent change, as an ISO 8601 timestamp."""
 
     poll_interval: int | None = Field(
-        None, validation_alias="pollInterval", serialization_alias="pollInterval"
+        default=None,
+        validation_alias="pollInterval",
+        serialization_alias="pollInterval",
     )
     """Polling interval in milliseconds the receiver suggests for `tasks/get`."""
 
@@ -264,7 +287,9 @@ class CancelTaskResult(McpModel):
     """Current lifecycle status of the task."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current status, such as a failure diagnosis, cancellation reason or completion summary."""
 
@@ -320,7 +345,7 @@ class ClientCapabilitiesRoots(McpModel):
     """Present when the client can list its roots."""
 
     list_changed: bool | None = Field(
-        None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None, validation_alias="listChanged", serialization_alias="listChanged"
     )
     """True if the client notifies the server when its roots change."""
 
@@ -349,7 +374,9 @@ class ClientCapabilitiesTasks(McpModel):
     cancel: ClientCapabilitiesTasksCancel | None = None
     """Present when the client implements `tasks/cancel`."""
 
-    list: ClientCapabilitiesTasksList | None = None
+    list_: ClientCapabilitiesTasksList | None = Field(
+        default=None, validation_alias="list", serialization_alias="list"
+    )
     """Present when the client implements `tasks/list`."""
 
     requests: ClientCapabilitiesTasksRequests | None = None
@@ -389,7 +416,9 @@ class ClientCapabilitiesTasksRequestsSampling(McpModel):
     """Task support for sampling requests."""
 
     create_message: ClientCapabilitiesTasksRequestsSamplingCreateMessage | None = Field(
-        None, validation_alias="createMessage", serialization_alias="createMessage"
+        default=None,
+        validation_alias="createMessage",
+        serialization_alias="createMessage",
     )
     """Present when `sampling/createMessage` may be task-augmented."""
 
@@ -411,6 +440,9 @@ class CreateMessageRequest(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
 
@@ -428,12 +460,14 @@ class CreateMessageRequestParams(McpModel):
     """Params of a `sampling/createMessage` request."""
 
     meta: CreateMessageRequestParamsMeta | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     include_context: Literal["allServers", "none", "thisServer"] | None = Field(
-        None, validation_alias="includeContext", serialization_alias="includeContext"
+        default=None,
+        validation_alias="includeContext",
+        serialization_alias="includeContext",
     )
     """Which MCP servers' context to attach to the prompt; the client MAY ignore it. Defaults to "none"; the other values are deprecated and only for clients declaring sampling.context."""
 
@@ -449,30 +483,34 @@ class CreateMessageRequestParams(McpModel):
     """Provider-specific metadata passed through to the model provider unchanged."""
 
     model_preferences_: ModelPreferences | None = Field(
-        None,
+        default=None,
         validation_alias="modelPreferences",
         serialization_alias="modelPreferences",
     )
     """Advisory model-selection priorities from the server; the client MAY ignore them."""
 
     stop_sequences: list[str] | None = Field(
-        None, validation_alias="stopSequences", serialization_alias="stopSequences"
+        default=None,
+        validation_alias="stopSequences",
+        serialization_alias="stopSequences",
     )
     """Strings that end generation when the model emits them."""
 
     system_prompt: str | None = Field(
-        None, validation_alias="systemPrompt", serialization_alias="systemPrompt"
+        default=None,
+        validation_alias="systemPrompt",
+        serialization_alias="systemPrompt",
     )
     """System prompt the server would like used; the client MAY change or drop it."""
 
     task: TaskMetadata | None = None
     """Asks the receiver to run this request as a task: it answers at once with a CreateTaskResult and the real result is fetched later via `tasks/result`. Only valid when the receiver declared task support for this request type."""
 
-    temperature: float | None = None
+    temperature: int | float | None = None
     """Sampling temperature to use, if the server has a preference."""
 
     tool_choice: ToolChoice | None = Field(
-        None, validation_alias="toolChoice", serialization_alias="toolChoice"
+        default=None, validation_alias="toolChoice", serialization_alias="toolChoice"
     )
     """How the model may use the offered tools (auto when absent). Clients MUST reject it unless they declared sampling.tools."""
 
@@ -484,7 +522,9 @@ class CreateMessageRequestParamsMeta(McpModel):
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     progress_token: str | int | None = Field(
-        None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias="progressToken",
+        serialization_alias="progressToken",
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -497,17 +537,12 @@ class CreateMessageResult(McpModel):
     """Client's answer to `sampling/createMessage`: the generated message. The client should let the user review it before returning it."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    content: (
-        TextContent
-        | ImageContent
-        | AudioContent
-        | ToolUseContent
-        | ToolResultContent
-        | list[
+    content: Annotated[
+        Annotated[
             Annotated[
                 TextContent
                 | ImageContent
@@ -515,9 +550,24 @@ class CreateMessageResult(McpModel):
                 | ToolUseContent
                 | ToolResultContent,
                 Field(discriminator="type"),
-            ]
+            ],
+            Tag("object"),
         ]
-    )
+        | Annotated[
+            list[
+                Annotated[
+                    TextContent
+                    | ImageContent
+                    | AudioContent
+                    | ToolUseContent
+                    | ToolResultContent,
+                    Field(discriminator="type"),
+                ]
+            ],
+            Tag("array"),
+        ],
+        Discriminator(_json_kind),
+    ]
     """Generated content: a single block or a list of blocks."""
 
     model: str
@@ -527,7 +577,7 @@ class CreateMessageResult(McpModel):
     """Author role of the generated message."""
 
     stop_reason: str | None = Field(
-        None, validation_alias="stopReason", serialization_alias="stopReason"
+        default=None, validation_alias="stopReason", serialization_alias="stopReason"
     )
     """Why generation ended, e.g. endTurn, stopSequence, maxTokens or toolUse; providers may report other values."""
 
@@ -536,7 +586,7 @@ class CreateTaskResult(McpModel):
     """Immediate answer to a task-augmented request: the newly created task, nested under `task`."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -548,6 +598,9 @@ class ElicitRequest(McpModel):
     """Server-to-client request asking the user, through the client, for more information."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -566,7 +619,7 @@ class ElicitRequestFormParams(McpModel):
     """Elicitation params for a form the client shows to collect non-sensitive data."""
 
     meta: ElicitRequestFormParamsMeta | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -589,7 +642,9 @@ class ElicitRequestFormParamsMeta(McpModel):
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     progress_token: str | int | None = Field(
-        None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias="progressToken",
+        serialization_alias="progressToken",
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -599,8 +654,11 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     schema_: str | None = Field(
-        None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias="$schema", serialization_alias="$schema"
     )
     """Optional JSON Schema dialect URI of the form schema."""
 
@@ -635,8 +693,11 @@ class ElicitRequestURLParams(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"mode"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: ElicitRequestURLParamsMeta | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -662,7 +723,9 @@ class ElicitRequestURLParamsMeta(McpModel):
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     progress_token: str | int | None = Field(
-        None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias="progressToken",
+        serialization_alias="progressToken",
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -671,7 +734,7 @@ class ElicitResult(McpModel):
     """Client's answer to `elicitation/create`: what the user did and, for forms, the data entered."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -687,8 +750,11 @@ class EmbeddedResource(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -720,6 +786,9 @@ class GetTaskPayloadRequest(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
 
@@ -744,7 +813,7 @@ class GetTaskPayloadResult(McpModel):
     """Answer to `tasks/result`: exactly the result the original request would have produced (e.g. a CallToolResult), tagged with the related-task `_meta` key."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -753,6 +822,9 @@ class GetTaskRequest(McpModel):
     """Request for the current state of a task (`tasks/get`)."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -778,7 +850,7 @@ class GetTaskResult(McpModel):
     """Answer to `tasks/get`: the task's fields, flat in the result."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -793,7 +865,9 @@ class GetTaskResult(McpModel):
     """Time of the task's most recent change, as an ISO 8601 timestamp."""
 
     poll_interval: int | None = Field(
-        None, validation_alias="pollInterval", serialization_alias="pollInterval"
+        default=None,
+        validation_alias="pollInterval",
+        serialization_alias="pollInterval",
     )
     """Polling interval in milliseconds the receiver suggests for `tasks/get`."""
 
@@ -801,7 +875,9 @@ class GetTaskResult(McpModel):
     """Current lifecycle status of the task."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current status, such as a failure diagnosis, cancellation reason or completion summary."""
 
@@ -816,7 +892,7 @@ class Icon(McpModel):
     """An icon image, optionally sized and themed, for display in a user interface."""
 
     mime_type: str | None = Field(
-        None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
     )
     """Media type to use when the source does not declare a precise one, e.g. image/svg+xml."""
 
@@ -835,8 +911,11 @@ class ImageContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -858,6 +937,9 @@ class LegacyTitledEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     default: str | None = None
     """Option preselected in the form."""
 
@@ -868,7 +950,7 @@ class LegacyTitledEnumSchema(McpModel):
     """Allowed option values."""
 
     enum_names: list[str] | None = Field(
-        None, validation_alias="enumNames", serialization_alias="enumNames"
+        default=None, validation_alias="enumNames", serialization_alias="enumNames"
     )
     """Display labels for the options, parallel to enum; a non-standard JSON Schema keyword."""
 
@@ -883,6 +965,9 @@ class ListTasksRequest(McpModel):
     """Request for a page of the caller's tasks (`tasks/list`)."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -901,12 +986,12 @@ class ListTasksResult(McpModel):
     """Answer to `tasks/list`: one page of tasks."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     next_cursor: str | None = Field(
-        None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
     )
     """Opaque cursor for the following page; present while more tasks remain."""
 
@@ -924,23 +1009,27 @@ class ModelHint(McpModel):
 class ModelPreferences(McpModel):
     """Advisory priorities a server gives for model selection during sampling; the client decides how to weigh them."""
 
-    cost_priority: float | None = Field(
-        None, validation_alias="costPriority", serialization_alias="costPriority"
+    cost_priority: Annotated[int | float, Field(ge=0, le=1)] | None = Field(
+        default=None,
+        validation_alias="costPriority",
+        serialization_alias="costPriority",
     )
     """Weight of low cost, from 0 (irrelevant) to 1 (most important)."""
 
     hints: list[ModelHint] | None = None
     """Ordered model hints; the client MUST try them in order and SHOULD prefer them over the numeric priorities."""
 
-    intelligence_priority: float | None = Field(
-        None,
+    intelligence_priority: Annotated[int | float, Field(ge=0, le=1)] | None = Field(
+        default=None,
         validation_alias="intelligencePriority",
         serialization_alias="intelligencePriority",
     )
     """Weight of capability, from 0 (irrelevant) to 1 (most important)."""
 
-    speed_priority: float | None = Field(
-        None, validation_alias="speedPriority", serialization_alias="speedPriority"
+    speed_priority: Annotated[int | float, Field(ge=0, le=1)] | None = Field(
+        default=None,
+        validation_alias="speedPriority",
+        serialization_alias="speedPriority",
     )
     """Weight of low latency, from 0 (irrelevant) to 1 (most important)."""
 
@@ -949,7 +1038,7 @@ class NotificationParams(McpModel):
     """Fields shared by the params of every notification."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -957,16 +1046,16 @@ class NotificationParams(McpModel):
 class NumberSchema(McpModel):
     """Form field schema for a numeric value."""
 
-    default: float | None = None
+    default: int | float | None = None
     """Value prefilled in the form."""
 
     description: str | None = None
     """Help text shown next to the field."""
 
-    maximum: float | None = None
+    maximum: int | float | None = None
     """Largest accepted value."""
 
-    minimum: float | None = None
+    minimum: int | float | None = None
     """Smallest accepted value."""
 
     title: str | None = None
@@ -980,7 +1069,7 @@ class PaginatedRequestParams(McpModel):
     """Params shared by list requests that page through results with a cursor."""
 
     meta: PaginatedRequestParamsMeta | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -992,7 +1081,9 @@ class PaginatedRequestParamsMeta(McpModel):
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     progress_token: str | int | None = Field(
-        None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias="progressToken",
+        serialization_alias="progressToken",
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -1025,8 +1116,11 @@ class ResourceLink(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1040,7 +1134,7 @@ class ResourceLink(McpModel):
     """Icons of various sizes a client UI may show; clients that render icons must handle PNG and JPEG and should handle SVG and WebP."""
 
     mime_type: str | None = Field(
-        None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
     )
     """Media type of the linked resource, when it is known."""
 
@@ -1064,7 +1158,7 @@ class Result(McpModel):
     """Fields shared by every result object; extra keys are allowed."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1083,17 +1177,12 @@ class SamplingMessage(McpModel):
     """One message in a sampling conversation."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    content: (
-        TextContent
-        | ImageContent
-        | AudioContent
-        | ToolUseContent
-        | ToolResultContent
-        | list[
+    content: Annotated[
+        Annotated[
             Annotated[
                 TextContent
                 | ImageContent
@@ -1101,9 +1190,24 @@ class SamplingMessage(McpModel):
                 | ToolUseContent
                 | ToolResultContent,
                 Field(discriminator="type"),
-            ]
+            ],
+            Tag("object"),
         ]
-    )
+        | Annotated[
+            list[
+                Annotated[
+                    TextContent
+                    | ImageContent
+                    | AudioContent
+                    | ToolUseContent
+                    | ToolResultContent,
+                    Field(discriminator="type"),
+                ]
+            ],
+            Tag("array"),
+        ],
+        Discriminator(_json_kind),
+    ]
     """Message content: a single block or a list of blocks."""
 
     role: Role
@@ -1159,7 +1263,7 @@ class ServerCapabilitiesPrompts(McpModel):
     """Present when the server offers prompt templates."""
 
     list_changed: bool | None = Field(
-        None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None, validation_alias="listChanged", serialization_alias="listChanged"
     )
     """True if the server notifies clients when its prompt list changes."""
 
@@ -1168,7 +1272,7 @@ class ServerCapabilitiesResources(McpModel):
     """Present when the server offers readable resources."""
 
     list_changed: bool | None = Field(
-        None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None, validation_alias="listChanged", serialization_alias="listChanged"
     )
     """True if the server notifies clients when its resource list changes."""
 
@@ -1182,7 +1286,9 @@ class ServerCapabilitiesTasks(McpModel):
     cancel: ServerCapabilitiesTasksCancel | None = None
     """Present when the server implements `tasks/cancel`."""
 
-    list: ServerCapabilitiesTasksList | None = None
+    list_: ServerCapabilitiesTasksList | None = Field(
+        default=None, validation_alias="list", serialization_alias="list"
+    )
     """Present when the server implements `tasks/list`."""
 
     requests: ServerCapabilitiesTasksRequests | None = None
@@ -1219,7 +1325,7 @@ class ServerCapabilitiesTools(McpModel):
     """Present when the server offers tools."""
 
     list_changed: bool | None = Field(
-        None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None, validation_alias="listChanged", serialization_alias="listChanged"
     )
     """True if the server notifies clients when its tool list changes."""
 
@@ -1228,6 +1334,9 @@ class StringSchema(McpModel):
     """Form field schema for a free-text value."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Text prefilled in the form."""
@@ -1239,12 +1348,12 @@ class StringSchema(McpModel):
     """Expected text format: email, uri, date or date-time."""
 
     max_length: int | None = Field(
-        None, validation_alias="maxLength", serialization_alias="maxLength"
+        default=None, validation_alias="maxLength", serialization_alias="maxLength"
     )
     """Longest accepted length, in characters."""
 
     min_length: int | None = Field(
-        None, validation_alias="minLength", serialization_alias="minLength"
+        default=None, validation_alias="minLength", serialization_alias="minLength"
     )
     """Shortest accepted length, in characters."""
 
@@ -1269,7 +1378,9 @@ class Task(McpModel):
     """Time of the task's most recent change, as an ISO 8601 timestamp."""
 
     poll_interval: int | None = Field(
-        None, validation_alias="pollInterval", serialization_alias="pollInterval"
+        default=None,
+        validation_alias="pollInterval",
+        serialization_alias="pollInterval",
     )
     """Polling interval in milliseconds the receiver suggests for `tasks/get`."""
 
@@ -1277,7 +1388,9 @@ class Task(McpModel):
     """Current lifecycle status of the task."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current status, such as a failure diagnosis, cancellation reason or completion summary."""
 
@@ -1292,7 +1405,7 @@ class TaskAugmentedRequestParams(McpModel):
     """Params base shared by requests that can run as tasks."""
 
     meta: TaskAugmentedRequestParamsMeta | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1304,7 +1417,9 @@ class TaskAugmentedRequestParamsMeta(McpModel):
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     progress_token: str | int | None = Field(
-        None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias="progressToken",
+        serialization_alias="progressToken",
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -1334,6 +1449,9 @@ class TaskStatusNotification(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     jsonrpc: Literal["2.0"] = "2.0"
     """JSON-RPC protocol version marker; always the string "2.0"."""
 
@@ -1348,7 +1466,7 @@ class TaskStatusNotificationParams(McpModel):
     """Params of `notifications/tasks/status`: every Task field plus the usual notification `_meta`."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1363,7 +1481,9 @@ class TaskStatusNotificationParams(McpModel):
     """Time of the task's most recent change, as an ISO 8601 timestamp."""
 
     poll_interval: int | None = Field(
-        None, validation_alias="pollInterval", serialization_alias="pollInterval"
+        default=None,
+        validation_alias="pollInterval",
+        serialization_alias="pollInterval",
     )
     """Polling interval in milliseconds the receiver suggests for `tasks/get`."""
 
@@ -1371,7 +1491,9 @@ class TaskStatusNotificationParams(McpModel):
     """Current lifecycle status of the task."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current status, such as a failure diagnosis, cancellation reason or completion summary."""
 
@@ -1387,8 +1509,11 @@ class TextContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1406,12 +1531,12 @@ class TextResourceContents(McpModel):
     """Resource contents carried as text."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     mime_type: str | None = Field(
-        None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
     )
     """Media type of the text, when it is known."""
 
@@ -1427,6 +1552,9 @@ class TitledMultiSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     default: list[str] | None = None
     """Options preselected in the form."""
 
@@ -1437,12 +1565,12 @@ class TitledMultiSelectEnumSchema(McpModel):
     """Schema of each selected entry, listing the labelled options."""
 
     max_items: int | None = Field(
-        None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None, validation_alias="maxItems", serialization_alias="maxItems"
     )
     """Most options the user may pick."""
 
     min_items: int | None = Field(
-        None, validation_alias="minItems", serialization_alias="minItems"
+        default=None, validation_alias="minItems", serialization_alias="minItems"
     )
     """Fewest options the user must pick."""
 
@@ -1477,6 +1605,9 @@ class TitledSingleSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     default: str | None = None
     """Option preselected in the form."""
 
@@ -1509,7 +1640,7 @@ class Tool(McpModel):
     """A tool the server exposes for clients (and their models) to call."""
 
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1534,7 +1665,9 @@ class Tool(McpModel):
     """Programmatic name used to call the tool; also the display fallback when no title is set."""
 
     output_schema: ToolOutputSchema | None = Field(
-        None, validation_alias="outputSchema", serialization_alias="outputSchema"
+        default=None,
+        validation_alias="outputSchema",
+        serialization_alias="outputSchema",
     )
     """Optional JSON Schema that structuredContent in the tool's results conforms to; 2020-12 is assumed when no $schema is given."""
 
@@ -1546,22 +1679,30 @@ class ToolAnnotations(McpModel):
     """Untrusted hints describing how a tool behaves. Clients should not base decisions on hints from servers they do not trust."""
 
     destructive_hint: bool | None = Field(
-        None, validation_alias="destructiveHint", serialization_alias="destructiveHint"
+        default=None,
+        validation_alias="destructiveHint",
+        serialization_alias="destructiveHint",
     )
     """When not read-only: true if the tool may destroy or overwrite data, false if it only adds. Defaults to true."""
 
     idempotent_hint: bool | None = Field(
-        None, validation_alias="idempotentHint", serialization_alias="idempotentHint"
+        default=None,
+        validation_alias="idempotentHint",
+        serialization_alias="idempotentHint",
     )
     """When not read-only: true if repeating a call with the same arguments changes nothing more. Defaults to false."""
 
     open_world_hint: bool | None = Field(
-        None, validation_alias="openWorldHint", serialization_alias="openWorldHint"
+        default=None,
+        validation_alias="openWorldHint",
+        serialization_alias="openWorldHint",
     )
     """True if the tool reaches outside systems (like web search), false for a closed domain (like a local memory). Defaults to true."""
 
     read_only_hint: bool | None = Field(
-        None, validation_alias="readOnlyHint", serialization_alias="readOnlyHint"
+        default=None,
+        validation_alias="readOnlyHint",
+        serialization_alias="readOnlyHint",
     )
     """True if the tool does not change its environment. Defaults to false."""
 
@@ -1580,7 +1721,7 @@ class ToolExecution(McpModel):
     """Execution settings of a tool."""
 
     task_support: Literal["forbidden", "optional", "required"] | None = Field(
-        None, validation_alias="taskSupport", serialization_alias="taskSupport"
+        default=None, validation_alias="taskSupport", serialization_alias="taskSupport"
     )
     """Task augmentation policy for this tool: forbidden (the default when absent), optional, or required (calls MUST be task-augmented)."""
 
@@ -1590,8 +1731,11 @@ class ToolInputSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     schema_: str | None = Field(
-        None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias="$schema", serialization_alias="$schema"
     )
     """Optional JSON Schema dialect URI; 2020-12 is assumed when absent."""
 
@@ -1614,8 +1758,11 @@ class ToolOutputSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     schema_: str | None = Field(
-        None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias="$schema", serialization_alias="$schema"
     )
     """Optional JSON Schema dialect URI; 2020-12 is assumed when absent."""
 
@@ -1638,8 +1785,11 @@ class ToolResultContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1652,12 +1802,12 @@ class ToolResultContent(McpModel):
     """Unstructured output of the tool, in the same block format as CallToolResult.content."""
 
     is_error: bool | None = Field(
-        None, validation_alias="isError", serialization_alias="isError"
+        default=None, validation_alias="isError", serialization_alias="isError"
     )
     """True when the tool use failed; the content then explains the error. Defaults to false."""
 
     structured_content: dict[str, Any] | None = Field(
-        None,
+        default=None,
         validation_alias="structuredContent",
         serialization_alias="structuredContent",
     )
@@ -1677,8 +1827,11 @@ class ToolUseContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: dict[str, Any] | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1700,6 +1853,9 @@ class UntitledMultiSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     default: list[str] | None = None
     """Options preselected in the form."""
 
@@ -1710,12 +1866,12 @@ class UntitledMultiSelectEnumSchema(McpModel):
     """Schema of each selected entry."""
 
     max_items: int | None = Field(
-        None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None, validation_alias="maxItems", serialization_alias="maxItems"
     )
     """Most options the user may pick."""
 
     min_items: int | None = Field(
-        None, validation_alias="minItems", serialization_alias="minItems"
+        default=None, validation_alias="minItems", serialization_alias="minItems"
     )
     """Fewest options the user must pick."""
 
@@ -1731,6 +1887,9 @@ class UntitledMultiSelectEnumSchemaItems(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     enum: list[str]
     """Allowed option values."""
 
@@ -1742,6 +1901,9 @@ class UntitledSingleSelectEnumSchema(McpModel):
     """Single-choice field whose options are shown by their raw values."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""

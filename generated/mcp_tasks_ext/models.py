@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import Enum, IntEnum
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag
 
 _RootT = TypeVar("_RootT")
 
@@ -27,12 +27,12 @@ class McpModel(BaseModel):
         extra="allow",
     )
     wire_constants: ClassVar[frozenset[str]] = frozenset()
-    """Required constant fields (``jsonrpc``, ``method``, a variant's ``status``)."""
+    """Required constant fields (``jsonrpc``, ``method``, a variant's ``status``).
 
-    def model_post_init(self, context: Any, /) -> None:
-        # Required constants have defaults for convenience but belong on the wire anyway.
-        if self.wire_constants:
-            self.model_fields_set.update(self.wire_constants)
+    They have defaults for convenience but belong on the wire anyway: the classes that have
+    any count them as set (``model_post_init``), so ``to_wire()`` always sends them. Only those
+    classes define the hook, since pydantic calls it for every instance of a class that has one.
+    """
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready form: wire names, only the fields that were set."""
@@ -45,6 +45,11 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
     def to_wire(self) -> Any:
         """The JSON-ready form of the wrapped value."""
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+def _json_kind(value: Any) -> str:
+    """The branch of a union of objects and a list that a value belongs to."""
+    return "array" if isinstance(value, list) else "object"
 
 
 class ErrorCode(IntEnum):
@@ -75,11 +80,13 @@ class Annotations(McpModel):
     """Roles the item is meant for; list several (e.g. user and assistant) when it serves more than one."""
 
     last_modified: str | None = Field(
-        None, validation_alias="lastModified", serialization_alias="lastModified"
+        default=None,
+        validation_alias="lastModified",
+        serialization_alias="lastModified",
     )
     """When the underlying resource last changed, as an ISO 8601 timestamp such as 2025-01-12T15:00:58Z."""
 
-    priority: float | None = None
+    priority: Annotated[int | float, Field(ge=0, le=1)] | None = None
     """Importance for the server's work, from 0 (entirely optional) to 1 (effectively required)."""
 
 
@@ -88,8 +95,11 @@ class AudioContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -110,7 +120,7 @@ class BlobResourceContents(McpModel):
     """Resource contents carried as binary data."""
 
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -118,7 +128,7 @@ class BlobResourceContents(McpModel):
     """Binary payload of the resource, base64-encoded."""
 
     mime_type: str | None = Field(
-        None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
     )
     """Media type of the payload, when it is known."""
 
@@ -130,6 +140,9 @@ class BooleanSchema(McpModel):
     """Form field schema for a yes/no value."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: bool | None = None
     """Value preselected in the form."""
@@ -148,6 +161,9 @@ class CancelTaskRequest(McpModel):
     """Request to cancel a task (`tasks/cancel`); cancellation is cooperative and not guaranteed."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -174,13 +190,18 @@ class CancelTaskResult(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: ResultMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Result metadata, which may identify the responding server."""
 
     result_type: Literal["complete"] = Field(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        default="complete",
+        validation_alias="resultType",
+        serialization_alias="resultType",
     )
     """Always "complete"."""
 
@@ -190,6 +211,9 @@ class CancelledTask(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
 
@@ -197,7 +221,9 @@ class CancelledTask(McpModel):
     """Always "cancelled": the task was cancelled before it finished."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -211,11 +237,20 @@ class CancelledTask(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -225,6 +260,9 @@ class CompletedTask(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
 
@@ -232,7 +270,9 @@ class CompletedTask(McpModel):
     """Always "completed": the underlying request finished and its result is available."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -246,11 +286,20 @@ class CompletedTask(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -271,6 +320,9 @@ class CreateMessageRequest(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"method"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
     """Method name; always "sampling/createMessage"."""
 
@@ -282,7 +334,9 @@ class CreateMessageRequestParams(McpModel):
     """Params of a `sampling/createMessage` request."""
 
     include_context: Literal["allServers", "none", "thisServer"] | None = Field(
-        None, validation_alias="includeContext", serialization_alias="includeContext"
+        default=None,
+        validation_alias="includeContext",
+        serialization_alias="includeContext",
     )
     """Which MCP servers' context to attach to the prompt; the client MAY ignore it. Defaults to "none"; the other values are deprecated and only for clients declaring sampling.context."""
 
@@ -298,27 +352,31 @@ class CreateMessageRequestParams(McpModel):
     """Provider-specific metadata passed through to the model provider unchanged."""
 
     model_preferences_: ModelPreferences | None = Field(
-        None,
+        default=None,
         validation_alias="modelPreferences",
         serialization_alias="modelPreferences",
     )
     """Advisory model-selection priorities from the server; the client MAY ignore them."""
 
     stop_sequences: list[str] | None = Field(
-        None, validation_alias="stopSequences", serialization_alias="stopSequences"
+        default=None,
+        validation_alias="stopSequences",
+        serialization_alias="stopSequences",
     )
     """Strings that end generation when the model emits them."""
 
     system_prompt: str | None = Field(
-        None, validation_alias="systemPrompt", serialization_alias="systemPrompt"
+        default=None,
+        validation_alias="systemPrompt",
+        serialization_alias="systemPrompt",
     )
     """System prompt the server would like used; the client MAY change or drop it."""
 
-    temperature: float | None = None
+    temperature: int | float | None = None
     """Sampling temperature to use, if the server has a preference."""
 
     tool_choice: ToolChoice | None = Field(
-        None, validation_alias="toolChoice", serialization_alias="toolChoice"
+        default=None, validation_alias="toolChoice", serialization_alias="toolChoice"
     )
     """How the model may use the offered tools (auto when absent). Clients MUST reject it unless they declared sampling.tools."""
 
@@ -330,17 +388,12 @@ class CreateMessageResult(McpModel):
     """Client's answer to `sampling/createMessage`: the generated message. The client should let the user review it before returning it."""
 
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    content: (
-        TextContent
-        | ImageContent
-        | AudioContent
-        | ToolUseContent
-        | ToolResultContent
-        | list[
+    content: Annotated[
+        Annotated[
             Annotated[
                 TextContent
                 | ImageContent
@@ -348,9 +401,24 @@ class CreateMessageResult(McpModel):
                 | ToolUseContent
                 | ToolResultContent,
                 Field(discriminator="type"),
-            ]
+            ],
+            Tag("object"),
         ]
-    )
+        | Annotated[
+            list[
+                Annotated[
+                    TextContent
+                    | ImageContent
+                    | AudioContent
+                    | ToolUseContent
+                    | ToolResultContent,
+                    Field(discriminator="type"),
+                ]
+            ],
+            Tag("array"),
+        ],
+        Discriminator(_json_kind),
+    ]
     """Generated content: a single block or a list of blocks."""
 
     model: str
@@ -360,7 +428,7 @@ class CreateMessageResult(McpModel):
     """Author role of the generated message."""
 
     stop_reason: str | None = Field(
-        None, validation_alias="stopReason", serialization_alias="stopReason"
+        default=None, validation_alias="stopReason", serialization_alias="stopReason"
     )
     """Why generation ended, e.g. endTurn, stopSequence, maxTokens or toolUse; providers may report other values."""
 
@@ -370,13 +438,16 @@ class CreateTaskResult(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: ResultMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Result metadata, which may identify the responding server."""
 
     result_type: Literal["task"] = Field(
-        "task", validation_alias="resultType", serialization_alias="resultType"
+        default="task", validation_alias="resultType", serialization_alias="resultType"
     )
     """Always "task": marks the result as a created task rather than the final result."""
 
@@ -387,7 +458,9 @@ class CreateTaskResult(McpModel):
     """Initial status of the task, usually working; if it is anything else the client should call `tasks/get` at once."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -401,11 +474,20 @@ class CreateTaskResult(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -422,6 +504,9 @@ class ElicitRequest(McpModel):
     """Input request asking the user, through the client, for more information; embedded without jsonrpc or id."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"method"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     method: Literal["elicitation/create"] = "elicitation/create"
     """Method name; always "elicitation/create"."""
@@ -450,8 +535,11 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     schema_: str | None = Field(
-        None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias="$schema", serialization_alias="$schema"
     )
     """Optional JSON Schema dialect URI of the form schema."""
 
@@ -486,6 +574,9 @@ class ElicitRequestURLParams(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"mode"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     message: str
     """Text shown to the user explaining why the visit is needed."""
 
@@ -511,8 +602,11 @@ class EmbeddedResource(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -544,6 +638,9 @@ class FailedTask(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
 
@@ -551,7 +648,9 @@ class FailedTask(McpModel):
     """Always "failed": the underlying request ended in a JSON-RPC error."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -565,11 +664,20 @@ class FailedTask(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -581,6 +689,9 @@ class GetTaskRequest(McpModel):
     """Request for the full current state of a task (`tasks/get`); a pure, idempotent read."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -615,13 +726,18 @@ class GetTaskResultCancelled(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: ResultMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Result metadata, which may identify the responding server."""
 
     result_type: Literal["complete"] = Field(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        default="complete",
+        validation_alias="resultType",
+        serialization_alias="resultType",
     )
     """Always "complete"."""
 
@@ -632,7 +748,9 @@ class GetTaskResultCancelled(McpModel):
     """Always "cancelled": the task was cancelled before it finished."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -646,11 +764,20 @@ class GetTaskResultCancelled(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -660,13 +787,18 @@ class GetTaskResultCompleted(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: ResultMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Result metadata, which may identify the responding server."""
 
     result_type: Literal["complete"] = Field(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        default="complete",
+        validation_alias="resultType",
+        serialization_alias="resultType",
     )
     """Always "complete"."""
 
@@ -677,7 +809,9 @@ class GetTaskResultCompleted(McpModel):
     """Always "completed": the underlying request finished and its result is available."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -691,11 +825,20 @@ class GetTaskResultCompleted(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -708,13 +851,18 @@ class GetTaskResultFailed(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: ResultMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Result metadata, which may identify the responding server."""
 
     result_type: Literal["complete"] = Field(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        default="complete",
+        validation_alias="resultType",
+        serialization_alias="resultType",
     )
     """Always "complete"."""
 
@@ -725,7 +873,9 @@ class GetTaskResultFailed(McpModel):
     """Always "failed": the underlying request ended in a JSON-RPC error."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -739,11 +889,20 @@ class GetTaskResultFailed(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -756,13 +915,18 @@ class GetTaskResultInputRequired(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: ResultMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Result metadata, which may identify the responding server."""
 
     result_type: Literal["complete"] = Field(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        default="complete",
+        validation_alias="resultType",
+        serialization_alias="resultType",
     )
     """Always "complete"."""
 
@@ -773,7 +937,9 @@ class GetTaskResultInputRequired(McpModel):
     """Always "input_required": the task waits for answers to inputRequests."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -787,11 +953,20 @@ class GetTaskResultInputRequired(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -810,13 +985,18 @@ class GetTaskResultWorking(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: ResultMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Result metadata, which may identify the responding server."""
 
     result_type: Literal["complete"] = Field(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        default="complete",
+        validation_alias="resultType",
+        serialization_alias="resultType",
     )
     """Always "complete"."""
 
@@ -827,7 +1007,9 @@ class GetTaskResultWorking(McpModel):
     """Always "working": the task is still being processed."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -841,11 +1023,20 @@ class GetTaskResultWorking(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -854,7 +1045,7 @@ class Icon(McpModel):
     """An icon image, optionally sized and themed, for display in a user interface."""
 
     mime_type: str | None = Field(
-        None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
     )
     """Media type to use when the source does not declare a precise one, e.g. image/svg+xml."""
 
@@ -873,8 +1064,11 @@ class ImageContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -910,7 +1104,7 @@ class Implementation(McpModel):
     """Version string of the implementation."""
 
     website_url: str | None = Field(
-        None, validation_alias="websiteUrl", serialization_alias="websiteUrl"
+        default=None, validation_alias="websiteUrl", serialization_alias="websiteUrl"
     )
     """Home page of the implementation."""
 
@@ -936,6 +1130,9 @@ class InputRequiredTask(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
 
@@ -943,7 +1140,9 @@ class InputRequiredTask(McpModel):
     """Always "input_required": the task waits for answers to inputRequests."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -957,11 +1156,20 @@ class InputRequiredTask(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -996,6 +1204,9 @@ class JSONRPCNotification(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     jsonrpc: Literal["2.0"] = "2.0"
     """JSON-RPC protocol version marker; always the string "2.0"."""
 
@@ -1010,6 +1221,9 @@ class JSONRPCRequest(McpModel):
     """A JSON-RPC request, which the peer must answer."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -1033,6 +1247,9 @@ class LegacyTitledEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     default: str | None = None
     """Option preselected in the form."""
 
@@ -1043,7 +1260,7 @@ class LegacyTitledEnumSchema(McpModel):
     """Allowed option values."""
 
     enum_names: list[str] | None = Field(
-        None, validation_alias="enumNames", serialization_alias="enumNames"
+        default=None, validation_alias="enumNames", serialization_alias="enumNames"
     )
     """Display labels for the options, parallel to enum; a non-standard JSON Schema keyword."""
 
@@ -1059,6 +1276,9 @@ class ListRootsRequest(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"method"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     method: Literal["roots/list"] = "roots/list"
     """Method name; always "roots/list"."""
 
@@ -1070,7 +1290,7 @@ class ListRootsRequestParams(McpModel):
     """Optional params, carrying only `_meta`."""
 
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1096,23 +1316,27 @@ class ModelHint(McpModel):
 class ModelPreferences(McpModel):
     """Advisory priorities a server gives for model selection during sampling; the client decides how to weigh them."""
 
-    cost_priority: float | None = Field(
-        None, validation_alias="costPriority", serialization_alias="costPriority"
+    cost_priority: Annotated[int | float, Field(ge=0, le=1)] | None = Field(
+        default=None,
+        validation_alias="costPriority",
+        serialization_alias="costPriority",
     )
     """Weight of low cost, from 0 (irrelevant) to 1 (most important)."""
 
     hints: list[ModelHint] | None = None
     """Ordered model hints; the client MUST try them in order and SHOULD prefer them over the numeric priorities."""
 
-    intelligence_priority: float | None = Field(
-        None,
+    intelligence_priority: Annotated[int | float, Field(ge=0, le=1)] | None = Field(
+        default=None,
         validation_alias="intelligencePriority",
         serialization_alias="intelligencePriority",
     )
     """Weight of capability, from 0 (irrelevant) to 1 (most important)."""
 
-    speed_priority: float | None = Field(
-        None, validation_alias="speedPriority", serialization_alias="speedPriority"
+    speed_priority: Annotated[int | float, Field(ge=0, le=1)] | None = Field(
+        default=None,
+        validation_alias="speedPriority",
+        serialization_alias="speedPriority",
     )
     """Weight of low latency, from 0 (irrelevant) to 1 (most important)."""
 
@@ -1121,7 +1345,7 @@ class NotificationMetaObject(McpModel):
     """`_meta` contents of a notification: the general MetaObject rules plus notification-specific keys."""
 
     subscription_id: str | int | None = Field(
-        None,
+        default=None,
         validation_alias="io.modelcontextprotocol/subscriptionId",
         serialization_alias="io.modelcontextprotocol/subscriptionId",
     )
@@ -1132,7 +1356,7 @@ class NotificationParams(McpModel):
     """Fields shared by the params of every notification."""
 
     meta: NotificationMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -1140,16 +1364,16 @@ class NotificationParams(McpModel):
 class NumberSchema(McpModel):
     """Form field schema for a numeric value."""
 
-    default: float | None = None
+    default: int | float | None = None
     """Value prefilled in the form."""
 
     description: str | None = None
     """Help text shown next to the field."""
 
-    maximum: float | None = None
+    maximum: int | float | None = None
     """Largest accepted value."""
 
-    minimum: float | None = None
+    minimum: int | float | None = None
     """Smallest accepted value."""
 
     title: str | None = None
@@ -1176,8 +1400,11 @@ class ResourceLink(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1191,7 +1418,7 @@ class ResourceLink(McpModel):
     """Icons of various sizes a client UI may show; clients that render icons must handle PNG and JPEG and should handle SVG and WebP."""
 
     mime_type: str | None = Field(
-        None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
     )
     """Media type of the linked resource, when it is known."""
 
@@ -1215,7 +1442,7 @@ class Result(McpModel):
     """Fields shared by every result object; resultType is mandatory and extra keys are allowed."""
 
     meta: ResultMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Result metadata, which may identify the responding server."""
 
@@ -1229,7 +1456,7 @@ class ResultMetaObject(McpModel):
     """`_meta` contents of a result: the general MetaObject rules plus result-specific keys."""
 
     server_info: Implementation | None = Field(
-        None,
+        default=None,
         validation_alias="io.modelcontextprotocol/serverInfo",
         serialization_alias="io.modelcontextprotocol/serverInfo",
     )
@@ -1250,7 +1477,7 @@ class Root(McpModel):
     """A directory or file the server may work on."""
 
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1265,17 +1492,12 @@ class SamplingMessage(McpModel):
     """One message in a sampling conversation."""
 
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    content: (
-        TextContent
-        | ImageContent
-        | AudioContent
-        | ToolUseContent
-        | ToolResultContent
-        | list[
+    content: Annotated[
+        Annotated[
             Annotated[
                 TextContent
                 | ImageContent
@@ -1283,9 +1505,24 @@ class SamplingMessage(McpModel):
                 | ToolUseContent
                 | ToolResultContent,
                 Field(discriminator="type"),
-            ]
+            ],
+            Tag("object"),
         ]
-    )
+        | Annotated[
+            list[
+                Annotated[
+                    TextContent
+                    | ImageContent
+                    | AudioContent
+                    | ToolUseContent
+                    | ToolResultContent,
+                    Field(discriminator="type"),
+                ]
+            ],
+            Tag("array"),
+        ],
+        Discriminator(_json_kind),
+    ]
     """Message content: a single block or a list of blocks."""
 
     role: Role
@@ -1305,6 +1542,9 @@ class StringSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     default: str | None = None
     """Text prefilled in the form."""
 
@@ -1315,12 +1555,12 @@ class StringSchema(McpModel):
     """Expected text format: email, uri, date or date-time."""
 
     max_length: int | None = Field(
-        None, validation_alias="maxLength", serialization_alias="maxLength"
+        default=None, validation_alias="maxLength", serialization_alias="maxLength"
     )
     """Longest accepted length, in characters."""
 
     min_length: int | None = Field(
-        None, validation_alias="minLength", serialization_alias="minLength"
+        default=None, validation_alias="minLength", serialization_alias="minLength"
     )
     """Shortest accepted length, in characters."""
 
@@ -1341,7 +1581,9 @@ class Task(McpModel):
     """Current lifecycle status of the task."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1355,11 +1597,20 @@ class Task(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1381,6 +1632,9 @@ class TaskStatusNotification(McpModel):
     """Notification pushing a task's full state to a client that subscribed to it through `subscriptions/listen`."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     jsonrpc: Literal["2.0"] = "2.0"
     """JSON-RPC protocol version marker; always the string "2.0"."""
@@ -1412,8 +1666,11 @@ class TaskStatusNotificationParamsCancelled(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: NotificationMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -1424,7 +1681,9 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     """Always "cancelled": the task was cancelled before it finished."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1438,11 +1697,20 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1452,8 +1720,11 @@ class TaskStatusNotificationParamsCompleted(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: NotificationMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -1464,7 +1735,9 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     """Always "completed": the underlying request finished and its result is available."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1478,11 +1751,20 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1495,8 +1777,11 @@ class TaskStatusNotificationParamsFailed(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: NotificationMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -1507,7 +1792,9 @@ class TaskStatusNotificationParamsFailed(McpModel):
     """Always "failed": the underlying request ended in a JSON-RPC error."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1521,11 +1808,20 @@ class TaskStatusNotificationParamsFailed(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1538,8 +1834,11 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: NotificationMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -1550,7 +1849,9 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
     """Always "input_required": the task waits for answers to inputRequests."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1564,11 +1865,20 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1587,8 +1897,11 @@ class TaskStatusNotificationParamsWorking(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: NotificationMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -1599,7 +1912,9 @@ class TaskStatusNotificationParamsWorking(McpModel):
     """Always "working": the task is still being processed."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1613,11 +1928,20 @@ class TaskStatusNotificationParamsWorking(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1626,7 +1950,7 @@ class TaskSubscriptionAcknowledgedNotifications(McpModel):
     """Task part of the subscription acknowledgement: the tasks the server agreed to report on."""
 
     task_ids: list[str] | None = Field(
-        None, validation_alias="taskIds", serialization_alias="taskIds"
+        default=None, validation_alias="taskIds", serialization_alias="taskIds"
     )
     """Identifiers of the tasks that will get pushed updates; clients keep polling any others."""
 
@@ -1635,7 +1959,7 @@ class TaskSubscriptionNotifications(McpModel):
     """Task part of a `subscriptions/listen` filter: the tasks the client wants pushed updates for."""
 
     task_ids: list[str] | None = Field(
-        None, validation_alias="taskIds", serialization_alias="taskIds"
+        default=None, validation_alias="taskIds", serialization_alias="taskIds"
     )
     """Identifiers of the tasks to watch; the request must declare the tasks extension."""
 
@@ -1651,8 +1975,11 @@ class TextContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1670,12 +1997,12 @@ class TextResourceContents(McpModel):
     """Resource contents carried as text."""
 
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     mime_type: str | None = Field(
-        None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
     )
     """Media type of the text, when it is known."""
 
@@ -1691,6 +2018,9 @@ class TitledMultiSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     default: list[str] | None = None
     """Options preselected in the form."""
 
@@ -1701,12 +2031,12 @@ class TitledMultiSelectEnumSchema(McpModel):
     """Schema of each selected entry, listing the labelled options."""
 
     max_items: int | None = Field(
-        None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None, validation_alias="maxItems", serialization_alias="maxItems"
     )
     """Most options the user may pick."""
 
     min_items: int | None = Field(
-        None, validation_alias="minItems", serialization_alias="minItems"
+        default=None, validation_alias="minItems", serialization_alias="minItems"
     )
     """Fewest options the user must pick."""
 
@@ -1741,6 +2071,9 @@ class TitledSingleSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     default: str | None = None
     """Option preselected in the form."""
 
@@ -1773,7 +2106,7 @@ class Tool(McpModel):
     """A tool the server exposes for clients (and their models) to call; a call that declares the tasks extension may be answered with a task."""
 
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1795,7 +2128,9 @@ class Tool(McpModel):
     """Programmatic name used to call the tool; also the display fallback when no title is set."""
 
     output_schema: ToolOutputSchema | None = Field(
-        None, validation_alias="outputSchema", serialization_alias="outputSchema"
+        default=None,
+        validation_alias="outputSchema",
+        serialization_alias="outputSchema",
     )
     """Optional JSON Schema (2020-12 unless $schema says otherwise) that structuredContent in the tool's results conforms to."""
 
@@ -1807,22 +2142,30 @@ class ToolAnnotations(McpModel):
     """Untrusted hints describing how a tool behaves. Clients should not base decisions on hints from servers they do not trust."""
 
     destructive_hint: bool | None = Field(
-        None, validation_alias="destructiveHint", serialization_alias="destructiveHint"
+        default=None,
+        validation_alias="destructiveHint",
+        serialization_alias="destructiveHint",
     )
     """When not read-only: true if the tool may destroy or overwrite data, false if it only adds. Defaults to true."""
 
     idempotent_hint: bool | None = Field(
-        None, validation_alias="idempotentHint", serialization_alias="idempotentHint"
+        default=None,
+        validation_alias="idempotentHint",
+        serialization_alias="idempotentHint",
     )
     """When not read-only: true if repeating a call with the same arguments changes nothing more. Defaults to false."""
 
     open_world_hint: bool | None = Field(
-        None, validation_alias="openWorldHint", serialization_alias="openWorldHint"
+        default=None,
+        validation_alias="openWorldHint",
+        serialization_alias="openWorldHint",
     )
     """True if the tool reaches outside systems (like web search), false for a closed domain (like a local memory). Defaults to true."""
 
     read_only_hint: bool | None = Field(
-        None, validation_alias="readOnlyHint", serialization_alias="readOnlyHint"
+        default=None,
+        validation_alias="readOnlyHint",
+        serialization_alias="readOnlyHint",
     )
     """True if the tool does not change its environment. Defaults to false."""
 
@@ -1842,8 +2185,11 @@ class ToolInputSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     schema_: str | None = Field(
-        None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias="$schema", serialization_alias="$schema"
     )
     """Optional JSON Schema dialect URI; 2020-12 is assumed when absent."""
 
@@ -1855,7 +2201,7 @@ class ToolOutputSchema(McpModel):
     """Optional JSON Schema (2020-12 unless $schema says otherwise) that structuredContent in the tool's results conforms to."""
 
     schema_: str | None = Field(
-        None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias="$schema", serialization_alias="$schema"
     )
     """Optional JSON Schema dialect URI; 2020-12 is assumed when absent."""
 
@@ -1865,8 +2211,11 @@ class ToolResultContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1879,12 +2228,12 @@ class ToolResultContent(McpModel):
     """Unstructured output of the tool, in the same block format as CallToolResult.content."""
 
     is_error: bool | None = Field(
-        None, validation_alias="isError", serialization_alias="isError"
+        default=None, validation_alias="isError", serialization_alias="isError"
     )
     """True when the tool use failed; the content then explains the error. Defaults to false."""
 
     structured_content: Any = Field(
-        None,
+        default=None,
         validation_alias="structuredContent",
         serialization_alias="structuredContent",
     )
@@ -1904,8 +2253,11 @@ class ToolUseContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: MetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1927,6 +2279,9 @@ class UntitledMultiSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     default: list[str] | None = None
     """Options preselected in the form."""
 
@@ -1937,12 +2292,12 @@ class UntitledMultiSelectEnumSchema(McpModel):
     """Schema of each selected entry."""
 
     max_items: int | None = Field(
-        None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None, validation_alias="maxItems", serialization_alias="maxItems"
     )
     """Most options the user may pick."""
 
     min_items: int | None = Field(
-        None, validation_alias="minItems", serialization_alias="minItems"
+        default=None, validation_alias="minItems", serialization_alias="minItems"
     )
     """Fewest options the user must pick."""
 
@@ -1958,6 +2313,9 @@ class UntitledMultiSelectEnumSchemaItems(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     enum: list[str]
     """Allowed option values."""
 
@@ -1969,6 +2327,9 @@ class UntitledSingleSelectEnumSchema(McpModel):
     """Single-choice field whose options are shown by their raw values."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
@@ -1991,6 +2352,9 @@ class UpdateTaskRequest(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
 
@@ -2011,7 +2375,10 @@ class UpdateTaskRequestParams(McpModel):
     """Identifier of the task being answered."""
 
     input_responses: dict[str, CreateMessageResult | ListRootsResult | ElicitResult] = (
-        Field(validation_alias="inputResponses", serialization_alias="inputResponses")
+        Field(
+            validation_alias="inputResponses",
+            serialization_alias="inputResponses",
+        )
     )
     """Answers keyed by input request id; the server SHOULD ignore keys that are not outstanding and MAY accept a partial set."""
 
@@ -2021,13 +2388,18 @@ class UpdateTaskResult(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     meta: ResultMetaObject | None = Field(
-        None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias="_meta", serialization_alias="_meta"
     )
     """Result metadata, which may identify the responding server."""
 
     result_type: Literal["complete"] = Field(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        default="complete",
+        validation_alias="resultType",
+        serialization_alias="resultType",
     )
     """Always "complete"."""
 
@@ -2037,6 +2409,9 @@ class WorkingTask(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update(self.wire_constants)
+
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
 
@@ -2044,7 +2419,9 @@ class WorkingTask(McpModel):
     """Always "working": the task is still being processed."""
 
     status_message: str | None = Field(
-        None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias="statusMessage",
+        serialization_alias="statusMessage",
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -2058,11 +2435,20 @@ class WorkingTask(McpModel):
     )
     """When the task last changed, as an ISO 8601 timestamp."""
 
-    ttl_ms: int | None = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
+        Field(
+            validation_alias="ttlMs",
+            serialization_alias="ttlMs",
+        )
+    )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
-    poll_interval_ms: int | None = Field(
-        None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs"
+    poll_interval_ms: (
+        Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None
+    ) = Field(
+        default=None,
+        validation_alias="pollIntervalMs",
+        serialization_alias="pollIntervalMs",
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
