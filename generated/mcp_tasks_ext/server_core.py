@@ -759,29 +759,50 @@ class TaskServerCore:
 
     ``uses_sessions`` tells the HTTP app whether ``initialize`` opens a session that
     later requests must name (2025-11-25) or every request stands alone (extension).
+
+    Options of one revision (the other ignores them): sessions (2025-11-25) -
+    ``max_sessions`` open at once, ``max_sessions_per_client`` per principal (or, when
+    anonymous, per client address), ``session_idle_s`` after which an unused session
+    with no open stream is closed to make room; ``enable_list`` (default: whether
+    ``authenticate`` is set) and ``page_size`` for ``tasks/list``;
+    ``task_mismatch_code`` for a ``params.task`` the tool's ``taskSupport`` does not
+    allow. ``require_routing_headers`` (extension) refuses ``tasks/*`` requests without
+    ``Mcp-Method`` and ``Mcp-Name``.
     """
 
     uses_sessions: ClassVar[bool] = False
-    max_sessions = 10_000
-    """How many sessions may be open at once; beyond it ``initialize`` is refused."""
-    max_sessions_per_client = 64
-    """How many sessions one principal (or, anonymous, one client address) may have."""
-    session_idle_s = 3_600.0
-    """Sessions unused this long (and with no open stream) are closed to make room."""
 
     def __init__(
         self,
         name: str,
-        version: str,
+        version: str = "0.1.0",
         *,
-        store: TaskStore | None,
-        limits: Limits | None,
-        authenticate: Authenticate | None,
-        rate_limiter: RateLimiter | None,
-        audit: AuditHook | None,
-        instructions: str | None,
-        recover_orphans: bool,
+        store: TaskStore | None = None,
+        limits: Limits | None = None,
+        authenticate: Authenticate | None = None,
+        rate_limiter: RateLimiter | None = None,
+        audit: AuditHook | None = None,
+        instructions: str | None = None,
+        recover_orphans: bool = True,
+        enable_list: bool | None = None,
+        page_size: int = 50,
+        task_mismatch_code: int = METHOD_NOT_FOUND,
+        max_sessions: int = 10_000,
+        max_sessions_per_client: int = 64,
+        session_idle_s: float = 3_600.0,
+        require_routing_headers: bool = False,
     ) -> None:
+        """Configure the server (see the class docstring of the revision's server for
+        the options); nothing runs until :meth:`start`."""
+        self.enable_list = (
+            authenticate is not None if enable_list is None else enable_list
+        )
+        self.page_size = page_size
+        self.task_mismatch_code = task_mismatch_code
+        self.max_sessions = max_sessions
+        self.max_sessions_per_client = max_sessions_per_client
+        self.session_idle_s = session_idle_s
+        self.require_routing_headers = require_routing_headers
         self.name = name
         self.version = version
         self.store: TaskStore = (
@@ -817,6 +838,10 @@ class TaskServerCore:
         for role, route in self._role_routes().items():
             if role in ROLES:  # a role the schema lacks is never served
                 self._routes[ROLES[role]] = route
+        self.setup()
+
+    def setup(self) -> None:
+        """Revision hook run at the end of ``__init__`` (state of its own)."""
 
     # -- sessions (revisions with ``initialize``) ------------------------------
 

@@ -66,7 +66,7 @@ from .server_core import (
     missing_capability,
     task_id_param,
 )
-from .stores import Signal, TaskRecord, TaskStore
+from .stores import Signal, TaskRecord
 
 __all__ = [
     "EXTENSION_ID",
@@ -154,32 +154,7 @@ class TasksServer(TaskServerCore):
     them; it is off by default because some clients (fastmcp 4.1.4) omit ``Mcp-Name``.
     """
 
-    def __init__(
-        self,
-        name: str,
-        version: str = "0.1.0",
-        *,
-        store: TaskStore | None = None,
-        limits: Limits | None = None,
-        authenticate: Authenticate | None = None,
-        rate_limiter: RateLimiter | None = None,
-        audit: AuditHook | None = None,
-        instructions: str | None = None,
-        recover_orphans: bool = True,
-        require_routing_headers: bool = False,
-    ) -> None:
-        super().__init__(
-            name,
-            version,
-            store=store,
-            limits=limits,
-            authenticate=authenticate,
-            rate_limiter=rate_limiter,
-            audit=audit,
-            instructions=instructions,
-            recover_orphans=recover_orphans,
-        )
-        self.require_routing_headers = require_routing_headers
+    def setup(self) -> None:
         self._answers: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
         self._listeners: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
 

@@ -54,7 +54,7 @@ from .server_core import (
     missing_capability,
     task_id_param,
 )
-from .stores import TaskRecord, TaskStore
+from .stores import TaskRecord
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -135,44 +135,7 @@ class TasksServer(TaskServerCore):
     uses_sessions = True
     cancel_message = "The task was cancelled by request."
 
-    def __init__(
-        self,
-        name: str,
-        version: str = "0.1.0",
-        *,
-        store: TaskStore | None = None,
-        limits: Limits | None = None,
-        authenticate: Authenticate | None = None,
-        rate_limiter: RateLimiter | None = None,
-        audit: AuditHook | None = None,
-        instructions: str | None = None,
-        recover_orphans: bool = True,
-        enable_list: bool | None = None,
-        page_size: int = 50,
-        task_mismatch_code: int = METHOD_NOT_FOUND,
-        max_sessions: int = 10_000,
-        max_sessions_per_client: int = 64,
-        session_idle_s: float = 3_600.0,
-    ) -> None:
-        super().__init__(
-            name,
-            version,
-            store=store,
-            limits=limits,
-            authenticate=authenticate,
-            rate_limiter=rate_limiter,
-            audit=audit,
-            instructions=instructions,
-            recover_orphans=recover_orphans,
-        )
-        self.enable_list = (
-            authenticate is not None if enable_list is None else enable_list
-        )
-        self.page_size = page_size
-        self.task_mismatch_code = task_mismatch_code
-        self.max_sessions = max_sessions
-        self.max_sessions_per_client = max_sessions_per_client
-        self.session_idle_s = session_idle_s
+    def setup(self) -> None:
         self._channels: dict[str, _Channel] = {}
         self._task_sessions: dict[str, Session] = {}
 
