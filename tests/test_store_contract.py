@@ -460,3 +460,27 @@ async def test_redis_keys_expire_after_ttl_plus_grace(
     finally:
         await store.close()
         await raw.aclose()
+
+
+# -- usage (Limits.max_finished_tasks, max_stored_bytes) ------------------------------
+
+
+async def test_usage_counts_each_owners_finished_tasks_and_their_results(
+    store: TaskStore,
+) -> None:
+    """Every store counts what finished tasks keep, per owner (issue 9, item 3): the
+    server refuses new tasks beyond ``Limits.max_finished_tasks``/``max_stored_bytes``."""
+    from mcp_tasks_ext.stores import UsageStore
+
+    assert isinstance(store, UsageStore)
+    big = {"content": [{"type": "text", "text": "x" * 5000}]}
+    a = await store.create(task("a"))
+    await store.create(task("b"))
+    await store.create(task("c", owner="bob"))
+    assert await store.usage("alice") == (0, 0)
+    await store.put(replace(a, status="completed", result=big, updated_at=a.updated_at + 1))
+    finished, kept = await store.usage("alice")
+    assert finished == 1 and 5000 < kept < 6000
+    assert await store.usage("bob") == (0, 0)
+    await store.delete(["a"])
+    assert await store.usage("alice") == (0, 0)

@@ -7,7 +7,8 @@ dependency: it is imported when the store opens, so this module imports without 
 
 Layout (every key starts with ``prefix``, ``"mcp-tasks:"`` by default)::
 
-    {prefix}task:{task_id}         hash: status, seq, body (the record as JSON)
+    {prefix}task:{task_id}         hash: status, seq, body (the record as JSON), and
+                                   kept (the body's size, once terminal: usage())
     {prefix}seq                    counter: INCR gives each new task its seq
     {prefix}owner-tasks:{owner}    sorted set: every task of the owner, score seq
     {prefix}owner-active:{owner}   set: the owner's tasks that are not terminal
@@ -134,6 +135,9 @@ if stored[1] then
 end
 local seq = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'seq', seq, 'body', ARGV[3])
+if TERMINAL[ARGV[2]] then
+    redis.call('HSET', KEYS[1], 'kept', string.len(ARGV[3]))
+end
 redis.call('HSET', KEYS[7], ARGV[1], ARGV[4])
 redis.call('ZADD', KEYS[3], seq, ARGV[1])
 if not TERMINAL[ARGV[2]] then
@@ -182,6 +186,7 @@ if #ARGV > 6 then
 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'body', ARGV[3])
 if TERMINAL[ARGV[2]] then
+    redis.call('HSET', KEYS[1], 'kept', string.len(ARGV[3]))
     redis.call('SREM', KEYS[2], ARGV[1])
     redis.call('ZREM', KEYS[3], ARGV[1])
 else
@@ -695,6 +700,26 @@ class RedisTaskStore:
                 if len(page) < wanted:
                     break
             return found
+
+    async def usage(self, owner: str | None) -> tuple[int, int]:
+        """How many finished tasks ``owner`` has, and what they keep in bytes (the
+        size of each one's stored body, which holds its result or error)."""
+        tag = _owner_tag(owner)
+        with self._reaching():
+            pipe: Any = self._redis().pipeline(transaction=False)
+            pipe.zrange(self._owner_tasks_key(tag), 0, -1)
+            pipe.smembers(self._owner_active_key(tag))
+            indexes: list[Any] = await pipe.execute()
+            live = {_text(task_id) for task_id in indexes[1]}
+            done = [_text(t) for t in indexes[0] if _text(t) not in live]
+            if not done:
+                return 0, 0
+            pipe = self._redis().pipeline(transaction=False)
+            for task_id in done:
+                pipe.hget(self._task_key(task_id), "kept")
+            sizes: list[bytes | str | None] = await pipe.execute()
+        kept = [int(size) for size in sizes if size is not None]  # expired ones: gone
+        return len(kept), sum(kept)
 
     async def count_active(self, owner: str | None) -> int:
         """How many non-terminal tasks ``owner`` has."""
