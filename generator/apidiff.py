@@ -93,7 +93,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mcptasks_gen import ir
-from mcptasks_gen.naming import py_str
+from mcptasks_gen.naming import py_str, split_top_level
 
 Verdict = Literal["breaking", "compatible"]
 Flow = Literal["client->server", "server->client", "both", ""]
@@ -173,29 +173,9 @@ class Diff:
 # -- annotations -----------------------------------------------------------------------------
 
 
-def _split(text: str, sep: str) -> list[str]:
-    """Split at ``sep`` outside brackets and quotes."""
-    parts, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(text):
-        if quote:
-            if ch == quote and text[i - 1] != "\\":
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        elif ch == sep and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return [p for p in parts if p]
-
-
 def _args(term: str) -> list[str]:
     """The arguments of ``Head[a, b]``."""
-    return _split(term[term.index("[") + 1 : -1], ",")
+    return split_top_level(term[term.index("[") + 1 : -1], ",")
 
 
 def terms(annotation: str) -> frozenset[str]:
@@ -204,7 +184,7 @@ def terms(annotation: str) -> frozenset[str]:
     if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"":  # a forward reference
         text = text[1:-1]
     out: set[str] = set()
-    for part in _split(text, "|"):
+    for part in split_top_level(text, "|"):
         if part.startswith("Annotated["):
             out |= terms(_args(part)[0])
         elif part.startswith("Literal["):

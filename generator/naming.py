@@ -146,3 +146,30 @@ def _double_quoted(char: str) -> str:
     if char == '"':
         return '\\"'
     return repr(char)[1:-1]
+
+
+def split_top_level(text: str, separator: str, *, keep_empty: bool = False) -> list[str]:
+    """Python source ``text`` split at ``separator`` where it stands outside brackets and
+    strings (a ``=`` only where it is an assignment, not part of ``==``, ``<=`` or
+    ``!=``), stripped; empty parts are dropped unless ``keep_empty``."""
+    parts: list[str] = []
+    depth = 0
+    quote = ""
+    start = 0
+    for i, char in enumerate(text):
+        if quote:
+            if char == quote and text[i - 1] != "\\":
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == separator and depth == 0:
+            if separator == "=" and (text[i + 1 : i + 2] == "=" or text[i - 1 : i] in "=<>!"):
+                continue
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts if keep_empty else [part for part in parts if part]

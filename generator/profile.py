@@ -25,8 +25,7 @@ from mcptasks_gen import ir
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.naming import ClassName, PyIdent, snake
 
-StatusClass = str  # "active", "input" or "terminal"
-STATUS_CLASSES = ("active", "input", "terminal")
+StatusClass = str  # one of config.STATUS_CLASSES: "active", "input" or "terminal"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -192,7 +191,7 @@ def _transitions(classes: Mapping[str, str], profile: Profile) -> tuple[ir.Trans
 def _variants(package: ir.Package, profile: Profile, values: tuple[str, ...], schema: Location) -> tuple[ir.Variant, ...]:
     """The class that carries each status (one class for every status when there is no union)."""
     if not profile.variant_union:
-        return tuple(ir.Variant(status=v, model=ClassNameOf(profile.task_model)) for v in values)
+        return tuple(ir.Variant(status=v, model=ClassName(profile.task_model)) for v in values)
     union = next((m for m in package.models if m.name == profile.variant_union), None)
     if not isinstance(union, ir.RootModel) or union.discriminator != "status":
         raise fail(f'the runtime needs "{profile.variant_union}", a union discriminated on status', schema.child("$defs", profile.variant_union))
@@ -208,12 +207,7 @@ def _variants(package: ir.Package, profile: Profile, values: tuple[str, ...], sc
     missing = [v for v in values if v not in by_status]
     if missing:
         raise fail(f'status "{missing[0]}" has no variant in "{profile.variant_union}" (add one whose status is "{missing[0]}")', union.loc.child("anyOf"))
-    return tuple(ir.Variant(status=v, model=ClassNameOf(by_status[v])) for v in values)
-
-
-def ClassNameOf(name: str) -> ClassName:  # noqa: N802 - reads like the type it builds
-    """A class name the IR already validated."""
-    return ClassName(name)
+    return tuple(ir.Variant(status=v, model=ClassName(by_status[v])) for v in values)
 
 
 def _task_fields(package: ir.Package, profile: Profile, schema: Location) -> tuple[tuple[ir.TaskField, ...], tuple[ir.TaskField, ...]]:
@@ -281,20 +275,20 @@ def _optional(annotation: str) -> str:
 
 
 def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], schema: Location) -> ir.Protocol:
-    """Check ``package`` against ``profile`` both ways; return the protocol tables."""
+    """Check ``package`` against ``profile`` both ways; return the protocol tables.
+
+    ``statuses`` classifies statuses the profile does not know (already checked by
+    ``config.check_statuses``)."""
     for name in profile.required_models:
         if not any(m.name == name for m in package.models):
             raise fail(f'the {profile.revision} runtime needs the definition "{name}", which the schema does not have', schema.child("$defs", name))
-    for value, cls in sorted(statuses.items()):
-        if cls not in STATUS_CLASSES:
-            raise fail(f'status class "{cls}" for "{value}" is not one of {", ".join(STATUS_CLASSES)}', schema)
     enum, values = _status_values(package, profile, schema)
     classes = _classify(values, profile, statuses, enum)
     known, extra = _task_fields(package, profile, schema)
     variants = _variants(package, profile, values, schema)
     methods = _methods(package, profile, schema)
     names = {m.name for m in package.models}
-    snapshot = tuple(ClassNameOf(n) for n in profile.snapshot_models if n in names)
+    snapshot = tuple(ClassName(n) for n in profile.snapshot_models if n in names)
     variant_names = sorted({v.model for v in variants} | set(snapshot))
     client_names: set[str] = set()
     server_names: set[str] = set()
@@ -309,7 +303,7 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         revision=profile.revision,
         protocol_version=profile.protocol_version,
         extension_id=profile.extension_id,
-        status_enum=ClassNameOf(profile.status_enum),
+        status_enum=ClassName(profile.status_enum),
         initial=profile.initial,
         statuses=tuple(ir.Status(value=v, klass=classes[v]) for v in values),
         transitions=_transitions(classes, profile),
@@ -321,7 +315,7 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         model_imports=tuple(sorted(set(variant_names) | extra_names | {m.message for m in methods})),
         client_imports=tuple(sorted(client_names)),
         server_imports=tuple(sorted(server_names)),
-        task_model=ClassNameOf(profile.task_model),
+        task_model=ClassName(profile.task_model),
         task_fields=known,
         task_extras=extra,
         methods=methods,

@@ -16,6 +16,7 @@ import jinja2
 
 from mcptasks_gen import ir
 from mcptasks_gen.errors import Location, fail
+from mcptasks_gen.naming import split_top_level
 from mcptasks_gen.profile import RUNTIME_ADAPTERS
 
 PACKAGE_DIR = "package"
@@ -76,7 +77,7 @@ def fit(line: str, indent: int = 0, reserve: int = 0) -> str:
         return line
     if line.endswith(":"):
         return _split_last(line[:-1], indent) + ":"
-    parts = _split_top_level(line, "=", keep_empty=True)
+    parts = split_top_level(line, "=", keep_empty=True)
     if len(parts) == 2 and parts[0] and parts[1]:
         return _assignment(parts[0].rstrip(), parts[1].strip(), indent)
     return _split_last(line, indent)
@@ -95,7 +96,7 @@ def _assignment(target: str, value: str, indent: int) -> str:
     if opening >= 0 and indent + len(target) + 3 + opening + 1 <= LINE_LENGTH:
         return f"{target} = {_split_last(value, indent)}"
     if opening >= 0 and indent + len(target) + 4 <= LINE_LENGTH:
-        elements = _split_top_level(value[opening + 1 : -1], ",")
+        elements = split_top_level(value[opening + 1 : -1], ",")
         exploded = value[: opening + 1] + "".join(f"\n    {_element(e, indent + 4)}," for e in elements) + "\n" + value[-1]
         return f"{target} = (\n    " + exploded.replace("\n", "\n    ") + "\n)"
     name, colon, annotation = target.partition(":")
@@ -114,7 +115,7 @@ def _inside(body: str, indent: int) -> str:
     the newline before the closing one."""
     if indent + 4 + len(body) <= LINE_LENGTH and not body.rstrip().endswith(","):
         return f"\n    {body}\n"
-    elements = _split_top_level(body, ",")
+    elements = split_top_level(body, ",")
     if len(elements) > 1 or body.rstrip().endswith(","):
         return "".join(f"\n    {_nested(_element(e, indent + 4))}," for e in elements) + "\n"
     return f"\n    {_nested(_element(body, indent + 4))}\n"
@@ -125,7 +126,7 @@ def _element(text: str, indent: int) -> str:
     last brackets (lines after the first relative to ``indent``)."""
     if indent + len(text) <= LINE_LENGTH:
         return text
-    operands = _split_top_level(text, "|")
+    operands = split_top_level(text, "|")
     if len(operands) > 1:
         return _element(operands[0], indent) + "".join("\n" + _element("| " + o, indent) for o in operands[1:])
     return _split_last(text, indent)
@@ -153,33 +154,6 @@ def _opening(text: str) -> int:
             if depth == 0:
                 return i
     return -1
-
-
-def _split_top_level(body: str, separator: str, *, keep_empty: bool = False) -> list[str]:
-    """``body`` split at ``separator`` where it stands outside brackets and strings (a
-    ``=`` only where it is an assignment, not part of ``==``, ``<=``, keyword arguments or
-    annotations in brackets), stripped."""
-    parts: list[str] = []
-    depth = 0
-    quote = ""
-    start = 0
-    for i, char in enumerate(body):
-        if quote:
-            if char == quote and body[i - 1] != "\\":
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == separator and depth == 0:
-            if separator == "=" and (body[i + 1 : i + 2] == "=" or body[i - 1 : i] in "=<>!"):
-                continue
-            parts.append(body[start:i].strip())
-            start = i + 1
-    parts.append(body[start:].strip())
-    return parts if keep_empty else [part for part in parts if part]
 
 
 def _indent_doc(text: str, width: int = 4, indent: bool = True) -> str:

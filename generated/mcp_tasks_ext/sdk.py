@@ -348,6 +348,13 @@ def client_extension(
 
 
 @functools.lru_cache(maxsize=None)
+def _forward_to_seam(self: Any, name: str) -> Any:
+    """``__getattr__`` of the SDK extension classes: what they lack, their seam has."""
+    if name == "seam":
+        raise AttributeError(name)
+    return getattr(self.seam, name)
+
+
 def _client_extension_type() -> Any:
     base: Any = getattr(_module("mcp.client.extension"), "ClientExtension")
 
@@ -357,18 +364,13 @@ def _client_extension_type() -> Any:
     def claims(self: Any) -> list[Any]:
         return cast(ClientSeam, self.seam).claims()
 
-    def forward(self: Any, name: str) -> Any:
-        if name == "seam":
-            raise AttributeError(name)
-        return getattr(self.seam, name)
-
     namespace = {
         "__module__": __name__,
         "__doc__": "The Tasks extension for ``mcp.client.Client`` (see ``client_extension``).",
         "identifier": protocol.EXTENSION_ID,
         "__init__": init,
         "claims": claims,
-        "__getattr__": forward,
+        "__getattr__": _forward_to_seam,
     }
     return type("TasksClientExtension", (base,), namespace)
 
@@ -556,11 +558,6 @@ def _server_extension_type() -> Any:
     ) -> Any:
         return await cast(ServerSeam, self.seam).intercept(params, ctx, call_next)
 
-    def forward(self: Any, name: str) -> Any:
-        if name == "seam":
-            raise AttributeError(name)
-        return getattr(self.seam, name)
-
     namespace = {
         "__module__": __name__,
         "__doc__": "The Tasks extension for ``MCPServer`` (see ``server_extension``).",
@@ -568,7 +565,7 @@ def _server_extension_type() -> Any:
         "__init__": init,
         "methods": methods,
         "intercept_tool_call": intercept_tool_call,
-        "__getattr__": forward,
+        "__getattr__": _forward_to_seam,
     }
     return type("TasksServerExtension", (base,), namespace)
 

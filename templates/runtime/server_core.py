@@ -817,6 +817,8 @@ class TaskServerCore:
         self._write_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
         self._lease_keepers: list[asyncio.Task[None]] = []
+        self._soonest_expiry: float | None = None
+        """When the TTL of the first task running here runs out (lease rounds wake for it)."""
         self._started = False
         self.replica_id = secrets.token_hex(8)
         """Names this process in worker leases and signals to other replicas."""
@@ -1158,12 +1160,30 @@ class TaskServerCore:
             await store.subscribe(self._on_signal)
             await self.fail_lost_tasks()
             self._lease_keepers = [
-                asyncio.create_task(self._renew_leases_forever(store)),
-                asyncio.create_task(self._check_leases_forever()),
+                asyncio.create_task(
+                    self._every(
+                        lambda: self._renewal_wait(self._soonest_expiry),
+                        lambda: self._renew_leases(store),
+                        "renewing worker leases",
+                    )
+                ),
+                asyncio.create_task(
+                    self._every(
+                        lambda: self.limits.lease_s / 3,
+                        self.fail_lost_tasks,
+                        "checking worker leases",
+                    )
+                ),
             ]
         elif self.recover_orphans:
             await self._recover()
-        self._sweeper = asyncio.create_task(self._sweep_forever())
+        self._sweeper = asyncio.create_task(
+            self._every(
+                lambda: self.limits.sweep_interval_s,
+                self.purge_expired,
+                "purging expired tasks",
+            )
+        )
 
     async def close(self) -> None:
         """Stop the sweeper and every worker, then close the store.
@@ -1226,25 +1246,35 @@ class TaskServerCore:
         """``limits.lease_s`` in milliseconds."""
         return max(1, round(self.limits.lease_s * 1000))
 
-    async def _renew_leases_forever(self, store: ReplicaStore) -> None:
-        """Renew the leases of this replica's running tasks every ``lease_s / 3``.
+    async def _every(
+        self,
+        wait: Callable[[], float],
+        job: Callable[[], Awaitable[object]],
+        what: str,
+    ) -> None:
+        """Run ``job`` forever, ``wait()`` seconds apart (lease rounds, the TTL sweep).
 
-        Each round also catches up with signals that were lost (pub/sub delivers at
-        most once; see ``_resync``) and wakes up early enough to fail a local task
-        just before its TTL runs out.
+        A store outage (which the store logs once) or any other failure (logged here)
+        never ends the loop: the next round tries again.
         """
-        soonest: float | None = None
         while True:
-            await asyncio.sleep(self._renewal_wait(soonest))
+            await asyncio.sleep(wait())
             try:
-                await store.hold_leases(
-                    list(self._workers), self.replica_id, self._lease_ms
-                )
-                soonest = await self._resync()
+                await job()
             except StoreUnavailable:  # the store logged the outage; retry next round
                 pass
-            except Exception:  # keep renewing after a store failure
-                _log.exception("renewing worker leases failed")
+            except Exception:  # keep going after a store failure
+                _log.exception("%s failed", what)
+
+    async def _renew_leases(self, store: ReplicaStore) -> None:
+        """One lease round: renew the leases of this replica's running tasks.
+
+        The round also catches up with signals that were lost (pub/sub delivers at
+        most once; see ``_resync``), and notes when the first local TTL runs out so
+        that the next round wakes early enough to fail that task before it expires.
+        """
+        await store.hold_leases(list(self._workers), self.replica_id, self._lease_ms)
+        self._soonest_expiry = await self._resync()
 
     def _renewal_wait(self, soonest: float | None) -> float:
         """Seconds until the next lease round: ``lease_s / 3``, or less to fail a
@@ -1258,17 +1288,6 @@ class TaskServerCore:
     def _ttl_margin_s(self) -> float:
         """How long before its TTL a task still running here is failed."""
         return min(1.0, self.limits.lease_s / 3)
-
-    async def _check_leases_forever(self) -> None:
-        """Fail tasks whose worker lease ran out, every ``lease_s / 3`` seconds."""
-        while True:
-            await asyncio.sleep(self.limits.lease_s / 3)
-            try:
-                await self.fail_lost_tasks()
-            except StoreUnavailable:  # the store logged the outage; retry next round
-                pass
-            except Exception:  # keep checking after a store failure
-                _log.exception("checking worker leases failed")
 
     async def fail_lost_tasks(self) -> list[str]:
         """Fail every unfinished task whose worker lease ran out; return their IDs.
@@ -1380,17 +1399,6 @@ class TaskServerCore:
 
     def _on_revision_signal(self, kind: Any, task_id: str, signal: Signal) -> None:
         """Revision hook for signals the core does not know."""
-
-    async def _sweep_forever(self) -> None:
-        """Purge expired tasks every ``limits.sweep_interval_s`` seconds."""
-        while True:
-            await asyncio.sleep(self.limits.sweep_interval_s)
-            try:
-                await self.purge_expired()
-            except StoreUnavailable:  # the store logged the outage; retry next round
-                pass
-            except Exception:  # keep sweeping after a store failure
-                _log.exception("purging expired tasks failed")
 
     async def purge_expired(self) -> list[str]:
         """Delete every task whose TTL has elapsed (stopping its worker); return their IDs.
