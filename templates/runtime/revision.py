@@ -1,0 +1,87 @@
+"""What the shared runtime knows about one Tasks revision: its tables, in one object.
+
+Every generated ``protocol_<revision>`` module builds a :class:`RevisionTables` (its
+``TABLES``) from the schema and the revision profile. The revision's adapters
+(``client_2025`` and ``server_2025``, or ``client_ext`` and ``server_ext``) hand it to the
+shared cores, which read statuses, transitions, task variants, task fields and method
+roles from it instead of importing a revision's modules. That is what lets one package
+carry two revisions on one runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Literal
+
+from pydantic import BaseModel
+
+__all__ = ["MethodSpec", "RevisionTables"]
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    """A method of the revision and what the runtime does with it."""
+
+    name: str
+    role: str
+    """``get``, ``update``, ``cancel``, ``list``, ``result``, ``notify``, or ``custom`` (served
+    by a registered handler)."""
+    sender: Literal["client", "server"]
+    message: type[BaseModel]
+    notification: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RevisionTables:
+    """One revision's protocol tables, as the generated ``protocol_<revision>`` module has
+    them (see that module for each table's contents)."""
+
+    revision: str
+    """The revision id (``2025-11-25``, ``ext-2026-07-28``)."""
+    protocol_version: str
+    """The MCP protocol version the runtime speaks in this revision."""
+    extension_id: str
+    """The Tasks extension identifier ("" when Tasks are part of the core protocol)."""
+    package_name: str
+    """The import name of the package (the default client name on the wire)."""
+    models: ModuleType
+    """The revision's generated models module."""
+    statuses: tuple[str, ...]
+    initial: str
+    working: str
+    input_required: str
+    completed: str
+    failed: str
+    cancelled: str
+    active: frozenset[str]
+    input: frozenset[str]
+    terminal: frozenset[str]
+    transitions: Mapping[str, frozenset[str]]
+    task_by_status: Mapping[str, type[BaseModel]]
+    task_fields: Mapping[str, str]
+    """Task fields the runtime reads and writes: attribute name -> wire name, in the
+    profile's order (id, status, message, created, updated, TTL, poll interval)."""
+    task_extra_fields: Mapping[str, str]
+    methods: Mapping[str, MethodSpec]
+    roles: Mapping[str, str]
+    meta_keys: Mapping[str, str]
+    get_params: type[BaseModel]
+    """The params model of the ``get`` method (built with ``task_id=``)."""
+    cancel_params: type[BaseModel]
+    """The params model of the ``cancel`` method (built with ``task_id=``)."""
+    task_requests: frozenset[str] = field(init=False)
+    """The Tasks requests a client sends (rate-limited; gated by the extension)."""
+
+    def __post_init__(self) -> None:
+        requests = frozenset(
+            name
+            for name, spec in self.methods.items()
+            if spec.sender == "client" and not spec.notification
+        )
+        object.__setattr__(self, "task_requests", requests)
+
+    def has_role(self, role: str) -> bool:
+        """Whether the schema has the method that plays ``role`` (e.g. ``"update"``)."""
+        return role in self.roles
