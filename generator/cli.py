@@ -22,8 +22,8 @@ from mcptasks_gen.config import (
     find_pyproject,
     targets_from_pyproject,
 )
-from mcptasks_gen.errors import GenError, Location
-from mcptasks_gen.revisions import DEFAULT_SCHEMA, REVISIONS
+from mcptasks_gen.errors import GenError, Location, fail
+from mcptasks_gen.revisions import DEFAULT_SCHEMAS, REVISIONS
 
 GENERATE_HELP = """Generate a typed Python package for MCP Tasks from a JSON Schema.
 
@@ -66,7 +66,7 @@ def main() -> None:
 
 
 @main.command(help=GENERATE_HELP)
-@click.argument("schema", required=False, type=click.Path(dir_okay=True, path_type=Path))
+@click.argument("schemas", nargs=-1, type=click.Path(dir_okay=True, path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Folder that receives the package folder (default: .).")
 @click.option("--package", help="Import name of the generated package (default: mcp_tasks).")
 @click.option("--revision", help=f"Force the Tasks revision ({', '.join(REVISIONS)}); without SCHEMA, picks the embedded schema.")
@@ -74,11 +74,11 @@ def main() -> None:
 @click.option("--status", "statuses", multiple=True, metavar="STATUS=CLASS", help="Classify a task status the runtime does not know: active, input or terminal (repeatable).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a unified diff when the output is stale.")
 @click.option("--force", is_flag=True, help="Also replace files the generator makes that lack its header (each is listed); nothing else is ever touched.")
-def generate(schema: Path | None, output: Path | None, package: str | None, revision: str | None, templates: Path | None, statuses: tuple[str, ...], check: bool, force: bool) -> None:
+def generate(schemas: tuple[Path, ...], output: Path | None, package: str | None, revision: str | None, templates: Path | None, statuses: tuple[str, ...], check: bool, force: bool) -> None:
     from mcptasks_gen import pipeline, write
 
     try:
-        targets = _targets(schema, output, package, revision, templates, statuses)
+        targets = _targets(schemas, output, package, revision, templates, statuses)
         stale = 0
         for target in targets:
             files = pipeline.generate(target)
@@ -101,11 +101,14 @@ def generate(schema: Path | None, output: Path | None, package: str | None, revi
         sys.exit(1)
 
 
-def _targets(schema: Path | None, output: Path | None, package: str | None, revision: str | None, templates: Path | None, statuses: tuple[str, ...] = ()) -> tuple[Target, ...]:
+def _targets(schemas: tuple[Path, ...] | Path | None, output: Path | None, package: str | None, revision: str | None, templates: Path | None, statuses: tuple[str, ...] = ()) -> tuple[Target, ...]:
     """Resolve what to generate: explicit options, else pyproject targets, else the default."""
+    if isinstance(schemas, Path):
+        schemas = (schemas,)
+    schemas = tuple(schemas or ())
     cwd = Path.cwd()
     forced = check_revision(revision, Location(file="--revision"))
-    explicit = any(v is not None for v in (schema, output, package, revision, templates)) or bool(statuses)
+    explicit = bool(schemas) or any(v is not None for v in (output, package, revision, templates)) or bool(statuses)
     classified = check_statuses(list(statuses), Location(file="--status"))
     if not explicit:
         config = find_pyproject(cwd)
@@ -113,14 +116,15 @@ def _targets(schema: Path | None, output: Path | None, package: str | None, revi
             return targets_from_pyproject(config, cwd)
     if package is not None:
         check_package_name(package, Location(file="--package"))
-    if schema is None:
-        embedded = forced or DEFAULT_SCHEMA
-        schema_path, label = embedded_schema(embedded), f"embedded schema {embedded}"
+    if forced is not None and len(schemas) > 1:
+        raise fail(f"forces the revision of one schema; with {len(schemas)} schemas each is detected", Location(file="--revision"))
+    if schemas:
+        sources = [(schema, str(schema)) for schema in schemas]
+    elif forced is not None:
+        sources = [(embedded_schema(forced), f"embedded schema {forced}")]
     else:
-        schema_path, label = schema, str(schema)
-    command = ["mcptasks-gen generate"]
-    if schema is not None:
-        command.append(str(schema))
+        sources = [(embedded_schema(r), f"embedded schema {r}") for r in DEFAULT_SCHEMAS]
+    command = ["mcptasks-gen generate", *(str(schema) for schema in schemas)]
     if output is not None:
         command.append(f"-o {output}")
     if package is not None:
@@ -132,14 +136,15 @@ def _targets(schema: Path | None, output: Path | None, package: str | None, revi
     command.extend(f"--status {status}={klass}" for status, klass in classified)
     return (
         Target(
-            schema=schema_path,
-            schema_label=label,
+            schema=sources[0][0],
+            schema_label=sources[0][1],
             output=output if output is not None else Path("."),
             package=package or "mcp_tasks",
             revision=forced,
             templates=templates,
             regenerate=" ".join(command),
             statuses=classified,
+            also=tuple(sources[1:]),
         ),
     )
 
@@ -149,15 +154,15 @@ def _report_check(target: Target, files: dict[str, str], differences: list) -> N
     if not differences:
         click.echo(f"{target.package_dir}: up to date")
         return
-    wanted_header = next(iter(files.values())).split("\n", 2)[:2] if files else []
     for difference in differences:
         if difference.diff:
             click.echo(difference.diff, nl=False)
     click.echo(f"{target.package_dir}: stale ({len(differences)} files)")
     for difference in differences:
         click.echo(f"  {difference.status}: {difference.path}")
-    found = next((d.header for d in differences if d.header), "")
-    for reason in _why_stale(found, "\n".join(wanted_header)):
+    found = next((d for d in differences if d.header), None)
+    wanted = "\n".join(files[found.path].split("\n", 2)[:2]) if found is not None and found.path in files else ""
+    for reason in _why_stale(found.header if found is not None else "", wanted):
         click.echo(f"  reason: {reason}")
     click.echo(f"  refresh with: {target.regenerate}")
 

@@ -6,7 +6,7 @@ Input: CLI options or the ``[tool.mcptasks-gen]`` table. Output: frozen ``Target
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,12 @@ class Target:
     templates: Path | None  # override folder searched before the built-in templates
     regenerate: str  # the command that regenerates this package
     statuses: tuple[tuple[str, str], ...] = ()  # (status, class) for statuses the runtime does not know
+    also: tuple[tuple[Path, str], ...] = ()  # more schemas (path, label), one per other revision
+
+    @property
+    def sources(self) -> tuple[Target, ...]:
+        """One target per schema: this one, then one for each of ``also`` (detected)."""
+        return (self, *(replace(self, schema=path, schema_label=label, revision=None, also=()) for path, label in self.also))
 
     @property
     def package_dir(self) -> Path:
@@ -127,24 +133,32 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
             raise fail("expected a table", here)
         for key in sorted(set(entry) - _TARGET_KEYS):
             raise fail(f'unknown key "{key}" (expected one of {", ".join(sorted(_TARGET_KEYS))})', here)
-        for key in ("schema", "output", "package"):
+        for key in ("output", "package"):
             if not isinstance(entry.get(key), str) or not entry[key]:
                 raise fail(f'"{key}" is required and must be a string', here)
-        schema = base / entry["schema"]
-        if not schema.is_file():
-            raise fail(f'schema "{entry["schema"]}" not found', here.child("schema"))
+        names = entry.get("schema")
+        names = [names] if isinstance(names, str) else names
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+            raise fail('"schema" is required: a schema path, or a list of them (one per revision)', here)
+        if len(names) > 1 and entry.get("revision") is not None:
+            raise fail('"revision" forces the revision of one schema; with several, each is detected', here.child("revision"))
+        schemas = [base / name for name in names]
+        for k, (schema, name) in enumerate(zip(schemas, names)):
+            if not schema.is_file():
+                raise fail(f'schema "{name}" not found', here.child("schema", k) if len(names) > 1 else here.child("schema"))
         templates = entry.get("templates")
         statuses = check_statuses(entry.get("statuses", {}), here.child("statuses"))
         targets.append(
             Target(
-                schema=schema,
-                schema_label=entry["schema"],
+                schema=schemas[0],
+                schema_label=names[0],
                 output=base / entry["output"],
                 package=check_package_name(entry["package"], here.child("package")),
                 revision=check_revision(entry.get("revision"), here.child("revision")),
                 templates=base / templates if isinstance(templates, str) else None,
                 regenerate="mcptasks-gen generate",
                 statuses=statuses,
+                also=tuple(zip(schemas[1:], names[1:])),
             )
         )
     seen: dict[Path, int] = {}

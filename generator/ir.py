@@ -132,6 +132,7 @@ class OutputFile:
     path: str
     template: str
     verbatim: bool = False
+    revision: str = ""  # the suffix of the revision whose schema renders it ("": the package's)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -232,6 +233,7 @@ class Protocol:
     variants: tuple[Variant, ...]
     variant_union: str
     snapshot: tuple[ClassName, ...]  # task shapes a client sees besides the variants
+    suffix: str  # names the revision's modules: models_<suffix>, protocol_<suffix>, api_<suffix>
     client_runtime: str  # the revision's client adapter module
     server_runtime: str  # the revision's server adapter module
     model_imports: tuple[str, ...]  # model names the protocol module imports
@@ -273,3 +275,53 @@ class Protocol:
     def custom_requests(self) -> tuple[ProtocolMethod, ...]:
         """Client requests the runtime has no role for: served by registered handlers."""
         return tuple(m for m in self.client_requests if m.role == "custom")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Revision:
+    """One revision of a package: its models IR and its protocol tables."""
+
+    package: Package
+    protocol: Protocol
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bundle:
+    """A generated package: one revision, or several sharing one runtime.
+
+    Each revision has its own ``models_<suffix>``, ``protocol_<suffix>`` and ``api_<suffix>``
+    modules; the package-level modules (``__init__``, ``protocol``, ``client``, ``server``)
+    are rendered once from all of them.
+    """
+
+    name: PyIdent
+    title: str
+    schema_name: str
+    schema_sha256: str  # the schema's, or for several, the sha256 of theirs joined
+    generator_version: str
+    regenerate: str
+    revisions: tuple[Revision, ...]
+    files: tuple[OutputFile, ...]
+
+    @property
+    def dual(self) -> bool:
+        """Whether the package carries more than one revision."""
+        return len(self.revisions) > 1
+
+    @property
+    def statuses(self) -> tuple[str, ...]:
+        """Every status of every revision, in schema order, once."""
+        return tuple(dict.fromkeys(s.value for r in self.revisions for s in r.protocol.statuses))
+
+    @property
+    def task_extras(self) -> tuple[TaskField, ...]:
+        """The optional task fields of every revision, once by name (annotations joined)."""
+        merged: dict[str, TaskField] = {}
+        for revision in self.revisions:
+            for extra in revision.protocol.task_extras:
+                seen = merged.get(extra.name)
+                if seen is None:
+                    merged[extra.name] = extra
+                elif extra.annotation not in seen.annotation.split(" | "):
+                    merged[extra.name] = TaskField(name=seen.name, wire_name=seen.wire_name, annotation=f"{seen.annotation} | {extra.annotation}")
+        return tuple(merged.values())

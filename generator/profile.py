@@ -294,7 +294,8 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
     server_names: set[str] = set()
     for method in methods:
         used = {method.params_model, method.result, *(w for k in method.kwargs for w in re.findall(r"[A-Za-z_]\w*", k.annotation))}
-        (client_names if method.sender == "client" else server_names).update(n for n in used if n in names)
+        if method.sender == "client" and not method.notification:
+            client_names.update(n for n in used if n in names)
         if method.role == "custom" and not method.notification and method.sender == "client":
             server_names.update(n for n in (method.params_model, method.result) if n in names)
     extra_names = {w for f in extra for w in re.findall(r"[A-Za-z_]\w*", f.annotation) if w in names}
@@ -309,6 +310,7 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         transitions=_transitions(classes, profile),
         variants=variants,
         variant_union=profile.variant_union,
+        suffix=profile.runtime[0].removesuffix(".py").split("_", 1)[1],
         client_runtime=profile.runtime[0].removesuffix(".py"),
         server_runtime=profile.runtime[1].removesuffix(".py"),
         snapshot=snapshot,

@@ -9,6 +9,7 @@ name without ``.jinja``; every plain ``.py`` file in ``runtime/`` is copied as i
 
 from __future__ import annotations
 
+import hashlib
 from importlib import resources
 from pathlib import Path
 
@@ -169,28 +170,70 @@ def _indent_doc(text: str, width: int = 4, indent: bool = True) -> str:
     return body
 
 
-def output_files(override: Path | None, adapters: tuple[str, ...]) -> tuple[ir.OutputFile, ...]:
-    """The package's files: one per template in ``package/`` of any search folder, plus
-    the runtime modules (``adapters`` are the revision's own; other revisions' are left out)."""
+REVISION_DIR = "revision"
+SINGLE_ONLY = frozenset({"models.py"})
+"""Package-level files only a one-revision package has (``models`` re-exports its models)."""
+DUAL_RUNTIME = frozenset({"client_dual.py", "server_dual.py"})
+"""Runtime files only a package of several revisions has."""
+
+
+def output_files(override: Path | None, suffixes: tuple[str, ...], adapters: tuple[str, ...]) -> tuple[ir.OutputFile, ...]:
+    """The package's files: one per template in ``package/`` of any search folder, one per
+    template in ``revision/`` and revision (``models.py.jinja`` -> ``models_ext.py``), plus
+    the runtime modules (``adapters`` are the revisions' own; other revisions' are left out,
+    and the dual client and server go only into a package of several revisions)."""
+    dual = len(suffixes) > 1
     rendered: set[str] = set()
+    per_revision: set[str] = set()
     copied: set[str] = set()
+
+    def templates(base: Path) -> set[str]:
+        return {p.name for p in base.iterdir() if p.name.endswith(SUFFIX) and not p.name.startswith("_") or p.name == "__init__.py" + SUFFIX} if base.is_dir() else set()
+
     for folder in _search_path(override):
-        base = Path(folder) / PACKAGE_DIR
-        if base.is_dir():
-            rendered.update(p.name for p in base.iterdir() if p.name.endswith(SUFFIX) and not p.name.startswith("_") or p.name == "__init__.py" + SUFFIX)
+        rendered.update(templates(Path(folder) / PACKAGE_DIR))
+        per_revision.update(templates(Path(folder) / REVISION_DIR))
         runtime = Path(folder) / RUNTIME_DIR
         if runtime.is_dir():
             copied.update(p.name for p in runtime.iterdir() if (p.suffix == ".py" or p.name == "py.typed") and not p.name.startswith("_"))
-    copied = {name for name in copied if name in adapters or name not in RUNTIME_ADAPTERS}
-    files = [ir.OutputFile(path=name.removesuffix(SUFFIX), template=f"{PACKAGE_DIR}/{name}") for name in rendered]
+    copied = {name for name in copied if name in adapters or name not in RUNTIME_ADAPTERS and (dual or name not in DUAL_RUNTIME)}
+    files = [ir.OutputFile(path=name.removesuffix(SUFFIX), template=f"{PACKAGE_DIR}/{name}") for name in rendered if not (dual and name.removesuffix(SUFFIX) in SINGLE_ONLY)]
+    for name in per_revision:
+        stem = name.removesuffix(SUFFIX).removesuffix(".py")
+        files += [ir.OutputFile(path=f"{stem}_{suffix}.py", template=f"{REVISION_DIR}/{name}", revision=suffix) for suffix in suffixes]
     files += [ir.OutputFile(path=name, template=f"{RUNTIME_DIR}/{name}", verbatim=True) for name in copied if name not in {f.path for f in files}]
     return tuple(sorted(files, key=lambda f: f.path))
 
 
-def render(package: ir.Package, protocol: ir.Protocol, env: jinja2.Environment) -> dict[str, str]:
+def bundle(revisions: tuple[ir.Revision, ...], files: tuple[ir.OutputFile, ...]) -> ir.Bundle:
+    """The package of ``revisions`` (the first one's name, command and version)."""
+    first = revisions[0].package
+    if len(revisions) == 1:
+        return ir.Bundle(name=first.name, title=first.title, schema_name=first.schema_name, schema_sha256=first.schema_sha256, generator_version=first.generator_version, regenerate=first.regenerate, revisions=revisions, files=files)
+    joined = " ".join(r.package.schema_sha256 for r in revisions)
+    return ir.Bundle(
+        name=first.name,
+        title="MCP Tasks, revisions " + " and ".join(r.package.revision for r in revisions),
+        schema_name=" and ".join(r.package.schema_name for r in revisions),
+        schema_sha256=hashlib.sha256(joined.encode()).hexdigest(),
+        generator_version=first.generator_version,
+        regenerate=first.regenerate,
+        revisions=revisions,
+        files=files,
+    )
+
+
+def render(package: ir.Package, protocol: ir.Protocol, env: jinja2.Environment, override: Path | None = None) -> dict[str, str]:
+    """Render the one-revision package of ``package`` (see ``render_bundle``)."""
+    files = output_files(override, (protocol.suffix,), (f"{protocol.client_runtime}.py", f"{protocol.server_runtime}.py"))
+    return render_bundle(bundle((ir.Revision(package=package, protocol=protocol),), files), env)
+
+
+def render_bundle(package: ir.Bundle, env: jinja2.Environment) -> dict[str, str]:
     """Render every file of the package (copied runtime files get their header only)."""
     out: dict[str, str] = {}
     header = RUNTIME_HEADER.format(version=package.generator_version, regenerate=package.regenerate)
+    by_suffix = {r.protocol.suffix: r for r in package.revisions}
     for file in package.files:
         if file.verbatim:
             assert env.loader is not None
@@ -198,7 +241,12 @@ def render(package: ir.Package, protocol: ir.Protocol, env: jinja2.Environment) 
             out[file.path] = header + source
             continue
         try:
-            out[file.path] = env.get_template(file.template).render(pkg=package, proto=protocol)
+            template = env.get_template(file.template)
+            if file.revision:
+                revision = by_suffix[file.revision]
+                out[file.path] = template.render(pkg=revision.package, proto=revision.protocol, bundle=package)
+            else:
+                out[file.path] = template.render(pkg=package, revs=package.revisions, bundle=package)
         except jinja2.TemplateSyntaxError as exc:
             raise fail(f"template syntax error: {exc.message}", Location(file=exc.filename or file.template, line=exc.lineno, column=1)) from None
         except jinja2.UndefinedError as exc:

@@ -66,4 +66,6 @@ EXTENSION = Revision(
 
 REVISIONS = {r.id: r for r in (CORE_2025_11_25, EXTENSION)}
 ALIASES = {"2025": CORE_2025_11_25.id, "extension": EXTENSION.id, "ext": EXTENSION.id, "2026-07-28": EXTENSION.id}
-DEFAULT_SCHEMA = EXTENSION.id  # the embedded schema used when none is given
+DEFAULT_SCHEMA = EXTENSION.id  # the embedded schema ``embedded_schema()`` names by default
+DEFAULT_SCHEMAS = (CORE_2025_11_25.id, EXTENSION.id)
+"""The embedded schemas generated when none is given: one package speaking both revisions."""
