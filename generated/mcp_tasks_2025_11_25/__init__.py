@@ -127,6 +127,8 @@ from .models import (
 
 SPEC_REVISION = "2025-11-25"
 """The Tasks revision this package implements."""
+SPEC_REVISIONS = (SPEC_REVISION,)
+"""The Tasks revisions this package implements (one)."""
 SCHEMA_SHA256 = "0dfc759e6e050c6490d8bc71ddd068ac0939f27aaec262dcaf54d512664db043"
 """sha256 of the schema file the package was generated from."""
 GENERATOR_VERSION = "0.1.0"
@@ -136,6 +138,7 @@ __all__ = [
     "GENERATOR_VERSION",
     "SCHEMA_SHA256",
     "SPEC_REVISION",
+    "SPEC_REVISIONS",
     "Annotations",
     "AudioContent",
     "BlobResourceContents",

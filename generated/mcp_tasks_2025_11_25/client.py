@@ -2,102 +2,16 @@
 # Schema sha256 0dfc759e6e050c6490d8bc71ddd068ac0939f27aaec262dcaf54d512664db043; regenerate with: mcptasks-gen generate
 """Async client for MCP 2025-11-25 experimental Tasks.
 
-``TasksClient`` is the runtime's client of this revision (``client_2025``:
-``call_tool``, ``start_tool``, task handles, input handlers, durable task IDs, resume)
-plus one typed method per request of the schema, its params as keyword arguments and
-its result model as the return type::
-
-    async with TasksClient(HttpTransport("http://127.0.0.1:8000/mcp")) as client:
-        handle = await client.start_tool("slow_compute", {"seconds": 3})
-        if handle.task_id is not None:
-            state = await client.tasks_get(task_id=handle.task_id)
-        result = await handle.result()
+``TasksClient`` (from ``api_2025``) is the runtime's client of this revision with one typed
+method per request of the schema; the runtime's public names (errors, handles, input
+handler types) are importable from here too.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import client_2025 as _runtime
 from .client_2025 import *  # noqa: F403 - the runtime client's public names
-from .models import (
-    CancelTaskRequestParams,
-    CancelTaskResult,
-    GetTaskPayloadRequestParams,
-    GetTaskPayloadResult,
-    GetTaskRequestParams,
-    GetTaskResult,
-    ListTasksResult,
-    PaginatedRequestParams,
-)
+from .api_2025 import TasksClient
 
 __all__ = ["TasksClient"]
 __all__ += _runtime.__all__
-
-
-class TasksClient(_runtime.TasksClient):
-    """The Tasks client, with a typed method for each request the schema defines.
-
-    The typed methods send the request as it is and return its result validated by
-    the generated model; ``call_tool`` and the task handles drive the polling loop.
-    """
-
-    async def tasks_cancel(
-        self,
-        *,
-        task_id: str,
-    ) -> CancelTaskResult:
-        """Send ``tasks/cancel`` (cancel) and return its ``CancelTaskResult``."""
-        fields: dict[str, Any] = {
-            "task_id": task_id,
-        }
-        params = CancelTaskRequestParams.model_validate(
-            {name: value for name, value in fields.items() if value is not None}
-        )
-        result = await self.request("tasks/cancel", params.to_wire())
-        return CancelTaskResult.model_validate(result)
-
-    async def tasks_get(
-        self,
-        *,
-        task_id: str,
-    ) -> GetTaskResult:
-        """Send ``tasks/get`` (get) and return its ``GetTaskResult``."""
-        fields: dict[str, Any] = {
-            "task_id": task_id,
-        }
-        params = GetTaskRequestParams.model_validate(
-            {name: value for name, value in fields.items() if value is not None}
-        )
-        result = await self.request("tasks/get", params.to_wire())
-        return GetTaskResult.model_validate(result)
-
-    async def tasks_list(
-        self,
-        *,
-        cursor: str | None = None,
-    ) -> ListTasksResult:
-        """Send ``tasks/list`` (list) and return its ``ListTasksResult``."""
-        fields: dict[str, Any] = {
-            "cursor": cursor,
-        }
-        params = PaginatedRequestParams.model_validate(
-            {name: value for name, value in fields.items() if value is not None}
-        )
-        result = await self.request("tasks/list", params.to_wire())
-        return ListTasksResult.model_validate(result)
-
-    async def tasks_result(
-        self,
-        *,
-        task_id: str,
-    ) -> GetTaskPayloadResult:
-        """Send ``tasks/result`` (result) and return its ``GetTaskPayloadResult``."""
-        fields: dict[str, Any] = {
-            "task_id": task_id,
-        }
-        params = GetTaskPayloadRequestParams.model_validate(
-            {name: value for name, value in fields.items() if value is not None}
-        )
-        result = await self.request("tasks/result", params.to_wire())
-        return GetTaskPayloadResult.model_validate(result)

@@ -20,7 +20,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, cast
 
-from . import client_core, protocol
+from . import client_core
+from . import protocol_2025 as protocol
 from .client_core import *  # noqa: F403 - the shared public names
 from .client_core import (
     CapabilityNotDeclared,
@@ -37,7 +38,7 @@ from .client_core import (
     decode_state,
     status_name,
 )
-from .models import (
+from .models_2025 import (
     CallToolRequestParams,
     CallToolRequestParamsMeta,
     CallToolResult,
@@ -48,7 +49,12 @@ from .models import (
     Task,
     TaskMetadata,
 )
-from .protocol import TaskSnapshot
+from .protocol_2025 import (
+    EXTENSION_ID,
+    PROTOCOL_VERSION,
+    TERMINAL_STATUSES,
+    TaskSnapshot,
+)
 from .task_ids import StoredTask
 from .transport import (
     JsonRpcError,
@@ -58,6 +64,9 @@ from .transport import (
 )
 
 __all__: list[str] = [
+    "EXTENSION_ID",
+    "PROTOCOL_VERSION",
+    "TERMINAL_STATUSES",
     "CannotCancelTask",
     "TaskAugmentationRequired",
     "TaskRequired",
@@ -84,7 +93,9 @@ def decode_task(raw: Mapping[str, Any]) -> Task:
     The schema requires ``ttl``, but some servers (``mcp`` 1.30 for Python) leave out a
     null one.
     """
-    return decode_state({protocol.TASK_FIELDS["ttl"]: None, **raw})
+    return cast(
+        Task, decode_state({protocol.TASK_FIELDS["ttl"]: None, **raw}, protocol.TABLES)
+    )
 
 
 def _dropped(request: asyncio.Future[Any]) -> bool:
@@ -159,6 +170,8 @@ class TasksClient(ClientCore[CallToolResult]):
     revision's.
     """
 
+    tables = protocol.TABLES
+
     not_found = {**ClientCore.not_found, "cancel": CannotCancelTask}
 
     def setup(self) -> None:
@@ -179,12 +192,6 @@ class TasksClient(ClientCore[CallToolResult]):
 
     def decode(self, raw: Mapping[str, Any]) -> Task:
         return decode_task(raw)
-
-    def poll_interval_ms(self, task: TaskSnapshot) -> int | None:
-        return task.poll_interval
-
-    def ttl_ms(self, task: TaskSnapshot) -> int | None:
-        return task.ttl
 
     def client_capabilities(self) -> dict[str, Any]:
         """The capabilities sent in ``initialize`` (one entry per registered handler)."""
@@ -399,7 +406,7 @@ class TasksClient(ClientCore[CallToolResult]):
         Raises :class:`CannotCancelTask` when the task is unknown or already terminal.
         """
         state = await super().cancel_task(task_id)
-        if state is None:
+        if not isinstance(state, Task):
             raise InvalidResponse("tasks/cancel must answer with the task")
         return state
 

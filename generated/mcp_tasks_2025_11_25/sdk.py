@@ -35,9 +35,8 @@ import importlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, NoReturn, Optional, TypeVar, cast
 
-from . import protocol
-from .client import TasksClient
 from .client_core import (
+    ClientCore,
     InputContext,
     InputHandler,
     StatusCallback,
@@ -45,8 +44,10 @@ from .client_core import (
     TaskHandle,
     answer_to_wire,
 )
-from .server import TasksServer
+from .protocol import REVISIONS
+from .revision import RevisionTables
 from .server_core import (
+    TaskServerCore,
     JsonRpcError,
     Preflight,
     RequestInfo,
@@ -107,12 +108,22 @@ def _module(name: str) -> Any:
         ) from error
 
 
-def _require_extension_revision(what: str) -> None:
-    if not protocol.EXTENSION_ID:
-        raise RuntimeError(
-            f"{what} serves the Tasks extension; this package is MCP"
-            f" {protocol.PROTOCOL_VERSION} (use fastmcp_tasks or TasksServer.mount)"
-        )
+def _extension_tables(what: str) -> RevisionTables:
+    """The tables of the package's Tasks extension revision (``RuntimeError``: none)."""
+    for tables in REVISIONS.values():
+        if tables.extension_id:
+            return tables
+    raise RuntimeError(
+        f"{what} serves the Tasks extension; this package is MCP"
+        f" {', '.join(REVISIONS)} (use fastmcp_tasks or TasksServer.mount)"
+    )
+
+
+def _extension_client() -> type[ClientCore[Any]]:
+    """The client class of the package's Tasks extension revision."""
+    _extension_tables("client_extension")
+    adapter = importlib.import_module(".client_ext", __package__)
+    return cast(type[ClientCore[Any]], adapter.TasksClient)
 
 
 def _wire(value: object) -> dict[str, Any]:
@@ -177,7 +188,8 @@ class SdkTransport:
 def _raw_request_type() -> Any:
     """A ``mcp_types.Request`` subclass for any method, naming the task in ``Mcp-Name``."""
     base: Any = getattr(_module("mcp_types"), "Request")
-    namespace = {"name_param": protocol.TASK_FIELDS["task_id"], "__module__": __name__}
+    task_id = _extension_tables("client_extension").task_fields["task_id"]
+    namespace = {"name_param": task_id, "__module__": __name__}
     return type("TasksRequest", (base[dict[str, Any], str],), namespace)
 
 
@@ -253,10 +265,10 @@ class ClientSeam:
         self.client_options = dict(client_options, cancel_on_abort=cancel_on_abort)
         self.handles: dict[str, TaskHandle[Any]] = {}
 
-    def tasks_client(self, session: Any) -> TasksClient:
+    def tasks_client(self, session: Any) -> ClientCore[Any]:
         """A ``TasksClient`` speaking through ``session`` (an ``mcp`` 2.x ``ClientSession``)."""
         fallback = _session_handler(session)
-        return TasksClient(
+        return _extension_client()(
             SdkTransport(session),
             store=self.store,
             elicitation_handler=self.elicitation_handler or fallback,
@@ -333,7 +345,7 @@ def client_extension(
     The extension object forwards :class:`ClientSeam`'s methods (``resume``, ``pending``,
     ``cancel``, ``handles``).
     """
-    _require_extension_revision("client_extension")
+    _extension_tables("client_extension")
     seam = ClientSeam(
         store=store,
         elicitation_handler=elicitation_handler,
@@ -367,7 +379,7 @@ def _client_extension_type() -> Any:
     namespace = {
         "__module__": __name__,
         "__doc__": "The Tasks extension for ``mcp.client.Client`` (see ``client_extension``).",
-        "identifier": protocol.EXTENSION_ID,
+        "identifier": _extension_tables("client_extension").extension_id,
         "__init__": init,
         "claims": claims,
         "__getattr__": _forward_to_seam,
@@ -381,7 +393,7 @@ def _client_extension_type() -> Any:
 class _HostedTools:
     """Marks SDK tools as task tools of a ``TasksServer`` and starts it on first use."""
 
-    def __init__(self, server: TasksServer) -> None:
+    def __init__(self, server: TaskServerCore) -> None:
         self.server = server
         self._starting: asyncio.Lock | None = None
 
@@ -461,7 +473,7 @@ def _raise_sdk_error(error: Mapping[str, Any], error_type: Any) -> NoReturn:
 class ServerSeam(_HostedTools):
     """What :func:`server_extension` adds to an ``MCPServer``; its instance is ``extension.seam``."""
 
-    def __init__(self, server: TasksServer) -> None:
+    def __init__(self, server: TaskServerCore) -> None:
         super().__init__(server)
         self._error_type: Any = getattr(_module("mcp.shared.exceptions"), "MCPError")
 
@@ -480,12 +492,12 @@ class ServerSeam(_HostedTools):
         )
         return [
             extension.MethodBinding(
-                method=protocol.ROLES[role],
+                method=self.server.tables.roles[role],
                 params_type=params_type,
-                handler=self._method_handler(protocol.ROLES[role]),
+                handler=self._method_handler(self.server.tables.roles[role]),
             )
             for role in _MOUNTED_ROLES
-            if protocol.has_role(role)
+            if self.server.tables.has_role(role)
         ]
 
     def _method_handler(self, method: str) -> Callable[[Any, Any], Awaitable[Any]]:
@@ -532,14 +544,18 @@ class ServerSeam(_HostedTools):
             raise JsonRpcError(error.code, error.message, error.data) from None
 
 
-def server_extension(server: TasksServer) -> Any:
+def server_extension(server: TaskServerCore) -> Any:
     """An ``Extension`` for ``MCPServer(extensions=[...])`` (``mcp>=2.3``) backed by ``server``.
 
     Mark tools with ``@extension.task_tool(task_support=...)`` above ``@mcp.tool()`` (or
     ``extension.mark(name, ...)``). The server starts on the first request; close it
     with ``await server.close()`` (or ``async with server``) when the app stops.
     """
-    _require_extension_revision("server_extension")
+    if not server.tables.extension_id:
+        raise RuntimeError(
+            "server_extension serves the Tasks extension; this server is MCP"
+            f" {server.tables.protocol_version} (use fastmcp_tasks or TasksServer.mount)"
+        )
     return _server_extension_type()(ServerSeam(server))
 
 
@@ -561,7 +577,7 @@ def _server_extension_type() -> Any:
     namespace = {
         "__module__": __name__,
         "__doc__": "The Tasks extension for ``MCPServer`` (see ``server_extension``).",
-        "identifier": protocol.EXTENSION_ID,
+        "identifier": _extension_tables("server_extension").extension_id,
         "__init__": init,
         "methods": methods,
         "intercept_tool_call": intercept_tool_call,
@@ -576,7 +592,7 @@ def _server_extension_type() -> Any:
 class FastMCPSeam(_HostedTools):
     """Durable tasks for the tools of an ``mcp`` 1.x ``FastMCP`` app (see :func:`fastmcp_tasks`)."""
 
-    def __init__(self, server: TasksServer, app: Any) -> None:
+    def __init__(self, server: TaskServerCore, app: Any) -> None:
         super().__init__(server)
         self.app = app
         self._types: Any = _module("mcp.types")
@@ -635,7 +651,7 @@ class FastMCPSeam(_HostedTools):
         return {"content": [_wire(block) for block in cast(list[Any], output)]}
 
 
-def fastmcp_tasks(app: Any, server: TasksServer) -> FastMCPSeam:
+def fastmcp_tasks(app: Any, server: TaskServerCore) -> FastMCPSeam:
     """Serve 2025-11-25 tasks for the tools of ``app``, an ``mcp`` 1.x ``FastMCP``.
 
     ``server.mount`` takes the app's low-level server (``capabilities.tasks``, the
@@ -644,7 +660,7 @@ def fastmcp_tasks(app: Any, server: TasksServer) -> FastMCPSeam:
     Mark tools with ``@seam.task_tool(...)`` above ``@app.tool()``. The server starts on
     the first request; close it with ``await server.close()`` when the app stops.
     """
-    if protocol.EXTENSION_ID:
+    if server.tables.extension_id:
         raise RuntimeError(
             "fastmcp_tasks serves MCP 2025-11-25 on mcp 1.x; this package is the Tasks"
             " extension (use server_extension)"

@@ -2,60 +2,16 @@
 # Schema sha256 0dfc759e6e050c6490d8bc71ddd068ac0939f27aaec262dcaf54d512664db043; regenerate with: mcptasks-gen generate
 """Server for MCP 2025-11-25 experimental Tasks.
 
-``TasksServer`` is the runtime's server of this revision (``server_2025``:
-tools, task store, dispatcher, workers) with the schema's dispatch table. The runtime
-serves the methods it has a role for; every other request method of the schema gets a
-typed ``on_<method>`` registration and answers ``-32601`` until a handler is registered.
-
-Dispatch table:
-
-- ``notifications/tasks/status`` (notification, sent by the server): runtime role ``notify``
-- ``tasks/cancel`` (sent by the client): runtime role ``cancel``
-- ``tasks/get`` (sent by the client): runtime role ``get``
-- ``tasks/list`` (sent by the client): runtime role ``list``
-- ``tasks/result`` (sent by the client): runtime role ``result``
+``TasksServer`` (from ``api_2025``) is the runtime's server of this revision with the
+schema's dispatch table and typed handler registration; the runtime's public names
+(tools, contexts, limits, errors) are importable from here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, TypeAlias, TypeVar
-
 from . import server_2025 as _runtime
 from .server_2025 import *  # noqa: F403 - the runtime server's public names
-from .models import (
-    TaskStatus,
-    TaskStatusNotificationParams,
-)
-from .server_core import HandlerContext
+from .api_2025 import AnyHandler, Handler, HandlerContext, TasksServer
 
 __all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksServer"]
 __all__ += _runtime.__all__
-
-_Params = TypeVar("_Params")
-_Result = TypeVar("_Result")
-
-Handler: TypeAlias = Callable[[_Params, HandlerContext], Awaitable[_Result]]
-"""``async def handler(params, ctx) -> result`` serving one method, e.g.
-``Handler[ListTasksRequestParams, ListTasksResult]``."""
-
-AnyHandler: TypeAlias = Handler[Any, Any]
-"""A handler of any method (for code that keeps handlers of several methods)."""
-
-
-class TasksServer(_runtime.TasksServer):
-    """The Tasks server, with typed registration for the methods the runtime leaves open."""
-
-    RUNTIME_METHODS: ClassVar[frozenset[str]] = frozenset(
-        {
-            "notifications/tasks/status",
-            "tasks/cancel",
-            "tasks/get",
-            "tasks/list",
-            "tasks/result",
-        }
-    )
-    """Methods of the schema the runtime serves (or sends) itself."""
-
-    HANDLER_METHODS: ClassVar[frozenset[str]] = frozenset()
-    """Methods of the schema served only through a registered handler."""

@@ -21,8 +21,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .models import CreateTaskResult, ListTasksResult
-from .protocol import (
+from .models_2025 import CreateTaskResult, ListTasksResult
+from .protocol_2025 import (
+    TABLES,
     INPUT_REQUIRED,
     META_MODEL_IMMEDIATE_RESPONSE,
     META_RELATED_TASK,
@@ -133,6 +134,8 @@ class TasksServer(TaskServerCore):
     ran out (see ``Limits.lease_s``) and pass cancellations and status changes to
     each other, so ``tasks/result`` on one replica follows a worker on another.
     """
+
+    tables = TABLES
 
     uses_sessions = True
     cancel_message = "The task was cancelled by request."

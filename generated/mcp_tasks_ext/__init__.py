@@ -112,6 +112,8 @@ from .models import (
 
 SPEC_REVISION = "ext-2026-07-28"
 """The Tasks revision this package implements."""
+SPEC_REVISIONS = (SPEC_REVISION,)
+"""The Tasks revisions this package implements (one)."""
 SCHEMA_SHA256 = "337dce42f00996146c059c6a1ac5105c4dcb94e6a2d7a181a3c5d73b7f177c2d"
 """sha256 of the schema file the package was generated from."""
 GENERATOR_VERSION = "0.1.0"
@@ -121,6 +123,7 @@ __all__ = [
     "GENERATOR_VERSION",
     "SCHEMA_SHA256",
     "SPEC_REVISION",
+    "SPEC_REVISIONS",
     "Annotations",
     "AudioContent",
     "BlobResourceContents",

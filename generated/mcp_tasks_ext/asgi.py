@@ -25,8 +25,8 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any, Protocol, cast
 
 from .server_core import (
     INTERNAL_ERROR,
@@ -41,7 +41,23 @@ from .server_core import (
     json_text,
 )
 
-__all__ = ["create_app", "serve"]
+__all__ = ["Router", "create_app", "serve"]
+
+
+class Router(Protocol):
+    """Several servers behind one endpoint (``server_dual.DualServer``)."""
+
+    session_server: TasksServer | None
+    """The server with sessions: GET streams and DELETE go to it."""
+
+    def server_for(self, headers: Mapping[str, str], message: Any) -> TasksServer:
+        """The server that answers a POSTed ``message``."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -195,7 +211,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
 
 
 def create_app(
-    server: TasksServer,
+    server: TasksServer | Router,
     *,
     path: str = "/mcp",
     max_body_bytes: int = 4 * 1_048_576,
@@ -203,11 +219,23 @@ def create_app(
 ) -> ASGIApp:
     """The ASGI application serving ``server`` at ``path`` (with or without a trailing slash).
 
+    ``server`` may be a ``Router`` (a dual server): each POST goes to the server it
+    picks, GET and DELETE to its server with sessions.
+
     Requests with an ``Origin`` header are accepted only from ``allowed_origins``
     (host names; by default the loopback names), against DNS rebinding.
     """
     paths = {path.rstrip("/") or "/", path.rstrip("/") + "/"}
     origins = allowed_origins if allowed_origins is not None else _LOCAL_HOSTS
+    if isinstance(server, TasksServer):
+        single = server
+        sessions: TasksServer | None = single if single.uses_sessions else None
+
+        def pick(headers: Mapping[str, str], message: Any) -> TasksServer:
+            return single
+
+    else:
+        sessions, pick = server.session_server, server.server_for
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -231,15 +259,15 @@ def create_app(
         client = scope.get("client")
         address = str(client[0]) if client else None
         if method == "POST":
-            await _post(server, headers, receive, send, max_body_bytes, address)
-        elif method == "GET" and server.uses_sessions:
-            await _get(server, headers, receive, send)
-        elif method == "DELETE" and server.uses_sessions:
+            await _post(pick, headers, receive, send, max_body_bytes, address)
+        elif method == "GET" and sessions is not None:
+            await _get(sessions, headers, receive, send)
+        elif method == "DELETE" and sessions is not None:
             session_id = headers.get("mcp-session-id")
-            if session_id is None or session_id not in server.sessions:
+            if session_id is None or session_id not in sessions.sessions:
                 await exchange.json(404, _error(INVALID_REQUEST, "Session not found"))
                 return
-            server.close_session(session_id)
+            sessions.close_session(session_id)
             await exchange.json(200, None)
         else:
             await exchange.json(405, _error(INVALID_REQUEST, "Method not allowed"))
@@ -247,7 +275,7 @@ def create_app(
     return app
 
 
-async def _lifespan(server: TasksServer, receive: Receive, send: Send) -> None:
+async def _lifespan(server: TasksServer | Router, receive: Receive, send: Send) -> None:
     """ASGI lifespan: start the server on startup, close it on shutdown."""
     while True:
         message = await receive()
@@ -265,7 +293,7 @@ async def _lifespan(server: TasksServer, receive: Receive, send: Send) -> None:
 
 
 async def _post(
-    server: TasksServer,
+    pick: Callable[[Mapping[str, str], Any], TasksServer],
     headers: dict[str, str],
     receive: Receive,
     send: Send,
@@ -294,6 +322,7 @@ async def _post(
         )
         return
     message = cast(dict[str, Any], message)
+    server = pick(headers, message)
     invalid = envelope_error(message)
     if invalid is not None:
         await exchange.json(400, _error(invalid.code, invalid.message))
@@ -394,7 +423,7 @@ async def _get(
 
 
 def serve(
-    server: TasksServer,
+    server: TasksServer | Router,
     host: str = "127.0.0.1",
     port: int = 8000,
     *,

@@ -21,21 +21,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, cast
 
-from .models import CancelTaskRequestParams, ErrorCode, GetTaskRequestParams, McpModel
-from .protocol import (
-    EXTENSION_ID,
-    METHODS,
-    PACKAGE_NAME,
-    PROTOCOL_VERSION,
-    ROLES,
-    TASK_BY_STATUS,
-    TASK_FIELDS,
-    TERMINAL_STATUSES,
-    TaskSnapshot,
-    TaskState,
-)
+from pydantic import BaseModel
+
+from .protocol import TaskSnapshot, TaskState
+from .revision import RevisionTables
 from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
-from .transport import JsonRpcError, RequestId, Transport, TransportError, json_object
+from .transport import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    JsonRpcError,
+    RequestId,
+    Transport,
+    TransportError,
+    json_object,
+)
 
 R = TypeVar("R")
 """What a finished call yields: the tool's result in the revision's representation."""
@@ -146,7 +145,7 @@ class InputContext:
 
 
 InputHandler: TypeAlias = Callable[
-    [InputContext], Awaitable[Mapping[str, Any] | McpModel | None]
+    [InputContext], Awaitable[Mapping[str, Any] | BaseModel | None]
 ]
 """Answers one input request; returns the result object (``ElicitResult``, ...), or ``None``
 to leave the request unanswered for now."""
@@ -157,25 +156,38 @@ def status_name(status: object) -> str:
     return str(getattr(status, "value", status))
 
 
-def answer_to_wire(value: Mapping[str, Any] | McpModel) -> dict[str, Any]:
+def answer_to_wire(value: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
     """Return a handler's answer as a JSON object."""
-    return value.to_wire() if isinstance(value, McpModel) else dict(value)
+    if isinstance(value, BaseModel):
+        return to_wire(value)
+    return dict(value)
 
 
-def decode_state(raw: Mapping[str, Any]) -> TaskState:
-    """Decode a task state by its status (``protocol.TASK_BY_STATUS``).
+def to_wire(model: BaseModel) -> dict[str, Any]:
+    """A generated model's JSON-ready form (its ``to_wire()``)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def decode_state(raw: Mapping[str, Any], tables: RevisionTables) -> BaseModel:
+    """Decode a task state by its status (the revision's ``TASK_BY_STATUS``).
 
     An unknown status or a malformed task is an :class:`InvalidResponse`; fields the
     runtime does not know stay on the model.
     """
-    status = raw.get(TASK_FIELDS["status"])
-    kind = TASK_BY_STATUS.get(status) if isinstance(status, str) else None
+    status = raw.get(tables.task_fields["status"])
+    kind = tables.task_by_status.get(status) if isinstance(status, str) else None
     if kind is None:
         raise InvalidResponse(f"unknown task status {status!r}")
     try:
         return kind.model_validate(dict(raw))
     except ValueError as error:
         raise InvalidResponse(f"malformed task: {error}") from None
+
+
+def _int_field(task: TaskSnapshot, name: str) -> int | None:
+    """An integer task field by attribute name (None when absent or not an integer)."""
+    value = getattr(task, name, None)
+    return value if isinstance(value, int) else None
 
 
 def _parse_time(value: str) -> float | None:
@@ -499,11 +511,14 @@ class ClientCore(Generic[R]):
       ``tools/call`` may need.
     """
 
+    tables: ClassVar[RevisionTables]
+    """The revision's protocol tables (set by the revision's client class)."""
+
     ttl_backstop_default: ClassVar[bool] = False
     """Whether a wait ends at ``createdAt`` plus the TTL unless ``ttl_backstop`` says."""
 
     errors: ClassVar[Mapping[int, type[JsonRpcError]]] = {
-        ErrorCode.METHOD_NOT_FOUND: MethodNotFound
+        METHOD_NOT_FOUND: MethodNotFound
     }
     """Error code -> the typed error raised for it."""
     not_found: ClassVar[Mapping[str, type[JsonRpcError]]] = {
@@ -541,7 +556,7 @@ class ClientCore(Generic[R]):
         self.transport = transport
         self.store: TaskIdStore = store if store is not None else SqliteTaskIdStore()
         self.client_info = dict(
-            client_info or {"name": PACKAGE_NAME, "version": "1.0.0"}
+            client_info or {"name": self.tables.package_name, "version": "1.0.0"}
         )
         self.default_poll_interval = default_poll_interval
         self.cancel_on_abort = cancel_on_abort
@@ -605,15 +620,15 @@ class ClientCore(Generic[R]):
 
     def decode(self, raw: Mapping[str, Any]) -> TaskState:
         """Decode a ``tasks/get`` result (or a status notification)."""
-        return decode_state(raw)
+        return cast(TaskState, decode_state(raw, self.tables))
 
     def poll_interval_ms(self, task: TaskSnapshot) -> int | None:
-        """The task's poll interval in milliseconds."""
-        raise NotImplementedError
+        """The task's poll interval in milliseconds (the revision's poll interval field)."""
+        return _int_field(task, list(self.tables.task_fields)[6])
 
     def ttl_ms(self, task: TaskSnapshot) -> int | None:
         """The task's lifetime in milliseconds (``None``: unlimited)."""
-        raise NotImplementedError
+        return _int_field(task, list(self.tables.task_fields)[5])
 
     def prepare(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """The params as sent (the extension adds its per-request ``_meta``)."""
@@ -644,7 +659,7 @@ class ClientCore(Generic[R]):
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         """Route status notifications to the waits and ``notifications/progress`` to callbacks."""
-        if method == ROLES.get("notify"):
+        if method == self.tables.roles.get("notify"):
             self.deliver(params)
         elif method == "notifications/progress":
             callback = self._progress.get(str(params.get("progressToken")))
@@ -658,9 +673,7 @@ class ClientCore(Generic[R]):
 
     async def _on_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Answer a server-to-client request (refused unless the revision has them)."""
-        raise JsonRpcError(
-            int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {method}"
-        )
+        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     # -- shared machinery -------------------------------------------------------------
 
@@ -670,9 +683,9 @@ class ClientCore(Generic[R]):
 
     def map_error(self, method: str, error: JsonRpcError) -> JsonRpcError:
         """Return the typed form of an error response to ``method``."""
-        spec = METHODS.get(method)
+        spec = self.tables.methods.get(method)
         kind = self.not_found.get(spec.role) if spec is not None else None
-        if error.code != ErrorCode.INVALID_PARAMS or kind is None:
+        if error.code != INVALID_PARAMS or kind is None:
             kind = self.errors.get(error.code)
         return kind(error.code, error.message, error.data) if kind else error
 
@@ -696,8 +709,10 @@ class ClientCore(Generic[R]):
 
     async def get_task(self, task_id: str) -> TaskState:
         """``tasks/get``: the task's current state (one class per status)."""
-        params = GetTaskRequestParams(task_id=task_id)
-        return self.decode(await self.request(ROLES["get"], params.to_wire()))
+        params = self.tables.get_params(task_id=task_id)
+        return self.decode(
+            await self.request(self.tables.roles["get"], to_wire(params))
+        )
 
     async def cancel_task(self, task_id: str) -> TaskState | None:
         """``tasks/cancel``: ask the server to stop the task (cooperative; the final status may differ).
@@ -707,8 +722,9 @@ class ClientCore(Generic[R]):
         """
         if not self.can_cancel():
             raise CapabilityNotDeclared("the server did not declare tasks.cancel")
-        params = CancelTaskRequestParams(task_id=task_id)
-        state = self.cancelled(await self.request(ROLES["cancel"], params.to_wire()))
+        params = self.tables.cancel_params(task_id=task_id)
+        result = await self.request(self.tables.roles["cancel"], to_wire(params))
+        state = self.cancelled(result)
         if not self.poll_after_cancel:
             await self.store.delete(task_id)
         return state
@@ -836,15 +852,12 @@ _PROGRESS_KEYS = ("progress", "total", "message")
 
 __all__: list[str] = [
     "CapabilityNotDeclared",
-    "EXTENSION_ID",
     "InputContext",
     "InputHandler",
     "InvalidResponse",
     "MethodNotFound",
-    "PROTOCOL_VERSION",
     "ProgressCallback",
     "StatusCallback",
-    "TERMINAL_STATUSES",
     "TaskCancelled",
     "TaskEnded",
     "TaskExpired",

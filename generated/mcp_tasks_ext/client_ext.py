@@ -18,7 +18,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, TypeAlias, cast
 
-from . import client_core, protocol
+from . import client_core
+from . import protocol_ext as protocol
 from .client_core import *  # noqa: F403 - the shared public names
 from .client_core import (
     ClientCore,
@@ -33,7 +34,7 @@ from .client_core import (
     decode_state,
     status_name,
 )
-from .models import (
+from .models_ext import (
     CancelledTask,
     CompletedTask,
     CreateTaskResult,
@@ -42,10 +43,19 @@ from .models import (
     InputRequiredTask,
     McpModel,
 )
-from .protocol import TaskSnapshot, TaskState
+from .protocol_ext import (
+    EXTENSION_ID,
+    PROTOCOL_VERSION,
+    TERMINAL_STATUSES,
+    TaskSnapshot,
+    TaskState,
+)
 from .transport import HttpTransport, JsonRpcError, json_object
 
 __all__: list[str] = [
+    "EXTENSION_ID",
+    "PROTOCOL_VERSION",
+    "TERMINAL_STATUSES",
     "DetailedTaskState",
     "HeaderMismatch",
     "MissingRequiredClientCapability",
@@ -100,7 +110,7 @@ def _result_type(result: Mapping[str, Any]) -> str:
 
 def decode_detailed_task(raw: Mapping[str, Any]) -> DetailedTaskState:
     """Decode a ``tasks/get`` result or ``notifications/tasks`` params by its ``status``."""
-    return decode_state(raw)
+    return cast(TaskState, decode_state(raw, protocol.TABLES))
 
 
 class _Wait(Wait[Result]):
@@ -188,6 +198,8 @@ class TasksClient(ClientCore[Result]):
     ``max_input_rounds`` are this revision's, and ``ttl_backstop`` defaults to on.
     """
 
+    tables = protocol.TABLES
+
     errors = {
         **ClientCore.errors,
         ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapability,
@@ -209,13 +221,7 @@ class TasksClient(ClientCore[Result]):
     def decode(self, raw: Mapping[str, Any]) -> TaskState:
         if _result_type(raw) != "complete":
             raise InvalidResponse("a task state must have resultType 'complete'")
-        return decode_state(raw)
-
-    def poll_interval_ms(self, task: TaskSnapshot) -> int | None:
-        return task.poll_interval_ms
-
-    def ttl_ms(self, task: TaskSnapshot) -> int | None:
-        return task.ttl_ms
+        return cast(TaskState, decode_state(raw, protocol.TABLES))
 
     def client_capabilities(self) -> dict[str, Any]:
         """The capabilities declared on every request."""

@@ -2,54 +2,16 @@
 # Schema sha256 337dce42f00996146c059c6a1ac5105c4dcb94e6a2d7a181a3c5d73b7f177c2d; regenerate with: mcptasks-gen generate
 """Server for MCP Tasks extension io.modelcontextprotocol/tasks (with core 2026-07-28).
 
-``TasksServer`` is the runtime's server of this revision (``server_ext``:
-tools, task store, dispatcher, workers) with the schema's dispatch table. The runtime
-serves the methods it has a role for; every other request method of the schema gets a
-typed ``on_<method>`` registration and answers ``-32601`` until a handler is registered.
-
-Dispatch table:
-
-- ``notifications/tasks`` (notification, sent by the server): runtime role ``notify``
-- ``tasks/cancel`` (sent by the client): runtime role ``cancel``
-- ``tasks/get`` (sent by the client): runtime role ``get``
-- ``tasks/update`` (sent by the client): runtime role ``update``
+``TasksServer`` (from ``api_ext``) is the runtime's server of this revision with the
+schema's dispatch table and typed handler registration; the runtime's public names
+(tools, contexts, limits, errors) are importable from here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, TypeAlias, TypeVar
-
 from . import server_ext as _runtime
 from .server_ext import *  # noqa: F403 - the runtime server's public names
-from .server_core import HandlerContext
+from .api_ext import AnyHandler, Handler, HandlerContext, TasksServer
 
 __all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksServer"]
 __all__ += _runtime.__all__
-
-_Params = TypeVar("_Params")
-_Result = TypeVar("_Result")
-
-Handler: TypeAlias = Callable[[_Params, HandlerContext], Awaitable[_Result]]
-"""``async def handler(params, ctx) -> result`` serving one method, e.g.
-``Handler[ListTasksRequestParams, ListTasksResult]``."""
-
-AnyHandler: TypeAlias = Handler[Any, Any]
-"""A handler of any method (for code that keeps handlers of several methods)."""
-
-
-class TasksServer(_runtime.TasksServer):
-    """The Tasks server, with typed registration for the methods the runtime leaves open."""
-
-    RUNTIME_METHODS: ClassVar[frozenset[str]] = frozenset(
-        {
-            "notifications/tasks",
-            "tasks/cancel",
-            "tasks/get",
-            "tasks/update",
-        }
-    )
-    """Methods of the schema the runtime serves (or sends) itself."""
-
-    HANDLER_METHODS: ClassVar[frozenset[str]] = frozenset()
-    """Methods of the schema served only through a registered handler."""

@@ -34,27 +34,17 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import asdict, dataclass, field, replace
+from types import ModuleType
 from datetime import datetime, timezone
 from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, cast
 
-from . import models as _models
-from .models import ErrorCode
-from .protocol import (
-    ACTIVE_STATUSES,
-    CANCELLED,
-    COMPLETED,
-    FAILED,
-    INITIAL_STATUS,
-    METHODS,
-    ROLES,
-    TASK_BY_STATUS,
-    TASK_EXTRA_FIELDS,
-    TASK_FIELDS,
-    TRANSITIONS,
-    StatusName,
-    TaskFields,
-    TaskState,
-)
+from .protocol import StatusName, TaskFields, TaskState
+from .revision import RevisionTables
+from .transport import INTERNAL_ERROR as INTERNAL_ERROR
+from .transport import INVALID_PARAMS as INVALID_PARAMS
+from .transport import INVALID_REQUEST as INVALID_REQUEST
+from .transport import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from .transport import PARSE_ERROR as PARSE_ERROR
 from .stores import (
     ReplicaStore,
     Signal,
@@ -85,12 +75,6 @@ _log = logging.getLogger(__name__)
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends one JSON-RPC message on the current request's response stream."""
 
-# JSON-RPC and MCP error codes used by this server (the revision's ``ErrorCode``).
-PARSE_ERROR = int(ErrorCode.PARSE_ERROR)
-INVALID_REQUEST = int(ErrorCode.INVALID_REQUEST)
-METHOD_NOT_FOUND = int(ErrorCode.METHOD_NOT_FOUND)
-INVALID_PARAMS = int(ErrorCode.INVALID_PARAMS)
-INTERNAL_ERROR = int(ErrorCode.INTERNAL_ERROR)
 LIMIT_EXCEEDED = -32000
 """Default code for a refused limit (too many tasks, rate limit); see ``Limits``."""
 
@@ -413,10 +397,12 @@ def _short(error: Exception) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def check_answer(method: str, params: Mapping[str, Any], answer: Any) -> dict[str, Any]:
+def check_answer(
+    method: str, params: Mapping[str, Any], answer: Any, models: ModuleType
+) -> dict[str, Any]:
     """The client's ``answer`` to the input request ``method(params)``, checked.
 
-    It must validate against the generated result model (``ElicitResult``, ...), and
+    It must validate against the result model of ``models`` (``ElicitResult``, ...), and
     an accepted form elicitation's ``content`` must match the ``requestedSchema``:
     required fields present, each field of the primitive type (string, number,
     integer, boolean, or a list of strings) and value (``enum``, ``oneOf`` consts,
@@ -426,7 +412,7 @@ def check_answer(method: str, params: Mapping[str, Any], answer: Any) -> dict[st
     if not isinstance(answer, dict):
         raise JsonRpcError(INVALID_PARAMS, f"{what} must be an object")
     checked = cast(dict[str, Any], answer)
-    model: Any = getattr(_models, INPUT_RESULTS.get(method, ""), None)
+    model: Any = getattr(models, INPUT_RESULTS.get(method, ""), None)
     if model is not None:
         try:
             model.model_validate(checked)
@@ -525,17 +511,6 @@ def _form_value_problem(spec: dict[str, Any], value: object) -> str | None:
     if isinstance(high, (int, float)) and measure > high:
         return f"is above {high_key} {high}"
     return None
-
-
-TASK_REQUESTS = frozenset(
-    name
-    for name, spec in METHODS.items()
-    if spec.sender == "client" and not spec.notification
-)
-"""The Tasks requests of the schema (rate-limited; gated by the extension)."""
-
-_ID, _STATUS, _MESSAGE, _CREATED, _UPDATED, _TTL, _POLL = TASK_FIELDS
-"""Attribute names of the task fields the runtime manages, in the profile's order."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -709,13 +684,13 @@ class ToolContext:
             await self._server.set_task_fields(self.task_id, fields)
 
     async def set_status(self, status: StatusName, message: str | None = None) -> None:
-        """Move the task to another active status (``protocol.ACTIVE_STATUSES``), for
+        """Move the task to another active status (the revision's ``ACTIVE_STATUSES``), for
         example one the schema added and the configuration classified as active.
 
         Input and terminal statuses are reached through ``request_input`` and by
         returning or raising. An illegal transition raises ``ValueError``.
         """
-        if status not in ACTIVE_STATUSES:
+        if status not in self._server.tables.active:
             raise ValueError(f"{status!r} is not an active status")
         if self.task_id is not None:
             changes: dict[str, Any] = {"status": status}
@@ -771,6 +746,8 @@ class TaskServerCore:
     """
 
     uses_sessions: ClassVar[bool] = False
+    tables: ClassVar[RevisionTables]
+    """The revision's protocol tables (set by the revision's server class)."""
 
     def __init__(
         self,
@@ -838,8 +815,8 @@ class TaskServerCore:
             **self._revision_routes(),
         }
         for role, route in self._role_routes().items():
-            if role in ROLES:  # a role the schema lacks is never served
-                self._routes[ROLES[role]] = route
+            if role in self.tables.roles:  # a role the schema lacks is never served
+                self._routes[self.tables.roles[role]] = route
         self.setup()
 
     def setup(self) -> None:
@@ -950,7 +927,7 @@ class TaskServerCore:
                 ) from None
             call = self._begin(method, params, request or RequestInfo(), emit)
             call.request_id = request_id
-            if method in TASK_REQUESTS:
+            if method in self.tables.task_requests:
                 self._check_rate(call.principal, method)
             route = self._routes.get(method)
             result = await (route(call) if route is not None else self._custom(call))
@@ -986,7 +963,7 @@ class TaskServerCore:
         return {}
 
     def _role_routes(self) -> dict[str, Route]:
-        """Tasks methods served by the runtime, by role (``protocol.ROLES``)."""
+        """Tasks methods served by the runtime, by role (the revision's ``ROLES``)."""
         return {"get": self._tasks_get, "cancel": self._tasks_cancel}
 
     def _respond(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -1079,7 +1056,8 @@ class TaskServerCore:
     async def set_task_fields(self, task_id: str, fields: TaskFields) -> None:
         """Store values of ``protocol.TaskFields`` on a live task, by wire name."""
         values = cast(dict[str, Any], fields)
-        unknown = sorted(set(values) - set(TASK_EXTRA_FIELDS))
+        extras = self.tables.task_extra_fields
+        unknown = sorted(set(values) - set(extras))
         if unknown:
             raise ValueError(f"not a task field of this schema: {', '.join(unknown)}")
         await self._mutate(
@@ -1087,7 +1065,7 @@ class TaskServerCore:
             lambda record: {
                 "extra": {
                     **record.extra,
-                    **{TASK_EXTRA_FIELDS[k]: v for k, v in values.items()},
+                    **{extras[k]: v for k, v in values.items()},
                 }
             },
         )
@@ -1140,6 +1118,11 @@ class TaskServerCore:
     def tools(self) -> list[Tool]:
         """The registered tools, in registration order."""
         return list(self._tools.values())
+
+    def share_tools(self, other: TaskServerCore) -> None:
+        """Serve the tools of ``other``, now and as it registers more (one set of tools
+        for the servers of several revisions)."""
+        self._tools = other._tools
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -1208,7 +1191,7 @@ class TaskServerCore:
             await asyncio.gather(worker, return_exceptions=True)
             await self._finish(
                 task_id,
-                FAILED,
+                self.tables.failed,
                 error=JsonRpcError(
                     INTERNAL_ERROR, "Server shut down before the task finished"
                 ),
@@ -1226,6 +1209,10 @@ class TaskServerCore:
     async def _on_close(self) -> None:
         """Revision hook run by ``close`` before the store closes."""
 
+    def mount(self, sdk_server: Any) -> None:
+        """Serve the Tasks methods inside an official SDK's low-level server (revision hook)."""
+        raise NotImplementedError
+
     async def _recover(self) -> None:
         """Mark every unfinished task failed: its worker died with the previous process."""
         for record in await self.store.unfinished():
@@ -1236,7 +1223,7 @@ class TaskServerCore:
             )
             await self._save(
                 record,
-                status=FAILED,
+                status=self.tables.failed,
                 status_message=error.message,
                 error=error.to_wire(),
                 input_requests={},
@@ -1314,7 +1301,10 @@ class TaskServerCore:
             error = JsonRpcError(INTERNAL_ERROR, _LOST_WORKER)
             if (
                 await self._finish(
-                    record.task_id, FAILED, error=error, status_message=_LOST_WORKER
+                    record.task_id,
+                    self.tables.failed,
+                    error=error,
+                    status_message=_LOST_WORKER,
                 )
                 is not None
             ):
@@ -1389,7 +1379,10 @@ class TaskServerCore:
         error = JsonRpcError(INTERNAL_ERROR, _TTL_RAN_OUT)
         if (
             await self._finish(
-                record.task_id, FAILED, error=error, status_message=_TTL_RAN_OUT
+                record.task_id,
+                self.tables.failed,
+                error=error,
+                status_message=_TTL_RAN_OUT,
             )
             is not None
         ):
@@ -1483,7 +1476,7 @@ class TaskServerCore:
             except ToolError as error:
                 result = text_result(str(error), is_error=True)
             except JsonRpcError as error:
-                await self._finish(task_id, FAILED, error=error)
+                await self._finish(task_id, self.tables.failed, error=error)
                 return
             except Exception as exc:  # the tool's bug must not kill the server
                 _log.exception("tool %s failed", ctx.tool.name)
@@ -1491,16 +1484,16 @@ class TaskServerCore:
                     INTERNAL_ERROR,
                     f"Internal error in tool {ctx.tool.name!r}: {type(exc).__name__}",
                 )
-                await self._finish(task_id, FAILED, error=internal)
+                await self._finish(task_id, self.tables.failed, error=internal)
                 return
             result = self._complete(result)
             try:
                 self._check_result(ctx.tool, result, stored=True)
             except JsonRpcError as error:
-                await self._finish(task_id, FAILED, error=error)
+                await self._finish(task_id, self.tables.failed, error=error)
                 return
             if not self._failed_result(result):
-                await self._finish(task_id, COMPLETED, result=result)
+                await self._finish(task_id, self.tables.completed, result=result)
                 return
             blocks: list[Any] = result.get("content", [])
             texts = [
@@ -1509,7 +1502,9 @@ class TaskServerCore:
                 if isinstance(block, dict) and "text" in block
             ]
             message = "Tool reported an error: " + (" ".join(texts) or "no details")
-            await self._finish(task_id, FAILED, result=result, status_message=message)
+            await self._finish(
+                task_id, self.tables.failed, result=result, status_message=message
+            )
         finally:
             ctx.finished = True
             self._contexts.pop(task_id, None)
@@ -1530,7 +1525,9 @@ class TaskServerCore:
             if ctx is not None:
                 ctx.cancelled = True
             cancelled = await self._finish(
-                record.task_id, CANCELLED, status_message=self.cancel_message
+                record.task_id,
+                self.tables.cancelled,
+                status_message=self.cancel_message,
             )
             self._stop_worker(record.task_id)
             if cancelled is not None and ctx is None:
@@ -1542,10 +1539,11 @@ class TaskServerCore:
     """The ``statusMessage`` of a task cancelled through ``tasks/cancel``."""
 
     def _task_model(self, record: TaskRecord) -> TaskState:
-        """The record as the generated model of its status (``protocol.TASK_BY_STATUS``)."""
+        """The record as the generated model of its status (``TASK_BY_STATUS``)."""
         values = self._task_values(record)
         values.update(self._status_payload(record))
-        return TASK_BY_STATUS[record.status].model_validate(values)
+        model = self.tables.task_by_status[record.status]
+        return cast(TaskState, model.model_validate(values))
 
     def _task_values(self, record: TaskRecord) -> dict[str, Any]:
         """The task fields of a record by attribute name, for a generated task model.
@@ -1553,17 +1551,18 @@ class TaskServerCore:
         The fields the runtime manages, and the ``TaskFields`` tool code set
         (``record.extra``, by wire name, which the models accept as well).
         """
+        key, status, message, created, updated, ttl, poll = self.tables.task_fields
         values: dict[str, Any] = {
-            _ID: record.task_id,
-            _STATUS: record.status,
-            _CREATED: rfc3339(record.created_at),
-            _UPDATED: rfc3339(record.updated_at),
-            _TTL: record.ttl_ms,
+            key: record.task_id,
+            status: record.status,
+            created: rfc3339(record.created_at),
+            updated: rfc3339(record.updated_at),
+            ttl: record.ttl_ms,
         }
         if record.status_message is not None:
-            values[_MESSAGE] = record.status_message
+            values[message] = record.status_message
         if record.poll_interval_ms is not None:
-            values[_POLL] = record.poll_interval_ms
+            values[poll] = record.poll_interval_ms
         values.update(record.extra)
         return values
 
@@ -1642,7 +1641,12 @@ class TaskServerCore:
         else:
             try:
                 future.set_result(
-                    check_answer(pending.method, pending.params, message.get("result"))
+                    check_answer(
+                        pending.method,
+                        pending.params,
+                        message.get("result"),
+                        self.tables.models,
+                    )
                 )
             except JsonRpcError as error:
                 future.set_exception(error)
@@ -1837,7 +1841,7 @@ class TaskServerCore:
                 task_id=task_id,
                 owner=principal,
                 tool=tool.name,
-                status=INITIAL_STATUS,
+                status=self.tables.initial,
                 created_at=now,
                 updated_at=now,
                 ttl_ms=self._ttl(requested_ttl),
@@ -1917,8 +1921,10 @@ class TaskServerCore:
                 if changes is None:
                     return None
                 status = changes.get("status", record.status)
-                if status != record.status and status not in TRANSITIONS.get(
-                    record.status, frozenset()
+                if (
+                    status != record.status
+                    and status
+                    not in self.tables.transitions.get(record.status, frozenset())
                 ):
                     raise ValueError(f"illegal transition {record.status} -> {status}")
                 now = max(time.time(), record.updated_at + 0.001)

@@ -24,8 +24,9 @@ from collections.abc import AsyncGenerator
 from dataclasses import replace
 from typing import Any, cast
 
-from .models import CreateTaskResult, ErrorCode
-from .protocol import (
+from .models_ext import CreateTaskResult, ErrorCode
+from .protocol_ext import (
+    TABLES,
     COMPLETED,
     EXTENSION_ID,
     FAILED,
@@ -46,7 +47,6 @@ from .server_core import (
     INVALID_REQUEST,
     LIMIT_EXCEEDED,
     METHOD_NOT_FOUND,
-    TASK_REQUESTS,
     AuditEvent,
     AuditHook,
     Authenticate,
@@ -87,7 +87,7 @@ HEADER_MISMATCH = int(ErrorCode.HEADER_MISMATCH)
 MISSING_REQUIRED_CLIENT_CAPABILITY = int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY)
 UNSUPPORTED_PROTOCOL_VERSION = int(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION)
 
-_MOUNTED_METHODS = TASK_REQUESTS | {
+_MOUNTED_METHODS = TABLES.task_requests | {
     "tools/list",
     "tools/call",
     "tasks/result",
@@ -154,6 +154,8 @@ class TasksServer(TaskServerCore):
     them; it is off by default because some clients (fastmcp 4.1.4) omit ``Mcp-Name``.
     """
 
+    tables = TABLES
+
     def setup(self) -> None:
         self._answers: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
         self._listeners: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
@@ -177,7 +179,7 @@ class TasksServer(TaskServerCore):
         call = super()._begin(method, params, request, emit)
         call.capabilities = capabilities
         call.tasks = EXTENSION_ID in (capabilities.get("extensions") or {})
-        if method in TASK_REQUESTS and not call.tasks:
+        if method in TABLES.task_requests and not call.tasks:
             raise _missing_extension(method)
         return call
 
@@ -224,7 +226,7 @@ class TasksServer(TaskServerCore):
             return
         header_method = headers.get("mcp-method")
         header_name = headers.get("mcp-name")
-        if method in TASK_REQUESTS and self.require_routing_headers:
+        if method in TABLES.task_requests and self.require_routing_headers:
             if header_method is None or header_name is None:
                 raise JsonRpcError(
                     HEADER_MISMATCH,
@@ -237,10 +239,10 @@ class TasksServer(TaskServerCore):
                 f" method {method!r}",
             )
         if header_name is None or (
-            method not in TASK_REQUESTS and method != "tools/call"
+            method not in TABLES.task_requests and method != "tools/call"
         ):
             return
-        field = "taskId" if method in TASK_REQUESTS else "name"
+        field = "taskId" if method in TABLES.task_requests else "name"
         if _decode_header(header_name) != params.get(field):
             raise JsonRpcError(
                 HEADER_MISMATCH, f"Mcp-Name header does not match the body's {field}"
@@ -435,6 +437,7 @@ class TasksServer(TaskServerCore):
                             else {}
                         ),
                         value,
+                        TABLES.models,
                     )
                 except JsonRpcError as error:  # nothing is stored; the key stays open
                     raise JsonRpcError(

@@ -58,6 +58,13 @@ __all__ = [
 RequestId: TypeAlias = str | int
 """A JSON-RPC request ID."""
 
+# JSON-RPC 2.0 error codes: the same in every revision (its ``ErrorCode`` names them too).
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
 NotificationHandler: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[None]]
 """Called with ``(method, params)`` for every notification the server sends."""
 
@@ -381,6 +388,13 @@ class HttpTransport:
         """Send later requests in the existing session ``session_id`` (no ``initialize``)."""
         self.session_id = session_id
         self.protocol_version = protocol_version
+
+    def use_sessions(self) -> None:
+        """Speak a revision with sessions: no protocol version or routing headers until
+        ``initialize`` (undoes :meth:`use_stateless`)."""
+        self.session_id = None
+        self.protocol_version = None
+        self.routing_headers = False
 
     def use_stateless(self, protocol_version: str) -> None:
         """Speak a stateless revision: every request names ``protocol_version`` and
