@@ -1,8 +1,11 @@
-"""Terminal client for MCP Tasks, built on the generated golden packages.
+"""Terminal client for MCP Tasks, built on the generated golden package ``mcp_tasks``.
 
 Call a tool, watch its task, answer the server's questions, get the result::
 
     python examples/client.py URL TOOL [JSON-ARGS] [--revision 2025-11-25|ext-2026-07-28]
+
+The client finds out which Tasks revision the server speaks (2025-11-25 or the Tasks
+extension) and speaks it; ``--revision`` pins one instead.
 
     python examples/client.py http://127.0.0.1:8000/mcp slow_compute '{"seconds": 5}'
 
@@ -34,7 +37,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
-import importlib
 import json
 import math
 import re
@@ -47,7 +49,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 
-PACKAGES = {"2025-11-25": "mcp_tasks_2025_11_25", "ext-2026-07-28": "mcp_tasks_ext"}
+from mcp_tasks import SPEC_REVISIONS  # noqa: E402
+from mcp_tasks import client as api  # noqa: E402
+from mcp_tasks import task_ids as stores  # noqa: E402
+from mcp_tasks import transport as transports  # noqa: E402
 
 
 class StatusLine:
@@ -325,10 +330,6 @@ async def follow(
 
 
 async def run(args: argparse.Namespace) -> int:
-    package = PACKAGES[args.revision]
-    api = importlib.import_module(f"{package}.client")
-    transports = importlib.import_module(f"{package}.transport")
-    stores = importlib.import_module(f"{package}.task_ids")
     line = StatusLine()
     store = (
         stores.SqliteTaskIdStore(args.store)
@@ -336,7 +337,8 @@ async def run(args: argparse.Namespace) -> int:
         else stores.SqliteTaskIdStore()
     )
     client = api.TasksClient(
-        transports.HttpTransport(args.url),
+        args.url,
+        revision=args.revision,
         store=store,
         elicitation_handler=make_elicitation_handler(line),
         cancel_on_abort=True,
@@ -348,7 +350,7 @@ async def run(args: argparse.Namespace) -> int:
             if args.resume
             else [entry.task_id for entry in await store.pending()]
         )
-        if ids and hasattr(client, "rejoin"):
+        if ids:
             # 2025-11-25 servers may bind a task to the session that created it.
             await client.rejoin(ids[0])
     async with client:
@@ -391,7 +393,6 @@ def json_object_argument(text: str) -> dict[str, Any]:
 
 def build_parser() -> argparse.ArgumentParser:
     paragraphs = __doc__.split("\n\n")
-    task_ids = importlib.import_module(f"{PACKAGES['2025-11-25']}.task_ids")
     parser = argparse.ArgumentParser(
         description=paragraphs[0],
         epilog=next(p for p in paragraphs if p.startswith("Exit status:")),
@@ -408,14 +409,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--revision",
-        choices=sorted(PACKAGES),
-        default="2025-11-25",
-        help="MCP revision the server speaks (default: %(default)s)",
+        choices=sorted(SPEC_REVISIONS),
+        help="the Tasks revision the server speaks (default: found out from the server)",
     )
     parser.add_argument(
         "--store",
         help="SQLite file for task IDs (default: $MCP_TASKS_STORE, else "
-        f"{task_ids.default_store_path()})",
+        f"{stores.default_store_path()})",
     )
     parser.add_argument(
         "--timeout",
@@ -447,8 +447,6 @@ def main() -> int:
         # which says that the tool failed.
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2
-    api = importlib.import_module(f"{PACKAGES[args.revision]}.client")
-    transports = importlib.import_module(f"{PACKAGES[args.revision]}.transport")
     try:
         return asyncio.run(run(args))
     except KeyboardInterrupt:

@@ -81,10 +81,11 @@ def test_output_path_is_a_file(tmp_path: Path) -> None:
 
 
 def test_default_schema_into_cwd(generated_once: Path) -> None:
-    """No SCHEMA and no pyproject table: the embedded extension schema goes to ./mcp_tasks."""
+    """No SCHEMA and no pyproject table: both embedded schemas go to ./mcp_tasks, one package."""
     package = generated_once / "mcp_tasks"
-    assert {p.name for p in package.iterdir()} >= {"__init__.py", "models.py", "py.typed"}
-    assert 'SPEC_REVISION = "ext-2026-07-28"' in (package / "__init__.py").read_text()
+    assert {p.name for p in package.iterdir()} >= {"__init__.py", "models_2025.py", "models_ext.py", "py.typed"}
+    init = (package / "__init__.py").read_text()
+    assert 'SPEC_REVISIONS = (\n    "2025-11-25",\n    "ext-2026-07-28",\n)' in init, init
 
 
 def test_embedded_revision_choice(tmp_path: Path) -> None:
@@ -97,13 +98,13 @@ def test_refuses_to_overwrite_a_users_file(generated_once: Path, tmp_path: Path)
     """A file without the generated header is never replaced or removed without --force."""
     out = tmp_path / "o"
     assert invoke("generate", "-o", str(out))[0] == 0
-    mine = out / "mcp_tasks" / "models.py"
+    mine = out / "mcp_tasks" / "models_ext.py"
     mine.write_text("# hand-written\n")
     code, _, err = invoke("generate", "-o", str(out))
     assert code == 2 and "no generated-file header" in err and "--force" in err
     assert mine.read_text() == "# hand-written\n"
     extra = out / "mcp_tasks" / "notes.py"
-    mine.write_text((generated_once / "mcp_tasks" / "models.py").read_text())
+    mine.write_text((generated_once / "mcp_tasks" / "models_ext.py").read_text())
     extra.write_text("x = 1\n")
     assert invoke("generate", "-o", str(out))[0] == 0 and extra.exists()
     code, _, _ = invoke("generate", "-o", str(out), "--force")
@@ -113,16 +114,16 @@ def test_refuses_to_overwrite_a_users_file(generated_once: Path, tmp_path: Path)
 def test_check_reports_stale_then_current(tmp_path: Path) -> None:
     """--check writes nothing; exit 1 with a diff when stale, 0 when current."""
     code, out, _ = invoke("generate", "-o", str(tmp_path), "--check")
-    assert code == 1 and "missing: models.py" in out and not (tmp_path / "mcp_tasks").exists()
+    assert code == 1 and "missing: models_ext.py" in out and not (tmp_path / "mcp_tasks").exists()
     assert invoke("generate", "-o", str(tmp_path))[0] == 0
     code, out, _ = invoke("generate", "-o", str(tmp_path), "--check")
     assert code == 0 and "up to date" in out
-    models = tmp_path / "mcp_tasks" / "models.py"
+    models = tmp_path / "mcp_tasks" / "models_ext.py"
     models.write_text(models.read_text().replace("class Task(McpModel):", "class Task(McpModel):  # edited"))
     code, out, _ = invoke("generate", "-o", str(tmp_path), "--check")
     assert code == 1
     assert "-class Task(McpModel):  # edited" in out and "+class Task(McpModel):" in out
-    assert "changed: models.py" in out and "the files were edited, or templates changed" in out
+    assert "changed: models_ext.py" in out and "the files were edited, or templates changed" in out
 
 
 def test_check_names_the_changed_schema(tmp_path: Path) -> None:

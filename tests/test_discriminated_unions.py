@@ -31,7 +31,7 @@ from mcptasks_gen.normalize import normalize
 from mcptasks_gen.render import environment, render
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = {"2025": ROOT / "generated" / "mcp_tasks_2025_11_25" / "models.py", "ext": ROOT / "generated" / "mcp_tasks_ext" / "models.py"}
+GOLDEN = {"2025": ROOT / "generated" / "mcp_tasks_2025_11_25" / "models_2025.py", "ext": ROOT / "generated" / "mcp_tasks_ext" / "models_ext.py"}
 OFFICIAL = ("mcp-2025-11-25.schema.json", "ext-tasks-draft.schema.json")
 
 REQUEST = {
@@ -153,7 +153,7 @@ def _official(shared: Path, name: str, tmp_path: Path) -> ModuleType:
     """``models.py`` generated from an official schema (unformatted: black is not needed)."""
     target = Target(schema=shared / "schemas" / name, schema_label=name, output=tmp_path, package="official", revision=None, templates=None, regenerate="x")
     package = pipeline.build(target)
-    text = render(package, pipeline.protocol(package, target), environment(None))["models.py"]
+    text = render(package, pipeline.protocol(package, target), environment(None))[f"models_{pipeline.protocol(package, target).suffix}.py"]
     path = tmp_path / f"{name.split('.')[0].replace('-', '_')}_models.py"
     path.write_text(text)
     return _load(path, f"official_{path.stem}")

@@ -143,7 +143,7 @@ def _run(out: Path, code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_hostile_names_import_and_map_deterministically(hostile_package: Path) -> None:
-    models = (hostile_package / "p" / "models.py").read_text(encoding="utf-8")
+    models = (hostile_package / "p" / "models_ext.py").read_text(encoding="utf-8")
     expected = {"True": "True_", "None": "None_", "_": "Definition", "1Task": "Def1Task", "Tâche": "Tache", "ErrorCode": "ErrorCode_",
                 "Field": "Field_", "Literal": "Literal_", "McpModel": "McpModel_", "BaseModel": "BaseModel_", "Any": "Any_",
                 "RootModel": "RootModel_", "TASK_METHODS": "TASK_METHODS_"}  # fmt: skip
@@ -178,7 +178,7 @@ def test_colliding_property_names_validate_and_round_trip(hostile_package: Path)
 
 def test_hostile_package_type_checks(hostile_package: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "p/models.py", "p/__init__.py"],
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "p/models_ext.py", "p/models.py", "p/__init__.py"],
         cwd=hostile_package, capture_output=True, text=True,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout
@@ -191,8 +191,8 @@ def test_reserved_names_cover_what_models_define() -> None:
 
     from mcptasks_gen.normalize import RESERVED_NAMES
 
-    for package in ("mcp_tasks_2025_11_25", "mcp_tasks_ext"):
-        tree = ast.parse((ROOT / "generated" / package / "models.py").read_text(encoding="utf-8"))
+    for package, suffix in (("mcp_tasks_2025_11_25", "2025"), ("mcp_tasks_ext", "ext")):
+        tree = ast.parse((ROOT / "generated" / package / f"models_{suffix}.py").read_text(encoding="utf-8"))
         schema_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in ("McpModel", "McpRootModel", "ErrorCode")}
         bound: set[str] = set()
         for node in tree.body:

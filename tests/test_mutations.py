@@ -372,10 +372,10 @@ def test_added_status_value(key: str, gen: Generator, originals: dict[str, dict[
     after, markers = mutate(gen, tmp_path, key, "add_status_value")
     changed = check_local(before, after, markers)
     # the status reaches the runtime through the protocol tables; the runtime files stay as they are
-    assert changed and {h.path for h in changed} <= {"__init__.py", "models.py", "protocol.py"}, sorted({h.path for h in changed})
+    assert changed and {h.path for h in changed} <= {"__init__.py", "models.py", f"models_{key}.py", "protocol.py", f"protocol_{key}.py"}, sorted({h.path for h in changed})
     check_names(before, after, markers)
-    assert 'PAUSED = "paused"' in after["models.py"]
-    assert '"paused"' in after["protocol.py"].split("ACTIVE_STATUSES")[1].split(")")[0]
+    assert 'PAUSED = "paused"' in after[f"models_{key}.py"]
+    assert '"paused"' in after[f"protocol_{key}.py"].split("ACTIVE_STATUSES")[1].split(")")[0]
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -394,8 +394,9 @@ def test_added_method(key: str, gen: Generator, originals: dict[str, dict[str, s
     after, markers = mutate(gen, tmp_path, key, "add_method")
     check_local(before, after, markers)
     check_names(before, after, markers)
-    assert "class FrobnicateTaskRequest(" in after["models.py"] and "class FrobnicateTaskResult(" in after["models.py"]
-    assert '"tasks/frobnicate"' in after["models.py"]
+    models = after[f"models_{key}.py"]
+    assert "class FrobnicateTaskRequest(" in models and "class FrobnicateTaskResult(" in models
+    assert '"tasks/frobnicate"' in models
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -413,5 +414,5 @@ def test_memoised_formatting_matches_the_pipeline(gen: Generator, originals: dic
     t = target(tmp_path / "schema.json", SCHEMAS["ext"])
     package = pipeline.build(t)
     raw = render(package, pipeline.protocol(package, t), environment(t.templates))
-    wanted = {p: raw[p] for p in ("__init__.py", "models.py")}
+    wanted = {p: raw[p] for p in ("__init__.py", "models_ext.py")}
     assert fmt.format_files(wanted, package.name) == {p: after[p] for p in wanted}

@@ -71,9 +71,12 @@ def test_no_numbered_class_names(package: str) -> None:
     import inspect
     import re
 
-    models = importlib.import_module(f"{package}.models")
-    names = [n for n, v in vars(models).items() if inspect.isclass(v) and v.__module__ == models.__name__]
-    assert not [n for n in names if re.search(r"\d+$", n)]
+    modules = sorted(p.stem for p in (GENERATED / package).glob("models_*.py"))
+    assert modules
+    for module in modules:
+        models = importlib.import_module(f"{package}.{module}")
+        names = [n for n, v in vars(models).items() if inspect.isclass(v) and v.__module__ == models.__name__]
+        assert not [n for n in names if re.search(r"\d+$", n)]
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -81,12 +84,19 @@ def test_every_definition_is_a_public_class(package: str) -> None:
     """Each ``$defs`` name of the package's schema is a class of that name, exported."""
     import importlib
 
+    revisions = {"2025": "2025-11-25", "ext": "ext-2026-07-28"}
     pkg = importlib.import_module(package)
-    schema = {"mcp_tasks_2025_11_25": "2025-11-25", "mcp_tasks_ext": "ext-2026-07-28"}[package]
-    defs = json.loads((ROOT / "schema" / schema / "schema.json").read_text())["$defs"]
-    for name in defs:
-        assert isinstance(getattr(pkg, name), type), name
-        assert name in pkg.__all__
+    for suffix, schema in revisions.items():
+        if not (GENERATED / package / f"models_{suffix}.py").is_file():
+            continue
+        models = importlib.import_module(f"{package}.models_{suffix}")
+        public = pkg if len(pkg.SPEC_REVISIONS) == 1 else models
+        defs = json.loads((ROOT / "schema" / schema / "schema.json").read_text())["$defs"]
+        for name in defs:
+            assert isinstance(getattr(models, name), type), name
+            assert isinstance(getattr(public, name), type), name
+            if public is pkg:
+                assert name in pkg.__all__
 
 
 def test_status_unions_are_discriminated() -> None:

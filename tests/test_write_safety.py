@@ -39,7 +39,7 @@ def test_created_folders_and_files_follow_the_umask(tmp_path: Path, umask_022: N
     assert code == 0, err
     package = tmp_path / "deep" / "out" / "mcp_tasks"
     assert _mode(package) == 0o755 and _mode(tmp_path / "deep") == 0o755
-    assert _mode(package / "models.py") == 0o644
+    assert _mode(package / "models_ext.py") == 0o644
     assert sorted(p.name for p in (tmp_path / "deep" / "out").iterdir()) == ["mcp_tasks"]  # no leftovers
 
 
@@ -47,7 +47,7 @@ def test_regenerating_keeps_the_folder_permissions(tmp_path: Path, umask_022: No
     assert invoke("generate", "-o", str(tmp_path))[0] == 0
     package = tmp_path / "mcp_tasks"
     package.chmod(0o750)
-    models = package / "models.py"
+    models = package / "models_ext.py"
     models.write_text(models.read_text() + "# edited\n")
     code, out, _ = invoke("generate", "-o", str(tmp_path))
     assert code == 0 and "wrote 1 of" in out
@@ -59,17 +59,17 @@ def test_force_replaces_only_what_it_writes_and_lists_it(tmp_path: Path) -> None
     assert invoke("generate", "-o", str(tmp_path))[0] == 0
     package = tmp_path / "mcp_tasks"
     total = len([p for p in package.iterdir() if p.is_file()])
-    (package / "models.py").write_text("# hand-written\n")
+    (package / "models_ext.py").write_text("# hand-written\n")
     (package / "notes.txt").write_text("mine\n")
     (package / "sub").mkdir()
     (package / "sub" / "helper.py").write_text("x = 1\n")
     code, _, err = invoke("generate", "-o", str(tmp_path))
-    assert code == 2 and "models.py: error: not written by mcptasks-gen" in err and err.count("\n") == 1
+    assert code == 2 and "models_ext.py: error: not written by mcptasks-gen" in err and err.count("\n") == 1
     code, out, err = invoke("generate", "-o", str(tmp_path), "--force")
     assert code == 0, err
     assert f"wrote 1 of {total} files" in out
-    assert "replaced (had no generated-file header): models.py" in out
-    assert (package / "models.py").read_text().startswith(write.HEADER_PREFIX)
+    assert "replaced (had no generated-file header): models_ext.py" in out
+    assert (package / "models_ext.py").read_text().startswith(write.HEADER_PREFIX)
     assert (package / "notes.txt").read_text() == "mine\n"
     assert (package / "sub" / "helper.py").read_text() == "x = 1\n"
     code, out, _ = invoke("generate", "-o", str(tmp_path), "--check")
@@ -103,7 +103,7 @@ def test_template_added_files_carry_the_header(tmp_path: Path) -> None:
     code, _, err = invoke(*args)
     assert code == 0, err
     package = tmp_path / "o" / "mcp_tasks"
-    models_header = (package / "models.py").read_text().splitlines()[:2]
+    models_header = (package / "__init__.py").read_text().splitlines()[:2]
     assert (package / "extra.py").read_text().splitlines()[:2] == models_header
     assert (package / "data.cfg").read_text().splitlines()[:2] == models_header
     assert (package / "NOTES.md").read_text().splitlines()[0] == f"<!-- {models_header[0][2:]} -->"

@@ -15,7 +15,7 @@ import pytest
 
 from mcp_tasks_2025_11_25.client import InvalidResponse as LegacyInvalidResponse
 from mcp_tasks_2025_11_25.client import TasksClient as LegacyClient
-from mcp_tasks_ext import protocol
+from mcp_tasks_ext import protocol_ext as protocol
 from mcp_tasks_ext.client import InvalidResponse, TasksClientError
 from mcp_tasks_ext.models import WorkingTask
 

@@ -399,7 +399,7 @@ def test_cli_help_shows_the_defaults_and_the_exit_codes() -> None:
     done = run_example("--help")
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
-    assert "(default: 2025-11-25)" in text
+    assert "(default: found out from the server)" in text
     assert "(default: {})" in text
     assert "(default: wait until the task ends)" in text
     assert "default: $MCP_TASKS_STORE, else" in text
