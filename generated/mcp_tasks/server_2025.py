@@ -94,12 +94,25 @@ _MOUNTED_REQUESTS = {
 
 @dataclass(slots=True)
 class _Channel:
-    """Server-to-client requests of one task, waiting for a ``tasks/result`` stream."""
+    """Server-to-client requests of one task, waiting for a stream to carry them.
+
+    Each open ``tasks/result`` stream carries them (a new one again, for a client that
+    dropped its stream unanswered); while none is open, the GET stream of the task's
+    session carries each request not yet sent, once.
+    """
 
     outstanding: dict[str, dict[str, Any]] = field(
         default_factory=dict[str, dict[str, Any]]
     )
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    session: Session | None = None
+    """The session of the task's ``tools/call``, whose GET stream may carry requests."""
+    readers: int = 0
+    """How many ``tasks/result`` streams of the task are open."""
+    delivered: set[str] = field(default_factory=set[str])
+    """Outstanding requests sent on some stream."""
+    pushed: set[str] = field(default_factory=set[str])
+    """Outstanding requests sent on a GET stream (no ``tasks/result`` repeats them)."""
 
 
 def _encode_cursor(seq: int) -> str:
@@ -251,7 +264,8 @@ class TasksServer(TaskServerCore):
         """Send a request to the client and wait for its result.
 
         As a task: the task is ``input_required`` while the request (with related-task
-        ``_meta``) waits for the client's ``tasks/result`` stream, and works again once
+        ``_meta``) waits for the client's ``tasks/result`` stream or, while none is
+        open, goes out once on the session's GET stream; the task works again once
         every outstanding request is answered. Raises ``JsonRpcError`` when the client
         did not declare the needed capability or answered with an error.
         """
@@ -283,17 +297,55 @@ class TasksServer(TaskServerCore):
             method, {**params, "_meta": related}, ctx.principal
         )
         channel = self._channels.setdefault(ctx.task_id, _Channel())
+        channel.session = ctx.session
         channel.outstanding[request_id] = message
         try:
             if await self._update(ctx.task_id, status=INPUT_REQUIRED) is None:
                 raise asyncio.CancelledError  # the task already ended
+            self._push_input(channel)
             result = await pending.reply
         finally:
             self._replies.pop(request_id, None)
             channel.outstanding.pop(request_id, None)
+            channel.delivered.discard(request_id)
+            channel.pushed.discard(request_id)
         if not channel.outstanding:
             await self._update(ctx.task_id, status=WORKING)
         return result
+
+    def _push_input(self, channel: _Channel) -> None:
+        """Send a task's unsent requests on its session's GET stream (none while a
+        ``tasks/result`` stream is open to carry them); that session may answer them."""
+        session = channel.session
+        if session is None or channel.readers:
+            return
+        for request_id, message in channel.outstanding.items():
+            pending = self._replies.get(request_id)
+            if pending is None or request_id in channel.delivered:
+                continue
+            if not session.send(message):
+                return  # no GET stream is open; the next one gets it
+            pending.sessions.add(session.id)
+            channel.delivered.add(request_id)
+            channel.pushed.add(request_id)
+
+    def stream_opened(self, session: Session) -> None:
+        """Send the session's waiting input requests on its new GET stream."""
+        for channel in self._channels.values():
+            if channel.session is session:
+                self._push_input(channel)
+
+    def stream_closed(self, session: Session, unsent: list[dict[str, Any]]) -> None:
+        """Requests a closed GET stream never sent wait for another stream again."""
+        returned = {str(m["id"]) for m in unsent if "id" in m and "method" in m}
+        if not returned:
+            return
+        for channel in self._channels.values():
+            if channel.session is session and channel.pushed & returned:
+                channel.pushed -= returned
+                channel.delivered -= returned
+                channel.changed.set()  # a waiting tasks/result may carry them now
+                self._push_input(channel)
 
     async def send_progress(
         self,
@@ -358,6 +410,8 @@ class TasksServer(TaskServerCore):
         await self._lookup(task_id, call.principal)
         sent: set[str] = set()
         channel = self._channels.setdefault(task_id, _Channel())
+        if call.emit is not None:
+            channel.readers += 1
         try:
             while True:
                 channel.changed.clear()  # before reading, so no change is missed
@@ -365,8 +419,13 @@ class TasksServer(TaskServerCore):
                 if record.is_terminal:
                     break
                 for request_id, message in list(channel.outstanding.items()):
-                    if call.emit is not None and request_id not in sent:
+                    if (
+                        call.emit is not None
+                        and request_id not in sent
+                        and request_id not in channel.pushed  # the GET stream sent it
+                    ):
                         sent.add(request_id)
+                        channel.delivered.add(request_id)
                         pending = self._replies.get(request_id)
                         if pending is not None:  # only this session may answer it
                             pending.sessions.add(call.request.session_id)
@@ -375,8 +434,12 @@ class TasksServer(TaskServerCore):
                     raise JsonRpcError(INTERNAL_ERROR, "Server is shutting down")
                 await channel.changed.wait()
         finally:
+            if call.emit is not None:
+                channel.readers -= 1
             if not channel.outstanding and task_id not in self._contexts:
                 self._channels.pop(task_id, None)
+            else:  # what no tasks/result stream carries now goes to the GET stream
+                self._push_input(channel)
         self._emit_audit("result_retrieved", task_id, call.principal)
         if record.error is not None:
             stored = record.error

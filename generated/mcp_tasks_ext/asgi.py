@@ -393,7 +393,11 @@ async def _post(
 async def _get(
     server: TasksServer, headers: dict[str, str], receive: Receive, send: Send
 ) -> None:
-    """The session's stream of notifications that belong to no request."""
+    """The session's stream of messages that belong to no open response stream.
+
+    Notifications, and input requests of tasks while no ``tasks/result`` carries them;
+    the server gets back the messages a closed stream never sent.
+    """
     session_id = headers.get("mcp-session-id")
     session = server.sessions.get(session_id or "")
     extra = [] if session_id is None else [(b"mcp-session-id", session_id.encode())]
@@ -405,6 +409,7 @@ async def _get(
     stream = session.open_stream()
     watcher = asyncio.ensure_future(_until_disconnect(receive))
     try:
+        server.stream_opened(session)  # it may queue messages waiting for a stream
         await exchange.start_stream()
         while True:
             getter = asyncio.ensure_future(stream.get())
@@ -419,7 +424,7 @@ async def _get(
         await exchange.end()
     finally:
         watcher.cancel()
-        session.close_stream(stream)
+        server.stream_closed(session, session.close_stream(stream))
 
 
 def serve(

@@ -575,8 +575,8 @@ class Session:
     """One client connection, opened by ``initialize``.
 
     It remembers the client's capabilities and carries server-to-client messages
-    that belong to no request (status and progress notifications) to the client's
-    open GET streams.
+    that belong to no request (status and progress notifications; input requests of
+    tasks that no ``tasks/result`` stream carries) to the client's open GET streams.
     """
 
     def __init__(self, session_id: str, owner: str | None = None) -> None:
@@ -593,15 +593,31 @@ class Session:
         for stream in self._streams:
             stream.put_nowait(message)
 
+    def send(self, message: dict[str, Any]) -> bool:
+        """Queue a message on one open stream only; False when none is open."""
+        stream = next(iter(self._streams), None)
+        if stream is None:
+            return False
+        stream.put_nowait(message)
+        return True
+
     def open_stream(self) -> asyncio.Queue[dict[str, Any] | None]:
         """A new stream for the client's GET request; None in it ends the stream."""
         stream: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._streams.add(stream)
         return stream
 
-    def close_stream(self, stream: asyncio.Queue[dict[str, Any] | None]) -> None:
-        """Forget a stream the client closed."""
+    def close_stream(
+        self, stream: asyncio.Queue[dict[str, Any] | None]
+    ) -> list[dict[str, Any]]:
+        """Forget a stream the client closed; return the messages it never sent."""
         self._streams.discard(stream)
+        unsent: list[dict[str, Any]] = []
+        while not stream.empty():
+            message = stream.get_nowait()
+            if message is not None:
+                unsent.append(message)
+        return unsent
 
     @property
     def streaming(self) -> bool:
@@ -892,6 +908,13 @@ class TaskServerCore:
                     owned.discard(session_id)
                     if not owned:
                         del self._session_owners[session.owner]
+
+    def stream_opened(self, session: Session) -> None:
+        """Called by the HTTP app once a GET stream of ``session`` is open."""
+
+    def stream_closed(self, session: Session, unsent: list[dict[str, Any]]) -> None:
+        """Called by the HTTP app when a GET stream of ``session`` ended before it
+        sent the messages ``unsent``."""
 
     async def handle(
         self,
