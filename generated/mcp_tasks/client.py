@@ -13,7 +13,7 @@ handlers, durable task IDs and resume for both. ``revision=`` pins one::
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Union, cast
 
 from . import client_dual as _runtime
 from .api_2025 import TasksClient as _Client2025
@@ -32,3 +32,10 @@ class TasksClient(_runtime.DualClient):
         "2025-11-25": _Client2025,
         "ext-2026-07-28": _ClientExt,
     }
+
+    @property
+    def client(
+        self,
+    ) -> Union[_Client2025, _ClientExt]:
+        """The revision's client in use (after ``open``), with its typed request methods."""
+        return cast(Union[_Client2025, _ClientExt], super().client)

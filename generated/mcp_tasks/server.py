@@ -9,7 +9,7 @@ whichever client arrives (``api_2025.TasksServer``, ``api_ext.TasksServer`` do t
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from . import server_dual as _runtime
 from .api_2025 import TasksServer as _Server2025
@@ -29,3 +29,13 @@ class TasksServer(_runtime.DualServer):
         "2025-11-25": _Server2025,
         "ext-2026-07-28": _ServerExt,
     }
+
+    @property
+    def server_2025(self) -> _Server2025:
+        """The 2025-11-25 server (its typed ``on_<method>`` handlers, revision settings)."""
+        return cast(_Server2025, self.by_revision["2025-11-25"])
+
+    @property
+    def server_ext(self) -> _ServerExt:
+        """The ext-2026-07-28 server (its typed ``on_<method>`` handlers, revision settings)."""
+        return cast(_ServerExt, self.by_revision["ext-2026-07-28"])

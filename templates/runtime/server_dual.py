@@ -22,8 +22,10 @@ from typing import Any, ClassVar, cast
 
 from .server_core import (
     Emit,
+    Preflight,
     RequestInfo,
     TaskServerCore,
+    TaskSupport,
     Tool,
     ToolHandler,
 )
@@ -79,11 +81,28 @@ class DualServer:
         """The revision every request without a session goes to."""
 
     def tool(
-        self, name: str | None = None, **options: Any
+        self,
+        name: str | None = None,
+        *,
+        description: str = "",
+        title: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        task_support: TaskSupport = "optional",
+        preflight: Preflight | None = None,
+        immediate_response: str | None = None,
     ) -> Callable[[ToolHandler], ToolHandler]:
         """Decorator registering ``async def handler(ctx, arguments)`` as a tool of every
-        revision (the options of ``TasksServer.tool``)."""
-        return self.stateless_server.tool(name, **options)
+        revision (see ``TasksServer.tool``; ``preflight`` questions are an extension
+        feature)."""
+        return self.stateless_server.tool(
+            name,
+            description=description,
+            title=title,
+            input_schema=input_schema,
+            task_support=task_support,
+            preflight=preflight,
+            immediate_response=immediate_response,
+        )
 
     def add_tool(self, tool: Tool) -> None:
         """Register ``tool`` for every revision."""
