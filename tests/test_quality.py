@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,38 @@ def test_mypy_strict() -> None:
     for package in PACKAGES:
         args += ["-p", package]
     proc = subprocess.run(args, cwd=GENERATED, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+USER_CODE = """\
+from {pkg}.client import InputContext, TaskFailed, TaskHandle, TasksClient, status_name
+from {pkg}.server import Limits, TasksServer, ToolContext, ToolError
+
+
+def describe(error: TaskFailed, handle: TaskHandle[object] | None) -> str:
+    return status_name(error.code) + str(handle is None)
+
+
+async def tool(ctx: ToolContext, arguments: dict[str, object]) -> str:
+    await ctx.report("working")
+    raise ToolError("no")
+
+
+def build() -> tuple[type[TasksClient], type[TasksServer], Limits, type[InputContext]]:
+    return TasksClient, TasksServer, Limits(), InputContext
+"""
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_user_code_imports_the_public_names_type_clean(package: str, tmp_path: Path) -> None:
+    """What a user imports from ``client`` and ``server`` (errors, handles, contexts,
+    limits: names the runtime modules define) is visible to ``mypy --strict``."""
+    user = tmp_path / "user_code.py"
+    user.write_text(USER_CODE.format(pkg=package))
+    proc = subprocess.run(
+        [_tool("mypy"), "--strict", "--no-incremental", str(user)],
+        cwd=GENERATED, capture_output=True, text=True, timeout=600, env={**os.environ, "MYPYPATH": str(GENERATED)},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

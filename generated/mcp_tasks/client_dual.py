@@ -9,7 +9,10 @@ request: a server that answers it speaks the Tasks extension; one that refuses i
 2025-11-25 server answers an error, often HTTP 400 for the missing session) gets the
 2025-11-25 client, whose ``initialize`` follows. The answer is remembered per endpoint
 URL for the life of the process, so detection costs at most one round trip per
-endpoint and none after it. ``revision=`` pins a revision and skips detection.
+endpoint and none after it (clients opened at the same time to a new endpoint share one
+question). A server that does not answer (the connection fails, HTTP 5xx) says nothing
+about its revision: the error is raised and nothing is remembered. ``revision=`` pins a
+revision and skips detection.
 
 The same code works against either revision: ``call_tool`` and ``resume`` return the
 tool's ``CallToolResult`` as a JSON object, ``start_tool`` and ``task`` return a
@@ -19,6 +22,8 @@ IDs and cancellation are those of the revision's client.
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
@@ -31,16 +36,49 @@ from .protocol import REVISIONS, TaskSnapshot, TaskState
 from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .transport import HttpTransport, JsonRpcError, Transport, TransportError
 
-__all__: list[str] = ["DualClient", "DualHandle", "detected_revisions"]
+__all__: list[str] = [
+    "DualClient",
+    "DualHandle",
+    "detected_revisions",
+    "forget_detected",
+]
 __all__ += client_core.__all__
 
 _DETECTED: dict[str, str] = {}
 """Endpoint URL -> the revision its server was found to speak (this process)."""
 
+_DETECTING: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[str, asyncio.Lock]
+] = weakref.WeakKeyDictionary()
+"""Event loop -> endpoint URL -> the lock held while one client asks that endpoint."""
+
+
+def _detection_lock(endpoint: str) -> asyncio.Lock:
+    """The lock of ``endpoint`` in the running event loop (a lock belongs to one loop)."""
+    locks = _DETECTING.setdefault(asyncio.get_running_loop(), {})
+    return locks.setdefault(endpoint, asyncio.Lock())
+
+
+def _refused(error: JsonRpcError | TransportError) -> bool:
+    """Whether ``server/discover`` failed because the server refused it (a JSON-RPC
+    error or an HTTP 4xx answer), rather than because no answer came."""
+    if isinstance(error, JsonRpcError):
+        return True
+    return error.status is not None and 400 <= error.status < 500
+
 
 def detected_revisions() -> dict[str, str]:
     """What detection found so far: endpoint URL -> revision id (a copy)."""
     return dict(_DETECTED)
+
+
+def forget_detected(endpoint: str | None = None) -> None:
+    """Forget what detection found for ``endpoint`` (every endpoint when None), so the
+    next client to it asks ``server/discover`` again (after a server was replaced)."""
+    if endpoint is None:
+        _DETECTED.clear()
+    else:
+        _DETECTED.pop(endpoint, None)
 
 
 def _as_object(result: Any) -> dict[str, Any]:
@@ -158,24 +196,36 @@ class DualClient:
 
     async def detect(self) -> str:
         """The revision the server speaks: pinned, remembered for the endpoint, or asked
-        with one ``server/discover`` (which the extension's client keeps using)."""
+        with one ``server/discover`` (which the extension's client keeps using).
+
+        Raises the transport's error, remembering nothing, when the server gives no
+        answer (the connection fails, HTTP 5xx).
+        """
         if self.pinned is not None:
             return self.pinned
         endpoint = self._endpoint()
-        if endpoint is not None and endpoint in _DETECTED:
-            return _DETECTED[endpoint]
+        if endpoint is None:
+            return await self._ask()
+        async with _detection_lock(endpoint):
+            found = _DETECTED.get(endpoint)
+            if found is None:
+                found = _DETECTED[endpoint] = await self._ask()
+            return found
+
+    async def _ask(self) -> str:
+        """Send ``server/discover``: answered means the extension, refused 2025-11-25."""
         stateless, sessions = self._stateless(), self._with_sessions()
         if stateless is None or sessions is None:
             return next(iter(self.clients))
         probe = self._build(stateless)
         try:
             await probe.request("server/discover", {})
-            found = stateless
-        except (JsonRpcError, TransportError):
-            found = sessions
-        if endpoint is not None:
-            _DETECTED[endpoint] = found
-        return found
+        except (JsonRpcError, TransportError) as error:
+            if not _refused(error):
+                self._client = None  # nothing found out: the next open() asks again
+                raise
+            return sessions
+        return stateless
 
     def _use(self, revision: str) -> ClientCore[Any]:
         """The client of ``revision``: the one in use when it is that revision's."""

@@ -9,9 +9,12 @@ handler types) are importable from here too.
 
 from __future__ import annotations
 
+from . import client_core as _core
 from . import client_2025 as _runtime
-from .client_2025 import *  # noqa: F403 - the runtime client's public names
 from .api_2025 import TasksClient
+from .client_core import *  # noqa: F403 - the shared public names (errors, handles)
+from .client_2025 import *  # noqa: F403 - the revision's public names
 
 __all__ = ["TasksClient"]
+__all__ += _core.__all__
 __all__ += _runtime.__all__

@@ -128,6 +128,12 @@ class JsonRpcError(Exception):
 class TransportError(Exception):
     """The transport could not deliver a message or read its answer."""
 
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        """The HTTP status the server answered with (None when no HTTP answer came:
+        the connection failed, or the transport is not HTTP)."""
+
 
 class Transport(Protocol):
     """What the tasks client needs from a connection to one server."""
@@ -436,18 +442,20 @@ class HttpTransport:
             raise TransportError(f"HTTP transport failed: {error!r}") from error
         if not body.strip():
             if status >= 400:
-                raise TransportError(f"HTTP {status} from {self.url}")
+                raise TransportError(f"HTTP {status} from {self.url}", status=status)
             return None
         try:
             decoded = json.loads(body)
         except ValueError as error:
-            raise TransportError(f"HTTP {status}: body is not JSON") from error
+            raise TransportError(
+                f"HTTP {status}: body is not JSON", status=status
+            ) from error
         for incoming in _json_objects(decoded):
             outcome = await self._handle(incoming, request_id)
             if outcome is not None:
                 return outcome
         if status >= 400:
-            raise TransportError(self._failure(status, decoded))
+            raise TransportError(self._failure(status, decoded), status=status)
         return None
 
     def _failure(self, status: int, decoded: object) -> str:
