@@ -331,7 +331,9 @@ async def _post(
     opened = None
     if not server.uses_sessions:
         session_id = None
-    elif message.get("method") == "initialize" and session_id is None:
+    elif (
+        message.get("method") == "initialize" and session_id is None and "id" in message
+    ):
         try:
             opened = server.open_session_for(
                 RequestInfo(headers=headers, client=address)
@@ -378,6 +380,8 @@ async def _post(
         response = {"jsonrpc": "2.0", "id": message.get("id"), "error": error.to_wire()}
     if opened is not None and response is not None and "error" in response:
         server.close_session(opened.id)
+        if not exchange.streaming:  # the refused session's id is no one's to use
+            exchange = _Exchange(send, [])
     if exchange.streaming:
         if response is not None:
             await exchange.event(response)
