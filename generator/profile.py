@@ -19,7 +19,7 @@ import ast
 import keyword
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcptasks_gen import ir
 from mcptasks_gen.errors import Location, fail
@@ -58,6 +58,10 @@ class Profile:
     meta_keys: Mapping[str, str]
     required_models: tuple[str, ...]  # definitions the adapters import by name
     runtime: tuple[str, ...]  # adapter files copied into the package
+    create_result: str = "CreateTaskResult"  # the result of a task-creating request
+    check_rules: Mapping[str, object] = field(default_factory=dict)
+    """What the generated checker expects where the revisions behave differently (see
+    ``check.Rules`` in the runtime): each value a Python literal."""
 
 
 _TASK_FIELDS_2025 = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval")
@@ -90,6 +94,20 @@ CORE_2025_11_25 = Profile(
         "GetTaskPayloadRequestParams", "GetTaskRequestParams", "ListTasksResult", "Task", "TaskMetadata",
     ),  # fmt: skip
     runtime=("client_2025.py", "server_2025.py"),
+    check_rules={
+        "sessions": True,
+        "create_wrapper": "task",
+        "create_status_initial": True,
+        "cancel_returns_task": True,
+        "cancel_terminal_error": -32602,
+        "tool_error_fails": True,
+        "task_required_errors": (-32601, -32600),
+        "role_capabilities": (("cancel", ("cancel",)), ("list", ("list",))),
+        "routing_headers": False,
+        "header_mismatch_error": 0,
+        "missing_capability_error": 0,
+        "meta_required": False,
+    },
 )
 
 EXTENSION = Profile(
@@ -123,6 +141,20 @@ EXTENSION = Profile(
         "InputRequiredTask", "WorkingTask",
     ),  # fmt: skip
     runtime=("client_ext.py", "server_ext.py"),
+    check_rules={
+        "sessions": False,
+        "create_wrapper": "",
+        "create_status_initial": False,
+        "cancel_returns_task": False,
+        "cancel_terminal_error": 0,
+        "tool_error_fails": False,
+        "task_required_errors": (-32021,),
+        "role_capabilities": (),
+        "routing_headers": True,
+        "header_mismatch_error": -32020,
+        "missing_capability_error": -32021,
+        "meta_required": True,
+    },
 )
 
 PROFILES = {p.revision: p for p in (CORE_2025_11_25, EXTENSION)}
@@ -323,4 +355,6 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         methods=methods,
         meta_keys=tuple(sorted(profile.meta_keys.items())),
         status_roles=tuple(profile.status_roles.items()),
+        create_result=ClassName(profile.create_result) if profile.create_result in names else ClassName(profile.task_model),
+        check_rules=tuple((key, repr(value)) for key, value in profile.check_rules.items()),
     )
