@@ -16,6 +16,7 @@ the user, or served generically; every one the runtime needs is in the schema.
 from __future__ import annotations
 
 import ast
+import json
 import keyword
 import re
 from collections.abc import Mapping
@@ -302,6 +303,16 @@ def _python_name(method: str) -> PyIdent:
     return PyIdent(name)
 
 
+def _literal(value: object) -> str:
+    """A Python literal as black writes it (double-quoted strings, one-tuples with a comma)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, tuple):
+        items = [_literal(v) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return repr(value)
+
+
 def _optional(annotation: str) -> str:
     return annotation if annotation.endswith("| None") or annotation == "Any" else f"{annotation} | None"
 
@@ -356,5 +367,5 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         meta_keys=tuple(sorted(profile.meta_keys.items())),
         status_roles=tuple(profile.status_roles.items()),
         create_result=ClassName(profile.create_result) if profile.create_result in names else ClassName(profile.task_model),
-        check_rules=tuple((key, repr(value)) for key, value in profile.check_rules.items()),
+        check_rules=tuple((key, _literal(value)) for key, value in profile.check_rules.items()),
     )
