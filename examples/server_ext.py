@@ -36,6 +36,7 @@ from mcp_tasks_ext.server import (  # noqa: E402
     ToolContext,
     ToolError,
 )
+from mcp_tasks_ext.server_core import RequestInfo  # noqa: E402
 from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.stores import (  # noqa: E402
     InMemoryTaskStore,
@@ -58,6 +59,11 @@ def _first_answer(response: Any) -> str:
     return str(response.get("action") if isinstance(response, dict) else response)
 
 
+def principal(request: RequestInfo) -> str:
+    """The task owner: the Authorization header value, or "anonymous"."""
+    return (request.headers or {}).get("authorization", "anonymous")
+
+
 def build_server(
     store_path: str | None, *, redis_url: str | None = None, lease_s: float = 15.0
 ) -> TasksServer:
@@ -78,6 +84,7 @@ def build_server(
         "1.0.0",
         store=store,
         limits=Limits(poll_interval_ms=200, default_ttl_ms=600_000, lease_s=lease_s),
+        authenticate=principal,
     )
 
     @server.tool(

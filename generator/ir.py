@@ -245,6 +245,18 @@ class Protocol:
     methods: tuple[ProtocolMethod, ...]
     meta_keys: tuple[tuple[str, str], ...]
     status_roles: tuple[tuple[str, str], ...]  # constant name -> status the runtime names
+    create_result: ClassName  # the result of a task-creating request
+    check_rules: tuple[tuple[str, str], ...] = ()  # checker rule -> Python literal (profile order)
+
+    @property
+    def result_checks(self) -> tuple[ProtocolMethod, ...]:
+        """Requests whose result model the checker validates: the client's, with a model result."""
+        return tuple(m for m in self.client_requests if m.result not in ("dict[str, Any]", "None"))
+
+    @property
+    def notifications(self) -> tuple[ProtocolMethod, ...]:
+        """Notifications the server sends."""
+        return tuple(m for m in self.methods if m.notification and m.sender == "server")
 
     @property
     def active(self) -> tuple[str, ...]:

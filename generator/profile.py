@@ -16,10 +16,11 @@ the user, or served generically; every one the runtime needs is in the schema.
 from __future__ import annotations
 
 import ast
+import json
 import keyword
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcptasks_gen import ir
 from mcptasks_gen.errors import Location, fail
@@ -58,6 +59,10 @@ class Profile:
     meta_keys: Mapping[str, str]
     required_models: tuple[str, ...]  # definitions the adapters import by name
     runtime: tuple[str, ...]  # adapter files copied into the package
+    create_result: str = "CreateTaskResult"  # the result of a task-creating request
+    check_rules: Mapping[str, object] = field(default_factory=dict)
+    """What the generated checker expects where the revisions behave differently (see
+    ``check.Rules`` in the runtime): each value a Python literal."""
 
 
 _TASK_FIELDS_2025 = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval")
@@ -90,6 +95,20 @@ CORE_2025_11_25 = Profile(
         "GetTaskPayloadRequestParams", "GetTaskRequestParams", "ListTasksResult", "Task", "TaskMetadata",
     ),  # fmt: skip
     runtime=("client_2025.py", "server_2025.py"),
+    check_rules={
+        "sessions": True,
+        "create_wrapper": "task",
+        "create_status_initial": True,
+        "cancel_returns_task": True,
+        "cancel_terminal_error": -32602,
+        "tool_error_fails": True,
+        "task_required_errors": (-32601, -32600),
+        "role_capabilities": (("cancel", ("cancel",)), ("list", ("list",))),
+        "routing_headers": False,
+        "header_mismatch_error": 0,
+        "missing_capability_error": 0,
+        "meta_required": False,
+    },
 )
 
 EXTENSION = Profile(
@@ -123,6 +142,20 @@ EXTENSION = Profile(
         "InputRequiredTask", "WorkingTask",
     ),  # fmt: skip
     runtime=("client_ext.py", "server_ext.py"),
+    check_rules={
+        "sessions": False,
+        "create_wrapper": "",
+        "create_status_initial": False,
+        "cancel_returns_task": False,
+        "cancel_terminal_error": 0,
+        "tool_error_fails": False,
+        "task_required_errors": (-32021,),
+        "role_capabilities": (),
+        "routing_headers": True,
+        "header_mismatch_error": -32020,
+        "missing_capability_error": -32021,
+        "meta_required": True,
+    },
 )
 
 PROFILES = {p.revision: p for p in (CORE_2025_11_25, EXTENSION)}
@@ -270,6 +303,16 @@ def _python_name(method: str) -> PyIdent:
     return PyIdent(name)
 
 
+def _literal(value: object) -> str:
+    """A Python literal as black writes it (double-quoted strings, one-tuples with a comma)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, tuple):
+        items = [_literal(v) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return repr(value)
+
+
 def _optional(annotation: str) -> str:
     return annotation if annotation.endswith("| None") or annotation == "Any" else f"{annotation} | None"
 
@@ -323,4 +366,6 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         methods=methods,
         meta_keys=tuple(sorted(profile.meta_keys.items())),
         status_roles=tuple(profile.status_roles.items()),
+        create_result=ClassName(profile.create_result) if profile.create_result in names else ClassName(profile.task_model),
+        check_rules=tuple((key, _literal(value)) for key, value in profile.check_rules.items()),
     )

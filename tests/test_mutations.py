@@ -372,7 +372,7 @@ def test_added_status_value(key: str, gen: Generator, originals: dict[str, dict[
     after, markers = mutate(gen, tmp_path, key, "add_status_value")
     changed = check_local(before, after, markers)
     # the status reaches the runtime through the protocol tables; the runtime files stay as they are
-    assert changed and {h.path for h in changed} <= {"__init__.py", "models.py", f"models_{key}.py", "protocol.py", f"protocol_{key}.py"}, sorted({h.path for h in changed})
+    assert changed and {h.path for h in changed} <= {"__init__.py", "models.py", f"models_{key}.py", "protocol.py", f"protocol_{key}.py", f"checks_{key}.py"}, sorted({h.path for h in changed})
     check_names(before, after, markers)
     assert 'PAUSED = "paused"' in after[f"models_{key}.py"]
     assert '"paused"' in after[f"protocol_{key}.py"].split("ACTIVE_STATUSES")[1].split(")")[0]

@@ -313,7 +313,7 @@ def test_a_schema_change_rewrites_only_the_schema_dependent_files(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     after = {p.name: p.read_bytes() for p in package.iterdir()}
     changed = sorted(name for name in after if after[name] != before.get(name))
-    assert changed == ["__init__.py", "api_ext.py", "client.py", "models.py", "models_ext.py", "protocol.py", "protocol_ext.py", "server.py"], changed
+    assert changed == ["__init__.py", "api_ext.py", "checks_ext.py", "client.py", "models.py", "models_ext.py", "protocol.py", "protocol_ext.py", "server.py"], changed
     runtime = sorted(p.name for p in (ROOT / "templates" / "runtime").glob("*.py"))
     assert not set(changed) & set(runtime)
     assert f"wrote {len(changed)} of {len(after)} files" in proc.stdout, proc.stdout
