@@ -458,6 +458,45 @@ class HttpTransport:
             raise TransportError(self._failure(status, decoded), status=status)
         return None
 
+    def headers_for(self, method: str, params: Mapping[str, Any]) -> dict[str, str]:
+        """The headers :meth:`request` would send with ``method`` (session, protocol
+        version and routing headers included)."""
+        return self._message_headers(method, params)
+
+    async def exchange(
+        self, message: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """POST one message with exactly ``headers``; return the HTTP status and every JSON
+        message of the answer (a JSON body or an SSE stream), without interpreting them.
+
+        For tools that probe a server (the checker), e.g. with deliberately wrong
+        routing headers."""
+        import httpx
+
+        received: list[dict[str, Any]] = []
+        try:
+            async with self._client().stream(
+                "POST", self.url, json=dict(message), headers=dict(headers)
+            ) as response:
+                status = response.status_code
+                if response.headers.get("content-type", "").startswith(
+                    "text/event-stream"
+                ):
+                    async for incoming in self._events(response):
+                        received.append(incoming)
+                        if "method" not in incoming:
+                            break
+                else:
+                    body = await response.aread()
+                    if body.strip():
+                        try:
+                            received = _json_objects(json.loads(body))
+                        except ValueError:
+                            received = []
+        except httpx.HTTPError as error:
+            raise TransportError(f"HTTP transport failed: {error!r}") from error
+        return status, received
+
     def _failure(self, status: int, decoded: object) -> str:
         """Describe an HTTP error whose body answers no request: its JSON-RPC error, and a hint."""
         text = f"HTTP {status} from {self.url}"

@@ -97,9 +97,15 @@ def test_example_server_passes_every_check(
     _assert_junit(junit.read_text(), len(verdicts))
 
 
+JUNIT_XSD = Path(__file__).with_name("junit.xsd")
+
+
 def _assert_junit(text: str, count: int) -> None:
-    """The structure of the common JUnit schema (testsuites > testsuite > testcase, with
-    failure/skipped children and the counting attributes)."""
+    """Valid against the common JUnit schema (``junit.xsd``: testsuites > testsuite >
+    testcase, with failure/skipped children), and the counts agree with the cases."""
+    import xmlschema
+
+    xmlschema.XMLSchema(str(JUNIT_XSD)).validate(text)
     root = ElementTree.fromstring(text)
     assert root.tag == "testsuites"
     suites = list(root)
@@ -313,3 +319,15 @@ def test_fastmcp_verdicts_agree_with_the_conformance_suite(tmp_path: Path) -> No
         assert (verdicts[check_id].status == "pass") == suite_passes, (check_id, suite)
         compared += 1
     assert compared >= 10
+
+
+def test_the_junit_schema_rejects_what_ci_servers_would() -> None:
+    """``junit.xsd`` is a real check: a case without a name, or a suite without its
+    test count, is invalid."""
+    import xmlschema
+
+    schema = xmlschema.XMLSchema(str(JUNIT_XSD))
+    good = '<testsuites><testsuite name="s" tests="1"><testcase name="c"/></testsuite></testsuites>'
+    assert schema.is_valid(good)
+    assert not schema.is_valid('<testsuites><testsuite name="s" tests="1"><testcase/></testsuite></testsuites>')
+    assert not schema.is_valid('<testsuites><testsuite name="s"><testcase name="c"/></testsuite></testsuites>')
