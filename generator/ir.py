@@ -104,32 +104,23 @@ Model = ObjectModel | EnumModel | RootModel
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Dispatch:
     """How a union whose object members all pin one property to string constants picks its
-    member(s): a module-level ``Discriminator`` built by ``_dispatch`` in ``models.py``.
+    member(s): ``Annotated[A | B | ..., <name>]``, where ``<name>`` is a module-level
+    ``_Dispatch`` of ``models.py``, which turns the union into a tagged one.
 
     Used where pydantic's own discriminator cannot be: members that share a value (string,
     enum and plain string field schemas all have ``"type": "string"``) or that leave the
-    property out (a form's ``mode``). ``cases`` are Python source, one ``value: (tag,
-    narrowing)`` entry each (``None`` for the property absent or null).
+    property out (a form's ``mode``). ``cases`` are Python source, one ``value: (properties,
+    tags)`` entry each (``None`` for the property absent or null).
     """
 
     name: PyIdent  # the module-level constant the annotations use
     names: tuple[str, ...]  # the pinned property: its wire name, then the members' attribute names for it
-    members: tuple[ClassName, ...]  # the member classes (an instance of one picks its own class)
     cases: tuple[str, ...]
 
     @property
     def names_literal(self) -> str:
         """``names`` as a Python tuple."""
-        return _tuple(self.names)
-
-    @property
-    def members_literal(self) -> str:
-        """``members`` as a Python tuple of strings."""
-        return _tuple(self.members)
-
-
-def _tuple(items: tuple[str, ...]) -> str:
-    return "(" + ", ".join(py_str(n) for n in items) + ("," if len(items) == 1 else "") + ")"
+        return "(" + ", ".join(py_str(n) for n in self.names) + ("," if len(self.names) == 1 else "") + ")"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -188,7 +179,7 @@ class Package:
     files: tuple[OutputFile, ...]
     renamed: tuple[tuple[str, ClassName], ...] = ()  # definitions whose class is not their name
     json_kind: bool = False  # some union picks its branch by JSON type: models.py defines ``_json_kind``
-    dispatches: tuple[Dispatch, ...] = ()  # unions picked by a pinned property: models.py defines ``_dispatch``
+    dispatches: tuple[Dispatch, ...] = ()  # unions picked by a pinned property: models.py defines ``_Dispatch``
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,7 +10,7 @@ Decisions made here and nowhere else:
 - an ``anyOf`` whose object branches all carry a distinct required ``const`` property is a
   discriminated union on that property; one whose object branches all pin a property to
   string constants otherwise (shared values, an optional ``const``) is picked by that
-  property through a ``_dispatch`` discriminator (``ir.Dispatch``);
+  property through a ``_Dispatch`` (``ir.Dispatch``);
 - inline objects get names from their place (``GetTaskRequest`` + ``params``), and an inline
   node equal to a definition (descriptions aside) is that definition;
 - ``const`` becomes ``Literal``; objects stay open unless ``additionalProperties`` closes them;
@@ -42,9 +42,10 @@ _LINK = re.compile(r"\{@link\s+([^}|\s]+)(?:\s*\|\s*([^}]+))?\}")
 # them, it gets a trailing underscore instead (recorded in ``Package.renamed``).
 RESERVED_NAMES = frozenset(
     {
-        "Annotated", "Any", "BaseModel", "ClassVar", "ConfigDict", "Discriminator", "Enum", "ErrorCode", "Field",
-        "GENERATOR_VERSION", "Generic", "IntEnum", "Literal", "McpModel", "McpRootModel",
-        "RootModel", "SCHEMA_SHA256", "SPEC_REVISION", "TASK_METHODS", "Tag", "TypeVar",
+        "Annotated", "Any", "BaseModel", "Callable", "ClassVar", "ConfigDict", "CoreSchema", "Discriminator", "Enum",
+        "ErrorCode", "Field", "GENERATOR_VERSION", "GetCoreSchemaHandler", "Generic", "IntEnum", "Literal", "McpModel",
+        "McpRootModel", "RootModel", "SCHEMA_SHA256", "SPEC_REVISION", "TASK_METHODS", "TYPE_CHECKING", "Tag",
+        "TypeVar", "Union",
     }
 )  # fmt: skip
 # Root models (lists, maps, unions, scalars) are spelled out where they are used; one whose
@@ -403,7 +404,7 @@ class _Normalizer:
     def _dispatched(self, node: dict[str, Any], key: str, loc: Location, ctx: ClassName, annotations: list[str]) -> str | None:
         """A union of object members that all pin one property to string constants, which
         pydantic's own discriminator cannot pick (members share a value, or may leave the
-        property out): the annotation with a ``_dispatch`` discriminator, or ``None``.
+        property out): the annotation with a ``_Dispatch``, or ``None``.
 
         The property's value (absent and null alike, where a member allows it) selects the
         members that take it; of those, a member whose other required properties are present
@@ -438,29 +439,22 @@ class _Normalizer:
         _, prop, groups = best
         order = sorted(groups, key=lambda v: (v is not None, v or ""))
         cases: list[str] = []
-        choices: dict[str, str] = {}  # tag -> annotation, for the sets of several members
         for pinned in order:
             properties, candidates = self._narrowing(prop, [members[i] for i in groups[pinned]])
-            tags = []
-            for names in candidates:
-                tag = " | ".join(names)
-                tags.append(py_str(tag))
-                if len(names) > 1:
-                    choices.setdefault(tag, f"Annotated[{tag}, Tag({py_str(tag)})]")
-            cases.append(f"{py_str(pinned)}: ({properties}, {_py_tuple(tags)})")
-        singles = [f"Annotated[{annotation}, Tag({py_str(annotation)})]" for annotation, _ in members]
+            tags = _py_tuple([py_str(" | ".join(names)) for names in candidates])
+            cases.append(f"{py_str(pinned)}: ({properties}, {tags})")
         names = tuple(dict.fromkeys([prop, *(_field_idents(list(t["properties"]))[prop] for _, t in members)]))
-        dispatch = ir.Dispatch(name=PyIdent(f"_PICK_{snake(ctx).upper()}"), names=names, members=tuple(ClassName(a) for a, _ in members), cases=tuple(cases))
+        dispatch = ir.Dispatch(name=PyIdent(f"_PICK_{snake(ctx).upper()}"), names=names, cases=tuple(cases))
         for known in self.cx.dispatches.values():
-            if (known.names, known.members, known.cases) == (dispatch.names, dispatch.members, dispatch.cases):
+            if (known.names, known.cases) == (dispatch.names, dispatch.cases):
                 dispatch = known
                 break
         while self.cx.dispatches.get(dispatch.name, dispatch) != dispatch:
             dispatch = replace(dispatch, name=PyIdent(dispatch.name + "_"))
         self.cx.dispatches[dispatch.name] = dispatch
-        self.cx.typing.update(("Annotated", "cast"))
-        self.cx.pydantic.update(("Discriminator", "Tag"))
-        return f"Annotated[{' | '.join([*singles, *choices.values()])}, {dispatch.name}]"
+        self.cx.typing.update(("Annotated", "Callable", "TYPE_CHECKING", "Union", "cast", "get_args"))
+        self.cx.pydantic.update(("Discriminator", "GetCoreSchemaHandler", "Tag"))
+        return f"Annotated[{' | '.join(annotations)}, {dispatch.name}]"
 
     def _narrowing(self, prop: str, group: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[tuple[str, ...]]]:
         """How the members that take one value of ``prop`` are told apart by the other
