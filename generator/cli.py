@@ -7,6 +7,7 @@ Input: arguments. Output: files (through ``write``), messages, and the exit stat
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 
@@ -75,12 +76,26 @@ def main() -> None:
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a unified diff when the output is stale.")
 @click.option("--force", is_flag=True, help="Also replace files the generator makes that lack its header (each is listed); nothing else is ever touched.")
 def generate(schemas: tuple[Path, ...], output: Path | None, package: str | None, revision: str | None, templates: Path | None, statuses: tuple[str, ...], check: bool, force: bool) -> None:
+    # A short run that keeps almost everything it makes until it ends: the cyclic garbage
+    # collector would walk the growing heap (black's syntax trees above all) again and again
+    # for next to nothing, about a tenth of the run's CPU time. It is off while the command
+    # runs; what a package leaves behind is collected before the next one.
+    gc.disable()
+    try:
+        _generate(schemas, output, package, revision, templates, statuses, check, force)
+    finally:
+        gc.enable()
+
+
+def _generate(schemas: tuple[Path, ...], output: Path | None, package: str | None, revision: str | None, templates: Path | None, statuses: tuple[str, ...], check: bool, force: bool) -> None:
     from mcptasks_gen import pipeline, write
 
     try:
         targets = _targets(schemas, output, package, revision, templates, statuses)
         stale = 0
-        for target in targets:
+        for i, target in enumerate(targets):
+            if i:
+                gc.collect()
             files = pipeline.generate(target)
             if check:
                 differences = write.check(target.package_dir, files)

@@ -5,20 +5,25 @@ Input: CLI options or the ``[tool.mcptasks-gen]`` table. Output: frozen ``Target
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.naming import PyIdent
 from mcptasks_gen.revisions import DEFAULT_SCHEMA, REVISIONS
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+
+def _tomllib() -> ModuleType:
+    """The TOML parser, imported when a ``pyproject.toml`` is read (most runs read none)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    return tomllib
 
 CONFIG_TABLE = "mcptasks-gen"
 _TARGET_KEYS = frozenset({"schema", "output", "package", "revision", "templates", "statuses"})
@@ -53,7 +58,15 @@ class Target:
 
 def embedded_schema(revision: str = DEFAULT_SCHEMA) -> Path:
     """The path of a schema shipped inside the generator."""
-    return Path(str(resources.files("mcptasks_gen.schema").joinpath(revision, "schema.json")))
+    return package_folder("mcptasks_gen.schema") / revision / "schema.json"
+
+
+def package_folder(name: str) -> Path:
+    """The folder of a data package shipped with the generator (found without
+    ``importlib.resources``, whose import costs more than a ``--check`` run's path handling)."""
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.submodule_search_locations is not None
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def check_package_name(name: str, loc: Location) -> str:
@@ -103,6 +116,7 @@ def find_pyproject(start: Path) -> Path | None:
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
+            tomllib = _tomllib()
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
             except (tomllib.TOMLDecodeError, UnicodeDecodeError):
@@ -115,7 +129,7 @@ def find_pyproject(start: Path) -> Path | None:
 
 def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
     """Read every target of ``[tool.mcptasks-gen]``; paths are relative to the file's folder."""
-    data: Any = tomllib.loads(path.read_text(encoding="utf-8"))["tool"][CONFIG_TABLE]
+    data: Any = _tomllib().loads(path.read_text(encoding="utf-8"))["tool"][CONFIG_TABLE]
     shown = _shown(path, cwd)
     loc = Location(file=shown, pointer=f"/tool/{CONFIG_TABLE}")
     if not isinstance(data, dict):

@@ -5,7 +5,8 @@ Black's defaults apply except that the target versions are named (the generated 
 Python 3.10+), which spares black from inferring them file by file. Results are kept in a
 small content-addressed cache (see ``cache_dir``), so an unchanged file is not formatted
 twice, and ``--check`` on a current tree does not need black at all. Misses are formatted in
-parallel worker processes where the platform forks cheaply.
+parallel worker processes where the platform forks cheaply and the files besides the
+largest are large enough to pay for them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,6 +70,8 @@ def _remember(folder: Path | None, key: str, text: str) -> None:
     """Store a formatted file; a cache that cannot be written is simply not used."""
     if folder is None:
         return
+    import tempfile
+
     try:
         (folder / key[:2]).mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder / key[:2])
@@ -137,7 +139,11 @@ def _format_bodies(files: dict[str, str], package: str) -> dict[str, str]:
             formatted[path] = hit
     todo.sort(key=lambda p: -len(files[p]))
     workers = min(len(todo), usable_cpus())
-    if workers > 1 and sum(len(files[p]) for p in todo) >= _PARALLEL_MIN_CHARS and sys.platform == "linux":
+    # Workers can shorten the run by the files besides the largest at most (that one takes
+    # its own time anyway), and forking them costs CPU time: only when those come to
+    # enough. In a package that is one large models.py beside small modules, they do not.
+    rest = sum(len(files[p]) for p in todo[1:])
+    if workers > 1 and rest >= _PARALLEL_MIN_CHARS and sys.platform == "linux":
         from concurrent.futures import ProcessPoolExecutor
         from multiprocessing import get_context
 

@@ -7,6 +7,7 @@ Tree::
         ObjectModel            fields: Field...
         EnumModel              members: EnumMember...
         RootModel              a union, list, map or scalar wrapper
+      dispatches: Dispatch...  discriminators of unions that pydantic's own cannot pick
       methods: Method...       the revision's Tasks methods and notifications
       error_codes: ErrorCode...
       files: OutputFile...     which files the package has and which template renders each
@@ -101,6 +102,28 @@ Model = ObjectModel | EnumModel | RootModel
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Dispatch:
+    """How a union whose object members all pin one property to string constants picks its
+    member(s): ``Annotated[A | B | ..., <name>]``, where ``<name>`` is a module-level
+    ``_Dispatch`` of ``models.py``, which turns the union into a tagged one.
+
+    Used where pydantic's own discriminator cannot be: members that share a value (string,
+    enum and plain string field schemas all have ``"type": "string"``) or that leave the
+    property out (a form's ``mode``). ``cases`` are Python source, one ``value: (properties,
+    tags)`` entry each (``None`` for the property absent or null).
+    """
+
+    name: PyIdent  # the module-level constant the annotations use
+    names: tuple[str, ...]  # the pinned property: its wire name, then the members' attribute names for it
+    cases: tuple[str, ...]
+
+    @property
+    def names_literal(self) -> str:
+        """``names`` as a Python tuple."""
+        return "(" + ", ".join(py_str(n) for n in self.names) + ("," if len(self.names) == 1 else "") + ")"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Method:
     """A JSON-RPC method or notification of the Tasks surface."""
 
@@ -157,6 +180,7 @@ class Package:
     files: tuple[OutputFile, ...]
     renamed: tuple[tuple[str, ClassName], ...] = ()  # definitions whose class is not their name
     json_kind: bool = False  # some union picks its branch by JSON type: models.py defines ``_json_kind``
+    dispatches: tuple[Dispatch, ...] = ()  # unions picked by a pinned property: models.py defines ``_Dispatch``
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

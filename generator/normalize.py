@@ -8,7 +8,9 @@ Decisions made here and nowhere else:
 - ``allOf`` is merged into one flat object (a base listed first, refinements after), and an
   ``allOf`` that holds an ``anyOf`` is distributed into a union of merged variants;
 - an ``anyOf`` whose object branches all carry a distinct required ``const`` property is a
-  discriminated union on that property;
+  discriminated union on that property; one whose object branches all pin a property to
+  string constants otherwise (shared values, an optional ``const``) is picked by that
+  property through a ``_Dispatch`` (``ir.Dispatch``);
 - inline objects get names from their place (``GetTaskRequest`` + ``params``), and an inline
   node equal to a definition (descriptions aside) is that definition;
 - ``const`` becomes ``Literal``; objects stay open unless ``additionalProperties`` closes them;
@@ -28,7 +30,7 @@ from mcptasks_gen.config import Target
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.extract import Surface, ref_name
 from mcptasks_gen.load import resolve_pointer
-from mcptasks_gen.naming import ClassName, PyIdent, class_name, definition_class, enum_member, field_ident, pascal, py_str
+from mcptasks_gen.naming import ClassName, PyIdent, class_name, definition_class, enum_member, field_ident, pascal, py_str, snake
 
 # A JSON number may be integral or not, and keeps its spelling through a round trip: pydantic
 # would turn the ``1`` of a ``float`` field into ``1.0``, so ``int`` is tried first.
@@ -40,9 +42,10 @@ _LINK = re.compile(r"\{@link\s+([^}|\s]+)(?:\s*\|\s*([^}]+))?\}")
 # them, it gets a trailing underscore instead (recorded in ``Package.renamed``).
 RESERVED_NAMES = frozenset(
     {
-        "Annotated", "Any", "BaseModel", "ClassVar", "ConfigDict", "Discriminator", "Enum", "ErrorCode", "Field",
-        "GENERATOR_VERSION", "Generic", "IntEnum", "Literal", "McpModel", "McpRootModel",
-        "RootModel", "SCHEMA_SHA256", "SPEC_REVISION", "TASK_METHODS", "Tag", "TypeVar",
+        "Annotated", "Any", "BaseModel", "Callable", "ClassVar", "ConfigDict", "CoreSchema", "Discriminator", "Enum",
+        "ErrorCode", "Field", "GENERATOR_VERSION", "GetCoreSchemaHandler", "Generic", "IntEnum", "Literal", "McpModel",
+        "McpRootModel", "RootModel", "SCHEMA_SHA256", "SPEC_REVISION", "TASK_METHODS", "TYPE_CHECKING", "Tag",
+        "TypeVar", "Union",
     }
 )  # fmt: skip
 # Root models (lists, maps, unions, scalars) are spelled out where they are used; one whose
@@ -50,6 +53,7 @@ RESERVED_NAMES = frozenset(
 # definitions cannot build an annotation too deep for black, pydantic or mypy.
 _MAX_INLINE_DEPTH = 8
 MAX_REF_DEPTH = 32
+_MAX_NARROWING = 4  # required properties that tell apart the members of a dispatched union taking one value
 """Longest chain of definitions referring to one another (``A`` has a field of type ``B``,
 ``B`` one of type ``C``, ...). pydantic builds a model's schema by recursing into models not
 yet complete, and fails at about 90 levels; the official schemas reach 8."""
@@ -106,6 +110,7 @@ class _Context:
     pydantic: set[str] = field(default_factory=set)
     building: list[ClassName] = field(default_factory=list)
     json_kind: bool = False  # some union is picked by JSON type (``_json_kind``)
+    dispatches: dict[str, ir.Dispatch] = field(default_factory=dict)  # by the name the annotations use
 
 
 class _Normalizer:
@@ -382,7 +387,7 @@ class _Normalizer:
             if value is not None and isinstance(variant, ir.ObjectModel) and not variant.doc:
                 self.cx.models[name] = replace(variant, doc=f"``{ctx}`` when ``{discriminator}`` is {json.dumps(value[0])}.")
         if discriminator is None:
-            return " | ".join(dict.fromkeys(parts))
+            return self._dispatched(node, key, loc, ctx, parts) or " | ".join(dict.fromkeys(parts))
         self.cx.typing.add("Annotated")
         self.cx.pydantic.add("Field")
         union = f'Annotated[{" | ".join(dict.fromkeys(tagged))}, Field(discriminator="{field_ident(discriminator)}")]'
@@ -395,6 +400,89 @@ class _Normalizer:
             self.cx.json_kind = True
             return f'Annotated[Annotated[{union}, Tag("object")] | Annotated[{others[0]}, Tag("array")], Discriminator(_json_kind)]'
         return " | ".join([union, *others])
+
+    def _dispatched(self, node: dict[str, Any], key: str, loc: Location, ctx: ClassName, annotations: list[str]) -> str | None:
+        """A union of object members that all pin one property to string constants, which
+        pydantic's own discriminator cannot pick (members share a value, or may leave the
+        property out): the annotation with a ``_Dispatch``, or ``None``.
+
+        The property's value (absent and null alike, where a member allows it) selects the
+        members that take it; of those, a member whose other required properties are present
+        while every other member misses one of its own is the only one tried. Either way a
+        member left out could not have taken the value, so what validates is what the plain
+        union would take; a value no member takes is one error.
+        """
+        branches = node[key]
+        if len(branches) < 2 or len(set(annotations)) != len(annotations) or not all(a.isidentifier() for a in annotations):
+            return None
+        targets = [self._object_target(b, loc.child(key, i)) for i, b in enumerate(branches)]
+        members = [(a, t) for a, t in zip(annotations, targets) if t is not None]
+        if len(members) != len(branches):
+            return None
+        best: tuple[int, str, dict[str | None, list[int]]] | None = None
+        for prop in sorted(set.intersection(*(set(t["properties"]) for _, t in members))):
+            groups: dict[str | None, list[int]] = {}
+            for i, (_, target) in enumerate(members):
+                values = _pinned_values(target["properties"][prop], self._deref, loc)
+                if values is None:
+                    break
+                for value in values:
+                    groups.setdefault(value, []).append(i)
+                if prop not in target.get("required", []):
+                    groups.setdefault(None, []).append(i)
+            else:
+                largest = max(len(g) for g in groups.values())
+                if any(len(g) < len(members) for g in groups.values()) and (best is None or largest < best[0]):
+                    best = (largest, prop, groups)
+        if best is None:
+            return None
+        _, prop, groups = best
+        order = sorted(groups, key=lambda v: (v is not None, v or ""))
+        cases: list[str] = []
+        for pinned in order:
+            properties, candidates = self._narrowing(prop, [members[i] for i in groups[pinned]])
+            tags = _py_tuple([py_str(" | ".join(names)) for names in candidates])
+            cases.append(f"{py_str(pinned)}: ({properties}, {tags})")
+        names = tuple(dict.fromkeys([prop, *(_field_idents(list(t["properties"]))[prop] for _, t in members)]))
+        dispatch = ir.Dispatch(name=PyIdent(f"_PICK_{snake(ctx).upper()}"), names=names, cases=tuple(cases))
+        for known in self.cx.dispatches.values():
+            if (known.names, known.cases) == (dispatch.names, dispatch.cases):
+                dispatch = known
+                break
+        while self.cx.dispatches.get(dispatch.name, dispatch) != dispatch:
+            dispatch = replace(dispatch, name=PyIdent(dispatch.name + "_"))
+        self.cx.dispatches[dispatch.name] = dispatch
+        self.cx.typing.update(("Annotated", "Callable", "TYPE_CHECKING", "Union", "cast", "get_args"))
+        self.cx.pydantic.update(("Discriminator", "GetCoreSchemaHandler", "Tag"))
+        return f"Annotated[{' | '.join(annotations)}, {dispatch.name}]"
+
+    def _narrowing(self, prop: str, group: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[tuple[str, ...]]]:
+        """How the members that take one value of ``prop`` are told apart by the other
+        properties they require: Python source of those properties (each as the names it may
+        come under: wire name, attribute name), and for each combination of them present
+        (bit ``i`` for property ``i``) the members that could take the object. None of them
+        could: all of them, for their errors. With one member, or more than
+        ``_MAX_NARROWING`` such properties, there is nothing to tell apart: one combination.
+        """
+        everyone = [tuple(a for a, _ in group)]
+        if len(group) == 1:
+            return "()", everyone
+        required = [set(t.get("required", [])) & set(t["properties"]) - {prop} for _, t in group]
+        properties = sorted(set().union(*required))
+        if not properties or len(properties) > _MAX_NARROWING:
+            return "()", everyone
+        candidates = []
+        for mask in range(1 << len(properties)):
+            present = {p for i, p in enumerate(properties) if mask >> i & 1}
+            fits = tuple(a for (a, _), mine in zip(group, required) if mine <= present)
+            candidates.append(fits or everyone[0])
+        if len(set(candidates)) == 1:
+            return "()", candidates[:1]
+        spellings = []
+        for p in properties:
+            names = [p, *(_field_idents(list(t["properties"]))[p] for _, t in group if p in t["properties"])]
+            spellings.append(_py_tuple([py_str(n) for n in dict.fromkeys(names)]))
+        return _py_tuple(spellings), candidates
 
     def _variant_name(self, branch: dict[str, Any], branches: list[Any]) -> str:
         """Name an undiscriminated inline object branch after a property only it requires."""
@@ -660,6 +748,26 @@ def _const_value(node: Any, deref: _Deref, loc: Location) -> tuple[Any] | None:
     return None
 
 
+def _py_tuple(items: list[str]) -> str:
+    """Python source of a tuple of the given sources."""
+    if not items:
+        return "()"
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _pinned_values(node: Any, deref: _Deref, loc: Location) -> tuple[str, ...] | None:
+    """The string values a property schema allows, when it is a ``const`` or an ``enum`` of strings."""
+    if not isinstance(node, dict):
+        return None
+    target, _, _ = deref(node, loc)
+    if isinstance(target.get("const"), str):
+        return (target["const"],)
+    enum = target.get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
+        return tuple(dict.fromkeys(enum))
+    return None
+
+
 def _map_value(node: dict[str, Any]) -> Any:
     """The value schema of a map-like object, or ``None``."""
     extra = node.get("additionalProperties")
@@ -745,4 +853,5 @@ def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]
         files=files,
         renamed=tuple((name, cls) for name, cls in normalizer.classes.items() if cls != name),
         json_kind=normalizer.cx.json_kind,
+        dispatches=tuple(sorted(normalizer.cx.dispatches.values(), key=lambda d: d.name)),
     )

@@ -10,12 +10,12 @@ name without ``.jinja``; every plain ``.py`` file in ``runtime/`` is copied as i
 from __future__ import annotations
 
 import hashlib
-from importlib import resources
 from pathlib import Path
 
 import jinja2
 
 from mcptasks_gen import ir
+from mcptasks_gen.config import package_folder
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.naming import split_top_level
 from mcptasks_gen.profile import RUNTIME_ADAPTERS
@@ -33,7 +33,7 @@ RUNTIME_HEADER = """\
 
 def builtin_templates() -> Path:
     """The templates shipped with the generator."""
-    return Path(str(resources.files("mcptasks_gen.templates")))
+    return package_folder("mcptasks_gen.templates")
 
 
 def _search_path(override: Path | None) -> list[str]:
@@ -51,6 +51,9 @@ def environment(override: Path | None) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        # Jinja's constant folding only saves work when a template is rendered many times;
+        # each is rendered once or twice here, so compiling without it is cheaper (the same output).
+        optimized=False,
     )
     env.filters["indent_doc"] = _indent_doc
     env.filters["fit"] = fit

@@ -15,10 +15,8 @@ files are created with the process umask, and an existing folder keeps its permi
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-import secrets
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -145,6 +143,12 @@ def _io_error(exc: OSError, path: Path) -> GenError:
     return fail(f"cannot write ({reason[:1].lower()}{reason[1:]})", Location(file=where))
 
 
+def _unified_diff(old: list[str], new: list[str], old_label: str, new_label: str) -> list[str]:
+    import difflib  # only for stale files
+
+    return list(difflib.unified_diff(old, new, old_label, new_label))
+
+
 def check(folder: Path, files: dict[str, str]) -> list[Difference]:
     """Compare the wanted files with the folder; nothing is written.
 
@@ -158,7 +162,7 @@ def check(folder: Path, files: dict[str, str]) -> list[Difference]:
     for rel in sorted(set(files) | set(existing)):
         label = f"{folder.name}/{rel}"
         if rel not in existing:
-            diff = "".join(difflib.unified_diff([], files[rel].splitlines(True), "/dev/null", label))
+            diff = "".join(_unified_diff([], files[rel].splitlines(True), "/dev/null", label))
             differences.append(Difference(path=rel, status="missing", diff=diff, header=""))
             continue
         if rel not in files and not is_generated(existing[rel]):
@@ -168,7 +172,7 @@ def check(folder: Path, files: dict[str, str]) -> list[Difference]:
         if rel not in files:
             differences.append(Difference(path=rel, status="extra", diff="", header="\n".join(header)))
         elif current != files[rel]:
-            diff = "".join(difflib.unified_diff(current.splitlines(True), files[rel].splitlines(True), label, label))
+            diff = "".join(_unified_diff(current.splitlines(True), files[rel].splitlines(True), label, label))
             differences.append(Difference(path=rel, status="changed", diff=diff, header="\n".join(header)))
     return differences
 
@@ -203,7 +207,7 @@ def _apply(folder: Path, files: dict[str, str], removed: list[str]) -> None:
     or 0600, unreadable to anyone else). On failure, temporary files and the folders made
     for them are removed and the previous files are untouched.
     """
-    token = secrets.token_hex(4)
+    token = os.urandom(4).hex()
     made: list[Path] = []
     staged: list[tuple[Path, Path]] = []
     current = folder

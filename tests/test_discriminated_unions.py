@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import typing
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -137,6 +138,43 @@ def test_members_without_distinct_constants_stay_a_plain_union(tmp_path: Path) -
     assert _annotation(package, "MaybeTask") == "TextContent | Loose"
 
 
+def _field(kind: str | list[str], **props: Any) -> dict[str, Any]:
+    pinned = {"type": "string", "const": kind} if isinstance(kind, str) else {"type": "string", "enum": kind}
+    return {"type": "object", "properties": {"type": pinned, **props}, "required": ["type", *props]}
+
+
+def test_members_that_share_a_value_are_dispatched(tmp_path: Path) -> None:
+    """Form fields: ``type`` picks the members; of those sharing ``"string"``, the required
+    properties present pick further; a value is validated by the members that could take it."""
+    defs = {
+        "StringField": {**_field("string"), "properties": {**_field("string")["properties"], "minLength": {"type": "integer"}}},
+        "EnumField": _field("string", enum={"type": "array", "items": {"type": "string"}}),
+        "NumberField": _field(["integer", "number"]),
+        "FieldTaskSchema": {"anyOf": [{"$ref": "#/$defs/StringField"}, {"$ref": "#/$defs/EnumField"}, {"$ref": "#/$defs/NumberField"}]},
+    }
+    package = _package(tmp_path, defs)
+    assert _annotation(package, "FieldTaskSchema") == "Annotated[StringField | EnumField | NumberField, _PICK_FIELD_TASK_SCHEMA]"
+    (dispatch,) = package.dispatches
+    assert (dispatch.name, dispatch.names) == ("_PICK_FIELD_TASK_SCHEMA", ("type",))
+    assert dispatch.cases == (
+        '"integer": ((), ("NumberField",))',
+        '"number": ((), ("NumberField",))',
+        '"string": ((("enum",),), ("StringField", "StringField | EnumField"))',
+    )
+
+
+def test_an_optional_constant_is_dispatched_with_its_absence(tmp_path: Path) -> None:
+    """Elicitation params: a form's ``mode`` may be left out, a URL request's may not."""
+    defs = {
+        "FormParams": {"type": "object", "properties": {"mode": {"type": "string", "const": "form"}, "message": {"type": "string"}}, "required": ["message"]},
+        "UrlParams": {"type": "object", "properties": {"mode": {"type": "string", "const": "url"}, "url": {"type": "string"}}, "required": ["mode", "url"]},
+        "ElicitTaskParams": {"anyOf": [{"$ref": "#/$defs/FormParams"}, {"$ref": "#/$defs/UrlParams"}]},
+    }
+    package = _package(tmp_path, defs)
+    assert _annotation(package, "ElicitTaskParams") == "Annotated[FormParams | UrlParams, _PICK_ELICIT_TASK_PARAMS]"
+    assert package.dispatches[0].cases == ('None: ((), ("FormParams",))', '"form": ((), ("FormParams",))', '"url": ((), ("UrlParams",))')
+
+
 # -- the generated packages -------------------------------------------------------------
 
 
@@ -195,8 +233,24 @@ def _model_class(choice: Any, defs: dict[str, Any]) -> type[pydantic.BaseModel] 
     return None
 
 
+def _pinned(member: type[pydantic.BaseModel], name: str) -> frozenset[Any] | None:
+    """The values a field of a model allows when its type is a ``Literal`` (optional or not)."""
+    field = member.model_fields.get(name)
+    if field is None:
+        return None
+    values: set[Any] = set()
+    for arg in typing.get_args(field.annotation) if typing.get_origin(field.annotation) is not typing.Literal else (field.annotation,):
+        if arg is type(None):
+            continue
+        if typing.get_origin(arg) is not typing.Literal:
+            return None
+        values.update(typing.get_args(arg))
+    return frozenset(values)
+
+
 def _undiscriminated(models: ModuleType) -> set[str]:
-    """Plain unions with two or more model members that share a required constant of distinct values."""
+    """Plain unions with two or more model members that pin a common field to constants
+    that tell some of them apart (shared required constants of distinct values included)."""
     bad: set[str] = set()
     for name in sorted(vars(models)):
         cls = getattr(models, name)
@@ -214,6 +268,10 @@ def _undiscriminated(models: ModuleType) -> set[str]:
                 values = [repr(m.model_fields[field].default) for m in members]
                 if len(set(values)) == len(values):
                     bad.add(" | ".join(m.__name__ for m in members) + f" (on {field})")
+            for field in sorted(set.intersection(*(set(m.model_fields) for m in members))):
+                pins = [_pinned(m, field) for m in members]
+                if all(p is not None for p in pins) and len(set(pins)) > 1:
+                    bad.add(" | ".join(m.__name__ for m in members) + f" (pinned {field})")
     return bad
 
 
@@ -237,3 +295,69 @@ def test_one_error_for_one_bad_value(key: str) -> None:
         errors = info.value.errors()
         assert len(errors) == 1, errors
         assert errors[0]["loc"][-1] == "text" and errors[0]["loc"][-2] == "text"
+
+
+_FORM_FIELDS = (
+    # a bad value in each kind of form field: one error, at that value, through the member it is for
+    ({"type": "boolean", "default": "maybe"}, ("BooleanSchema", "default")),
+    ({"type": "string", "minLength": "x"}, ("StringSchema", "minLength")),
+    ({"type": "integer", "maximum": 10, "title": 5}, ("NumberSchema", "title")),
+    ({"type": "strin"}, ()),
+)
+
+
+def _form(field: dict[str, Any]) -> dict[str, Any]:
+    return {"message": "Your details?", "requestedSchema": {"type": "object", "properties": {"f": field}}}
+
+
+@pytest.mark.parametrize("key", sorted(GOLDEN))
+def test_one_error_for_one_bad_value_in_a_nested_union(key: str) -> None:
+    """Form field schemas share ``type`` values ("string" for plain, enum and titled enum
+    fields), and a form's ``mode`` may be absent: each union is still picked by the property,
+    so a bad value is one error, not one per member (issue 12)."""
+    models = _load(GOLDEN[key], f"golden_nested_{key}")
+    cases = [(_form(field), ("ElicitRequestFormParams", "requestedSchema", "properties", "f", *tail)) for field, tail in _FORM_FIELDS]
+    cases.append(({"mode": "url", "message": "Sign in", "elicitationId": "e1"}, ("ElicitRequestURLParams", "url")))
+    for params, loc in cases:
+        with pytest.raises(pydantic.ValidationError) as info:
+            models.ElicitRequestParams.model_validate(params)
+        errors = info.value.errors()
+        assert len(errors) == 1, errors
+        assert errors[0]["loc"] == loc
+    if key == "ext":
+        # the same, inside the input requests of a tasks/get result
+        task = {"resultType": "complete", "taskId": "t1", "status": "input_required", "createdAt": "2026-07-28T10:00:00Z", "lastUpdatedAt": "2026-07-28T10:00:00Z", "ttlMs": None}
+        request = {"method": "elicitation/create", "params": _form({"type": "boolean", "default": "maybe"})}
+        with pytest.raises(pydantic.ValidationError) as info:
+            models.GetTaskResult.model_validate({**task, "inputRequests": {"r1": request}})
+        assert [e["loc"][-2:] for e in info.value.errors()] == [("BooleanSchema", "default")]
+
+
+@pytest.mark.parametrize("key", sorted(GOLDEN))
+def test_dispatched_unions_take_what_the_plain_union_takes(key: str) -> None:
+    """For good values the dispatched form-field union picks the member the plain union
+    picks, and keeps every key (unknown ones included) in ``to_wire()``."""
+    models = _load(GOLDEN[key], f"golden_plain_{key}")
+    members = [models.StringSchema, models.NumberSchema, models.BooleanSchema, models.UntitledSingleSelectEnumSchema, models.TitledSingleSelectEnumSchema, models.UntitledMultiSelectEnumSchema, models.TitledMultiSelectEnumSchema, models.LegacyTitledEnumSchema]
+    plain: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(typing.Union[tuple(members)])  # noqa: UP007
+    values = [
+        {"type": "string", "title": "Name", "minLength": 1, "x-hint": "given name"},
+        {"type": "string", "enum": ["a", "b"]},
+        {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"]},
+        {"type": "string", "enum": "not a list"},
+        {"type": "string", "oneOf": [{"const": "s", "title": "Small"}]},
+        {"type": "string", "one_of": [{"const": "s", "title": "Small"}]},
+        {"type": "number", "minimum": 0.5},
+        {"type": "integer", "maximum": 3},
+        {"type": "boolean", "default": True},
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}},
+        {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}},
+    ]
+    for value in values:
+        ours = models.PrimitiveSchemaDefinition.model_validate(value).root
+        theirs = plain.validate_python(value)
+        assert type(ours) is type(theirs), value
+        assert ours.to_wire() == theirs.to_wire()
+    instance = models.TitledSingleSelectEnumSchema(one_of=[])
+    assert models.PrimitiveSchemaDefinition.model_validate(instance).root is instance
+    assert type(models.ElicitRequestParams.model_validate({"message": "m", "requestedSchema": {"type": "object", "properties": {}}}).root) is models.ElicitRequestFormParams

@@ -15,12 +15,9 @@ Deliberate exceptions (not generated, or tolerated with a check that it is this 
   absent on the Python side); mutations never produce it.
 - a missing required constant (``jsonrpc``, ``method``, a variant's ``status``) is filled in
   from its default, by design (``wire_constants``): tolerated when the model's output equals
-  the instance with the constant put back and the schema accepts that output. In a union
-  that no shared constant discriminates (``PrimitiveSchemaDefinition``: string, number,
-  boolean and enum field schemas), the member whose constant defaults may take an instance
-  whose constant was dropped, so ``{"type": "integer"}`` without ``type`` reads as a string
-  schema: tolerated when the output is the mutated instance plus that constant alone and
-  the schema accepts it.
+  the instance with the constant put back and the schema accepts that output. A union
+  picked by that constant (the status variants; ``PrimitiveSchemaDefinition`` by ``type``)
+  rejects an instance without it instead.
 - an unknown property spelled like a field's attribute name (``task_id`` beside ``taskId``)
   is read as that field, since models also accept attribute names; extra keys are generated
   with an ``x-`` prefix that no attribute name has.

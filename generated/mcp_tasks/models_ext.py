@@ -10,9 +10,32 @@ Use ``to_wire()`` for the JSON-ready form of a message.
 from __future__ import annotations
 
 from enum import Enum, IntEnum
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
+from typing import (
+    Annotated,
+    Any,
+    Callable,
+    ClassVar,
+    Generic,
+    Literal,
+    TYPE_CHECKING,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+)
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    GetCoreSchemaHandler,
+    RootModel,
+    Tag,
+)
+
+if TYPE_CHECKING:
+    from pydantic_core import CoreSchema
 
 _RootT = TypeVar("_RootT")
 
@@ -31,7 +54,8 @@ class McpModel(BaseModel):
 
     They have defaults for convenience but belong on the wire anyway: the classes that have
     any count them as set (``model_post_init``), so ``to_wire()`` always sends them. Only those
-    classes define the hook, since pydantic calls it for every instance of a class that has one.
+    classes define the hook, since pydantic calls it for every instance of a class that has one;
+    it changes nothing when the data had them all (wire data always does).
     """
 
     def to_wire(self) -> dict[str, Any]:
@@ -50,6 +74,114 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
 def _json_kind(value: Any) -> str:
     """The branch of a union of objects and a list that a value belongs to."""
     return "array" if isinstance(value, list) else "object"
+
+
+_Case = tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]
+
+
+class _Dispatch:
+    """Picks the member of ``Annotated[A | B | ..., _Dispatch(...)]``, a union whose object
+    members all pin one property to constants, the way a discriminator would.
+
+    ``names`` are the property's wire name and any other name it may come under. ``cases``
+    map each value it may have (``None``: absent or null) to the other properties that tell
+    apart the members taking it (each by the names it may come under) and, for each
+    combination of those present (bit ``i`` for property ``i``), the members that could
+    take the object, joined by " | ". Members left out could not, so the union validates
+    what a plain union would, trying fewer members. A model instance picks its own class;
+    a value no member takes is one error.
+    """
+
+    def __init__(self, names: tuple[str, ...], cases: dict[str | None, _Case]) -> None:
+        self.names = names
+        self.cases = cases
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        members: dict[str, Any] = {m.__name__: m for m in get_args(source)}
+        union = cast(Any, Union)
+        groups = {tag for _, tags in self.cases.values() for tag in tags} - set(members)
+        choices = [Annotated[m, Tag(name)] for name, m in members.items()]
+        for tag in sorted(groups):
+            group = union[tuple(members[name] for name in tag.split(" | "))]
+            choices.append(Annotated[group, Tag(tag)])
+        values = [repr(v) for v in sorted(v for v in self.cases if v is not None)]
+        expected = ", ".join(values[:-1]) + " or " * (len(values) > 1) + values[-1]
+        absent = ", or absent" if None in self.cases else ""
+        message = (
+            f"Input should be an object whose {self.names[0]!r} is {expected}{absent}"
+        )
+        pick = Discriminator(
+            self._picker(frozenset(members)),
+            custom_error_type="union_tag_unmatched",
+            custom_error_message=message,
+        )
+        return handler.generate_schema(Annotated[union[tuple(choices)], pick])
+
+    def _picker(self, classes: frozenset[str]) -> Callable[[Any], str | None]:
+        wire, others = self.names[0], self.names[1:]
+        cases = self.cases
+
+        def pick(value: Any) -> str | None:
+            if not isinstance(value, dict):
+                own = type(value).__name__
+                if own in classes:
+                    return own
+                mro = type(value).__mro__
+                return next((c.__name__ for c in mro if c.__name__ in classes), None)
+            data = cast("dict[str, Any]", value)
+            found = data.get(wire)
+            for name in others:
+                if found is None:
+                    found = data.get(name)
+            if found is not None and not isinstance(found, str):
+                return None
+            case = cases.get(found)
+            if case is None:
+                return None
+            properties, tags = case
+            if not properties:
+                return tags[0]
+            index = 0
+            for bit, spellings in enumerate(properties):
+                for spelling in spellings:
+                    if spelling in data:
+                        index |= 1 << bit
+                        break
+            return tags[index]
+
+        return pick
+
+
+_PICK_ELICIT_REQUEST_PARAMS = _Dispatch(
+    ("mode",),
+    {
+        None: ((), ("ElicitRequestFormParams",)),
+        "form": ((), ("ElicitRequestFormParams",)),
+        "url": ((), ("ElicitRequestURLParams",)),
+    },
+)
+
+
+_PICK_PRIMITIVE_SCHEMA_DEFINITION = _Dispatch(
+    ("type",),
+    {
+        "array": ((), ("UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema",)),
+        "boolean": ((), ("BooleanSchema",)),
+        "integer": ((), ("NumberSchema",)),
+        "number": ((), ("NumberSchema",)),
+        "string": (
+            (("enum",), ("oneOf", "one_of")),
+            (
+                "StringSchema",
+                "StringSchema | UntitledSingleSelectEnumSchema | LegacyTitledEnumSchema",
+                "StringSchema | TitledSingleSelectEnumSchema",
+                "StringSchema | UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | LegacyTitledEnumSchema",
+            ),
+        ),
+    },
+)
 
 
 class ErrorCode(IntEnum):
@@ -96,7 +228,8 @@ class AudioContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -142,7 +275,8 @@ class BooleanSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: bool | None = None
     """Value preselected in the form."""
@@ -163,7 +297,8 @@ class CancelTaskRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -191,7 +326,8 @@ class CancelTaskResult(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -212,7 +348,8 @@ class CancelledTask(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
@@ -261,7 +398,8 @@ class CompletedTask(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
@@ -321,7 +459,8 @@ class CreateMessageRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
     """Method name; always "sampling/createMessage"."""
@@ -439,7 +578,8 @@ class CreateTaskResult(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -506,12 +646,15 @@ class ElicitRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     method: Literal["elicitation/create"] = "elicitation/create"
     """Method name; always "elicitation/create"."""
 
-    params: ElicitRequestFormParams | ElicitRequestURLParams
+    params: Annotated[
+        ElicitRequestFormParams | ElicitRequestURLParams, _PICK_ELICIT_REQUEST_PARAMS
+    ]
     """What to ask the user, as a form or as a URL to visit."""
 
 
@@ -536,7 +679,8 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     schema_: str | None = Field(
         default=None, validation_alias="$schema", serialization_alias="$schema"
@@ -545,14 +689,17 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
 
     properties: dict[
         str,
-        StringSchema
-        | NumberSchema
-        | BooleanSchema
-        | UntitledSingleSelectEnumSchema
-        | TitledSingleSelectEnumSchema
-        | UntitledMultiSelectEnumSchema
-        | TitledMultiSelectEnumSchema
-        | LegacyTitledEnumSchema,
+        Annotated[
+            StringSchema
+            | NumberSchema
+            | BooleanSchema
+            | UntitledSingleSelectEnumSchema
+            | TitledSingleSelectEnumSchema
+            | UntitledMultiSelectEnumSchema
+            | TitledMultiSelectEnumSchema
+            | LegacyTitledEnumSchema,
+            _PICK_PRIMITIVE_SCHEMA_DEFINITION,
+        ],
     ]
     """Form fields by name, each a primitive field schema."""
 
@@ -564,7 +711,9 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
 
 
 class ElicitRequestParams(
-    McpRootModel["ElicitRequestFormParams | ElicitRequestURLParams"]
+    McpRootModel[
+        "Annotated[ElicitRequestFormParams | ElicitRequestURLParams, _PICK_ELICIT_REQUEST_PARAMS]"
+    ]
 ):
     """Params of an `elicitation/create` request, in form mode or URL mode."""
 
@@ -575,7 +724,8 @@ class ElicitRequestURLParams(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"mode"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     message: str
     """Text shown to the user explaining why the visit is needed."""
@@ -603,7 +753,8 @@ class EmbeddedResource(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -639,7 +790,8 @@ class FailedTask(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
@@ -691,7 +843,8 @@ class GetTaskRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -727,7 +880,8 @@ class GetTaskResultCancelled(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -788,7 +942,8 @@ class GetTaskResultCompleted(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -852,7 +1007,8 @@ class GetTaskResultFailed(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -916,7 +1072,8 @@ class GetTaskResultInputRequired(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -986,7 +1143,8 @@ class GetTaskResultWorking(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1065,7 +1223,8 @@ class ImageContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1131,7 +1290,8 @@ class InputRequiredTask(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
@@ -1205,7 +1365,8 @@ class JSONRPCNotification(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     jsonrpc: Literal["2.0"] = "2.0"
     """JSON-RPC protocol version marker; always the string "2.0"."""
@@ -1223,7 +1384,8 @@ class JSONRPCRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -1248,7 +1410,8 @@ class LegacyTitledEnumSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
@@ -1277,7 +1440,8 @@ class ListRootsRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     method: Literal["roots/list"] = "roots/list"
     """Method name; always "roots/list"."""
@@ -1385,7 +1549,7 @@ class NumberSchema(McpModel):
 
 class PrimitiveSchemaDefinition(
     McpRootModel[
-        "StringSchema | NumberSchema | BooleanSchema | UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema | LegacyTitledEnumSchema"
+        "Annotated[StringSchema | NumberSchema | BooleanSchema | UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema | LegacyTitledEnumSchema, _PICK_PRIMITIVE_SCHEMA_DEFINITION]"
     ]
 ):
     """Schema of a single form field: a string, number, boolean or enum, never a nested object or array."""
@@ -1401,7 +1565,8 @@ class ResourceLink(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1543,7 +1708,8 @@ class StringSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Text prefilled in the form."""
@@ -1634,7 +1800,8 @@ class TaskStatusNotification(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     jsonrpc: Literal["2.0"] = "2.0"
     """JSON-RPC protocol version marker; always the string "2.0"."""
@@ -1667,7 +1834,8 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: NotificationMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1721,7 +1889,8 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: NotificationMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1778,7 +1947,8 @@ class TaskStatusNotificationParamsFailed(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: NotificationMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1835,7 +2005,8 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: NotificationMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1898,7 +2069,8 @@ class TaskStatusNotificationParamsWorking(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: NotificationMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1976,7 +2148,8 @@ class TextContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -2019,7 +2192,8 @@ class TitledMultiSelectEnumSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: list[str] | None = None
     """Options preselected in the form."""
@@ -2072,7 +2246,8 @@ class TitledSingleSelectEnumSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
@@ -2186,7 +2361,8 @@ class ToolInputSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     schema_: str | None = Field(
         default=None, validation_alias="$schema", serialization_alias="$schema"
@@ -2212,7 +2388,8 @@ class ToolResultContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -2254,7 +2431,8 @@ class ToolUseContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -2280,7 +2458,8 @@ class UntitledMultiSelectEnumSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: list[str] | None = None
     """Options preselected in the form."""
@@ -2314,7 +2493,8 @@ class UntitledMultiSelectEnumSchemaItems(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     enum: list[str]
     """Allowed option values."""
@@ -2329,7 +2509,8 @@ class UntitledSingleSelectEnumSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
@@ -2353,7 +2534,8 @@ class UpdateTaskRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -2389,7 +2571,8 @@ class UpdateTaskResult(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -2410,7 +2593,8 @@ class WorkingTask(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""

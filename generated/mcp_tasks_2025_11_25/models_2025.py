@@ -10,9 +10,32 @@ Use ``to_wire()`` for the JSON-ready form of a message.
 from __future__ import annotations
 
 from enum import Enum, IntEnum
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
+from typing import (
+    Annotated,
+    Any,
+    Callable,
+    ClassVar,
+    Generic,
+    Literal,
+    TYPE_CHECKING,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+)
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    GetCoreSchemaHandler,
+    RootModel,
+    Tag,
+)
+
+if TYPE_CHECKING:
+    from pydantic_core import CoreSchema
 
 _RootT = TypeVar("_RootT")
 
@@ -31,7 +54,8 @@ class McpModel(BaseModel):
 
     They have defaults for convenience but belong on the wire anyway: the classes that have
     any count them as set (``model_post_init``), so ``to_wire()`` always sends them. Only those
-    classes define the hook, since pydantic calls it for every instance of a class that has one.
+    classes define the hook, since pydantic calls it for every instance of a class that has one;
+    it changes nothing when the data had them all (wire data always does).
     """
 
     def to_wire(self) -> dict[str, Any]:
@@ -50,6 +74,114 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
 def _json_kind(value: Any) -> str:
     """The branch of a union of objects and a list that a value belongs to."""
     return "array" if isinstance(value, list) else "object"
+
+
+_Case = tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]
+
+
+class _Dispatch:
+    """Picks the member of ``Annotated[A | B | ..., _Dispatch(...)]``, a union whose object
+    members all pin one property to constants, the way a discriminator would.
+
+    ``names`` are the property's wire name and any other name it may come under. ``cases``
+    map each value it may have (``None``: absent or null) to the other properties that tell
+    apart the members taking it (each by the names it may come under) and, for each
+    combination of those present (bit ``i`` for property ``i``), the members that could
+    take the object, joined by " | ". Members left out could not, so the union validates
+    what a plain union would, trying fewer members. A model instance picks its own class;
+    a value no member takes is one error.
+    """
+
+    def __init__(self, names: tuple[str, ...], cases: dict[str | None, _Case]) -> None:
+        self.names = names
+        self.cases = cases
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        members: dict[str, Any] = {m.__name__: m for m in get_args(source)}
+        union = cast(Any, Union)
+        groups = {tag for _, tags in self.cases.values() for tag in tags} - set(members)
+        choices = [Annotated[m, Tag(name)] for name, m in members.items()]
+        for tag in sorted(groups):
+            group = union[tuple(members[name] for name in tag.split(" | "))]
+            choices.append(Annotated[group, Tag(tag)])
+        values = [repr(v) for v in sorted(v for v in self.cases if v is not None)]
+        expected = ", ".join(values[:-1]) + " or " * (len(values) > 1) + values[-1]
+        absent = ", or absent" if None in self.cases else ""
+        message = (
+            f"Input should be an object whose {self.names[0]!r} is {expected}{absent}"
+        )
+        pick = Discriminator(
+            self._picker(frozenset(members)),
+            custom_error_type="union_tag_unmatched",
+            custom_error_message=message,
+        )
+        return handler.generate_schema(Annotated[union[tuple(choices)], pick])
+
+    def _picker(self, classes: frozenset[str]) -> Callable[[Any], str | None]:
+        wire, others = self.names[0], self.names[1:]
+        cases = self.cases
+
+        def pick(value: Any) -> str | None:
+            if not isinstance(value, dict):
+                own = type(value).__name__
+                if own in classes:
+                    return own
+                mro = type(value).__mro__
+                return next((c.__name__ for c in mro if c.__name__ in classes), None)
+            data = cast("dict[str, Any]", value)
+            found = data.get(wire)
+            for name in others:
+                if found is None:
+                    found = data.get(name)
+            if found is not None and not isinstance(found, str):
+                return None
+            case = cases.get(found)
+            if case is None:
+                return None
+            properties, tags = case
+            if not properties:
+                return tags[0]
+            index = 0
+            for bit, spellings in enumerate(properties):
+                for spelling in spellings:
+                    if spelling in data:
+                        index |= 1 << bit
+                        break
+            return tags[index]
+
+        return pick
+
+
+_PICK_ELICIT_REQUEST_PARAMS = _Dispatch(
+    ("mode",),
+    {
+        None: ((), ("ElicitRequestFormParams",)),
+        "form": ((), ("ElicitRequestFormParams",)),
+        "url": ((), ("ElicitRequestURLParams",)),
+    },
+)
+
+
+_PICK_PRIMITIVE_SCHEMA_DEFINITION = _Dispatch(
+    ("type",),
+    {
+        "array": ((), ("UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema",)),
+        "boolean": ((), ("BooleanSchema",)),
+        "integer": ((), ("NumberSchema",)),
+        "number": ((), ("NumberSchema",)),
+        "string": (
+            (("enum",), ("oneOf", "one_of")),
+            (
+                "StringSchema",
+                "StringSchema | UntitledSingleSelectEnumSchema | LegacyTitledEnumSchema",
+                "StringSchema | TitledSingleSelectEnumSchema",
+                "StringSchema | UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | LegacyTitledEnumSchema",
+            ),
+        ),
+    },
+)
 
 
 class ErrorCode(IntEnum):
@@ -90,7 +222,8 @@ class AudioContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -136,7 +269,8 @@ class BooleanSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: bool | None = None
     """Value preselected in the form."""
@@ -157,7 +291,8 @@ class CallToolRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -236,7 +371,8 @@ class CancelTaskRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -441,7 +577,8 @@ class CreateMessageRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -600,7 +737,8 @@ class ElicitRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -611,7 +749,9 @@ class ElicitRequest(McpModel):
     method: Literal["elicitation/create"] = "elicitation/create"
     """Method name; always "elicitation/create"."""
 
-    params: ElicitRequestURLParams | ElicitRequestFormParams
+    params: Annotated[
+        ElicitRequestURLParams | ElicitRequestFormParams, _PICK_ELICIT_REQUEST_PARAMS
+    ]
     """What to ask the user, as a form or as a URL to visit."""
 
 
@@ -655,7 +795,8 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     schema_: str | None = Field(
         default=None, validation_alias="$schema", serialization_alias="$schema"
@@ -664,14 +805,17 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
 
     properties: dict[
         str,
-        StringSchema
-        | NumberSchema
-        | BooleanSchema
-        | UntitledSingleSelectEnumSchema
-        | TitledSingleSelectEnumSchema
-        | UntitledMultiSelectEnumSchema
-        | TitledMultiSelectEnumSchema
-        | LegacyTitledEnumSchema,
+        Annotated[
+            StringSchema
+            | NumberSchema
+            | BooleanSchema
+            | UntitledSingleSelectEnumSchema
+            | TitledSingleSelectEnumSchema
+            | UntitledMultiSelectEnumSchema
+            | TitledMultiSelectEnumSchema
+            | LegacyTitledEnumSchema,
+            _PICK_PRIMITIVE_SCHEMA_DEFINITION,
+        ],
     ]
     """Form fields by name, each a primitive field schema."""
 
@@ -683,7 +827,9 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
 
 
 class ElicitRequestParams(
-    McpRootModel["ElicitRequestURLParams | ElicitRequestFormParams"]
+    McpRootModel[
+        "Annotated[ElicitRequestURLParams | ElicitRequestFormParams, _PICK_ELICIT_REQUEST_PARAMS]"
+    ]
 ):
     """Params of an `elicitation/create` request, in form mode or URL mode."""
 
@@ -694,7 +840,8 @@ class ElicitRequestURLParams(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"mode"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ElicitRequestURLParamsMeta | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -751,7 +898,8 @@ class EmbeddedResource(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -787,7 +935,8 @@ class GetTaskPayloadRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -824,7 +973,8 @@ class GetTaskRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -912,7 +1062,8 @@ class ImageContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -938,7 +1089,8 @@ class LegacyTitledEnumSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
@@ -967,7 +1119,8 @@ class ListTasksRequest(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -1090,7 +1243,7 @@ class PaginatedRequestParamsMeta(McpModel):
 
 class PrimitiveSchemaDefinition(
     McpRootModel[
-        "StringSchema | NumberSchema | BooleanSchema | UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema | LegacyTitledEnumSchema"
+        "Annotated[StringSchema | NumberSchema | BooleanSchema | UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema | LegacyTitledEnumSchema, _PICK_PRIMITIVE_SCHEMA_DEFINITION]"
     ]
 ):
     """Schema of a single form field: a string, number, boolean or enum, never a nested object or array."""
@@ -1117,7 +1270,8 @@ class ResourceLink(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1336,7 +1490,8 @@ class StringSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Text prefilled in the form."""
@@ -1450,7 +1605,8 @@ class TaskStatusNotification(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     jsonrpc: Literal["2.0"] = "2.0"
     """JSON-RPC protocol version marker; always the string "2.0"."""
@@ -1510,7 +1666,8 @@ class TextContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1553,7 +1710,8 @@ class TitledMultiSelectEnumSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: list[str] | None = None
     """Options preselected in the form."""
@@ -1606,7 +1764,8 @@ class TitledSingleSelectEnumSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
@@ -1732,7 +1891,8 @@ class ToolInputSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     schema_: str | None = Field(
         default=None, validation_alias="$schema", serialization_alias="$schema"
@@ -1759,7 +1919,8 @@ class ToolOutputSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     schema_: str | None = Field(
         default=None, validation_alias="$schema", serialization_alias="$schema"
@@ -1786,7 +1947,8 @@ class ToolResultContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1828,7 +1990,8 @@ class ToolUseContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1854,7 +2017,8 @@ class UntitledMultiSelectEnumSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: list[str] | None = None
     """Options preselected in the form."""
@@ -1888,7 +2052,8 @@ class UntitledMultiSelectEnumSchemaItems(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     enum: list[str]
     """Allowed option values."""
@@ -1903,7 +2068,8 @@ class UntitledSingleSelectEnumSchema(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     def model_post_init(self, context: Any, /) -> None:
-        self.__pydantic_fields_set__.update(self.wire_constants)
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
