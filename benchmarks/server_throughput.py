@@ -20,14 +20,18 @@ Side by side, on this machine:
   (``examples/server_ext.py``, ``examples/server_2025.py``), memory and SQLite store:
   ``tasks/get`` of the extension (stateless) and of 2025-11-25 (through a session),
   over HTTP (concurrency 1 and 8) and, for the extension, in process. Both servers of a
-  pair run at once and are loaded in turn, in ``--rounds`` interleaved rounds (the
-  order alternates); the medians and the ratio dual/single are printed.
+  pair run at once and are loaded in turn, in ``--rounds`` interleaved rounds whose
+  order alternates (an even count, so that each goes first as often as the other: the
+  one that runs second can gain or lose from the first, notably with SQLite); printed
+  are each side's median and the median of the rounds' ratios dual/single (each round
+  measures both sides within seconds, so its ratio is little affected by other load on
+  the machine that comes and goes).
 
 Run from the repository root (peers from ``.ci/peers.sh``; missing ones are skipped)::
 
     .venv/bin/python benchmarks/server_throughput.py [--seconds 5] [--tasks 900]
 
-``--quick`` (1 s load runs, 300 tasks over HTTP, 5,000 in process, 3 rounds of the dual
+``--quick`` (1 s load runs, 300 tasks over HTTP, 5,000 in process, 4 rounds of the dual
 comparison) takes about four minutes; ``--only NAME`` (repeatable) measures the
 targets whose name contains NAME (``--only dual``: the dual server's rows and the
 comparison with the single-revision servers).
@@ -559,10 +563,11 @@ async def measure_pair_in_process(
     single, dual = statistics.median(samples["single"]), statistics.median(
         samples["dual"]
     )
+    ratio = statistics.median(d / s for s, d in zip(samples["single"], samples["dual"]))
     return {
         "single_in_process": round(single),
         "dual_in_process": round(dual),
-        "ratio_in_process": round(dual / single, 3),
+        "ratio_in_process": round(ratio, 3),
         "rounds_in_process": samples,
     }
 
@@ -570,7 +575,8 @@ async def measure_pair_in_process(
 async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any]:
     """HTTP ``tasks/get`` throughput and server CPU per request of the single-revision
     server and the dual one, both running, loaded in turn for ``rounds`` interleaved
-    rounds (the order alternates); medians and the ratios dual/single."""
+    rounds (the order alternates); each side's medians and the medians of the rounds'
+    ratios dual/single."""
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         sides = {}
         for side, target in (("single", pair.single), ("dual", pair.dual)):
@@ -646,7 +652,8 @@ async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any
         digits = 3 if key == "cpu_ms" else 0
         figures[f"single_{key}"] = round(single, digits) if digits else round(single)
         figures[f"dual_{key}"] = round(dual, digits) if digits else round(dual)
-        figures[f"ratio_{key}"] = round(dual / single, 3)
+        ratios = [d / s for s, d in zip(samples["single"][key], samples["dual"][key])]
+        figures[f"ratio_{key}"] = round(statistics.median(ratios), 3)
     return figures
 
 
@@ -721,8 +728,9 @@ def main() -> None:
     parser.add_argument(
         "--rounds",
         type=int,
-        default=5,
-        help="interleaved rounds of the dual/single comparison (each --seconds long)",
+        default=6,
+        help="interleaved rounds of the dual/single comparison, each --seconds long per"
+        " load and side (even: each side goes first as often)",
     )
     parser.add_argument(
         "--json", action="store_true", help="also print the figures as JSON"
@@ -733,7 +741,7 @@ def main() -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="short runs: --seconds 1 --tasks 300 --rss-tasks 5000 --rounds 3",
+        help="short runs: --seconds 1 --tasks 300 --rss-tasks 5000 --rounds 4",
     )
     parser.add_argument(
         "--child-rss", choices=["memory", "sqlite"], help=argparse.SUPPRESS
@@ -741,7 +749,7 @@ def main() -> None:
     options = parser.parse_args()
     if options.quick:
         options.seconds, options.tasks, options.rss_tasks = 1.0, 300, 5000
-        options.rounds = 3
+        options.rounds = 4
     if options.child_rss:
         print(json.dumps(asyncio.run(child_rss(options.child_rss, options.rss_tasks))))
         return
@@ -827,8 +835,8 @@ def compare_dual(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
         print(f"  {shown}", file=sys.stderr)
     print(
         f"\ndual server (examples/server.py) against the single-revision servers: "
-        f"tasks/get, median of {options.rounds} interleaved rounds of "
-        f"{options.seconds:g} s per load; ratio = dual / single"
+        f"tasks/get, medians of {options.rounds} interleaved rounds of "
+        f"{options.seconds:g} s per load; ratio = median of the rounds' dual / single"
     )
     print(
         "| load, store | HTTP c=1 single / dual (ratio) | HTTP c=8 single / dual (ratio)"
