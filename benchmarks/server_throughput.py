@@ -1,4 +1,4 @@
-"""Benchmark the generated Tasks-extension server against the SDK peers.
+"""Benchmark the generated Tasks servers: against the SDK peers, and dual against single.
 
 Side by side, on this machine:
 
@@ -14,15 +14,28 @@ Side by side, on this machine:
 - resident memory per stored task: every server creates ``--tasks`` finished tasks
   through real ``tools/call`` requests over HTTP and the growth of its RSS is divided
   by that count; ours is also measured with ``--rss-tasks`` (default 100,000) tasks
-  created in process.
+  created in process;
+- the dual server (``examples/server.py``: both revisions on one endpoint, package
+  ``mcp_tasks``) against the single-revision servers with the same tools and limits
+  (``examples/server_ext.py``, ``examples/server_2025.py``), memory and SQLite store:
+  ``tasks/get`` of the extension (stateless) and of 2025-11-25 (through a session),
+  over HTTP (concurrency 1 and 8) and, for the extension, in process. Both servers of a
+  pair run at once and are loaded in turn, in ``--rounds`` interleaved rounds whose
+  order alternates (an even count, so that each goes first as often as the other: the
+  one that runs second can gain or lose from the first, notably with SQLite); printed
+  are each side's median and the median of the rounds' ratios dual/single (each round
+  measures both sides within seconds, so its ratio is little affected by other load on
+  the machine that comes and goes).
 
 Run from the repository root (peers from ``.ci/peers.sh``; missing ones are skipped)::
 
     .venv/bin/python benchmarks/server_throughput.py [--seconds 5] [--tasks 900]
 
-``--quick`` (1 s load runs, 300 tasks over HTTP, 5,000 in process) takes about two
-minutes; ``--only NAME`` (repeatable) measures the targets whose name contains NAME.
-The figures are printed as a table and as JSON (``--json``).
+``--quick`` (1 s load runs, 300 tasks over HTTP, 5,000 in process, 4 rounds of the dual
+comparison) takes about four minutes; ``--only NAME`` (repeatable) measures the
+targets whose name contains NAME (``--only dual``: the dual server's rows and the
+comparison with the single-revision servers).
+The figures are printed as tables and as JSON (``--json``).
 """
 
 from __future__ import annotations
@@ -34,9 +47,11 @@ import json
 import os
 import subprocess
 import sys
+import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,6 +129,7 @@ class RawConnection:
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+        self.reader = self.writer = None  # the next post connects again
 
 
 def parse_response(response: httpx.Response) -> dict[str, Any]:
@@ -250,6 +266,26 @@ class Target:
     peer: str | None = None
 
 
+def example(script: str, store: str) -> Callable[[int, Path], list[str]]:
+    """The command line of ``examples/<script>`` on ``port`` with a memory or SQLite store."""
+
+    def command(port: int, tmp: Path) -> list[str]:
+        where = (
+            ["--memory"]
+            if store == "memory"
+            else ["--db", str(tmp / f"{script}.sqlite3")]
+        )
+        return [
+            sys.executable,
+            str(ROOT / "examples" / script),
+            "--port",
+            str(port),
+            *where,
+        ]
+
+    return command
+
+
 TARGETS = [
     Target(
         "ours (memory store)",
@@ -275,6 +311,12 @@ TARGETS = [
         ],
         "/mcp",
         ExtDialect,
+    ),
+    Target(
+        "ours, dual (memory store)", example("server.py", "memory"), "/mcp", ExtDialect
+    ),
+    Target(
+        "ours, dual (SQLite store)", example("server.py", "sqlite"), "/mcp", ExtDialect
     ),
     Target(
         "ours in MCPServer, mcp 2.3.0 (memory store)",
@@ -338,6 +380,32 @@ TARGETS = [
         Dialect2025,
         "mcp1",
     ),
+]
+
+
+@dataclass
+class Pair:
+    """The dual server and a single-revision server, measured with the same load."""
+
+    name: str
+    single: Target
+    dual: Target
+
+
+COMPARISON = "dual against single"
+"""The name ``--only`` matches to run the comparison of dual and single servers."""
+
+PAIRS = [
+    Pair(
+        f"{load}, {store_name} store",
+        Target(f"single {load} {store}", example(script, store), "/mcp", dialect),
+        Target(f"dual {load} {store}", example("server.py", store), "/mcp", dialect),
+    )
+    for load, script, dialect in (
+        ("extension", "server_ext.py", ExtDialect),
+        ("2025-11-25", "server_2025.py", Dialect2025),
+    )
+    for store, store_name in (("memory", "memory"), ("sqlite", "SQLite"))
 ]
 
 
@@ -412,10 +480,10 @@ async def measure_http(target: Target, seconds: float, tasks: int) -> dict[str, 
     }
 
 
-def load_example() -> Any:
-    """``examples/server_ext.py`` as a module."""
+def load_example(script: str = "server_ext.py") -> Any:
+    """``examples/<script>`` as a module (``server_ext.py``, or ``server.py``: dual)."""
     spec = importlib.util.spec_from_file_location(
-        "bench_example_ext", ROOT / "examples/server_ext.py"
+        f"bench_example_{script.removesuffix('.py')}", ROOT / "examples" / script
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -433,6 +501,28 @@ def ext_request(method: str, params: dict[str, Any], request_id: int) -> dict[st
     }
 
 
+async def in_process_sender(server: Any) -> Callable[[], Awaitable[None]]:
+    """Create a finished task on a started ``server``; return a ``tasks/get`` sender."""
+    created = await server.handle(
+        ext_request(
+            "tools/call",
+            {"name": "slow_compute", "arguments": {"seconds": 0}},
+            1,
+        )
+    )
+    assert created is not None
+    task_id = created["result"]["taskId"]
+    await asyncio.sleep(0.1)
+    message = ext_request("tasks/get", {"taskId": task_id}, 2)
+
+    async def send() -> None:
+        reply = await server.handle(message)
+        if reply is None or "result" not in reply:
+            raise RuntimeError(reply)
+
+    return send
+
+
 async def measure_in_process(store: str, seconds: float) -> float:
     """``tasks/get`` per second through ``TasksServer.handle``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -440,23 +530,131 @@ async def measure_in_process(store: str, seconds: float) -> float:
             None if store == "memory" else str(Path(tmp) / "b.sqlite3")
         )
         async with server:
-            created = await server.handle(
-                ext_request(
-                    "tools/call",
-                    {"name": "slow_compute", "arguments": {"seconds": 0}},
-                    1,
-                )
-            )
-            assert created is not None
-            task_id = created["result"]["taskId"]
-            await asyncio.sleep(0.1)
-            message = ext_request("tasks/get", {"taskId": task_id}, 2)
-
-            async def send() -> None:
-                await server.handle(message)
-
+            send = await in_process_sender(server)
             await throughput([send], 0.3)
             return (await throughput([send], seconds))[0]
+
+
+async def measure_pair_in_process(
+    store: str, seconds: float, rounds: int
+) -> dict[str, Any]:
+    """Extension ``tasks/get`` per second through ``handle`` of the single-revision
+    server and of the dual one (``DualServer.handle``), both in this process, loaded in
+    turn for ``rounds`` interleaved rounds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        servers = {
+            side: load_example(script).build_server(
+                None if store == "memory" else str(Path(tmp) / f"{side}.sqlite3")
+            )
+            for side, script in (("single", "server_ext.py"), ("dual", "server.py"))
+        }
+        async with servers["single"], servers["dual"]:
+            senders = {side: await in_process_sender(s) for side, s in servers.items()}
+            for send in senders.values():
+                await throughput([send], 0.3)
+            samples: dict[str, list[float]] = {"single": [], "dual": []}
+            for index in range(rounds):
+                for side in (
+                    ("single", "dual") if index % 2 == 0 else ("dual", "single")
+                ):
+                    samples[side].append(
+                        (await throughput([senders[side]], seconds))[0]
+                    )
+    single, dual = statistics.median(samples["single"]), statistics.median(
+        samples["dual"]
+    )
+    ratio = statistics.median(d / s for s, d in zip(samples["single"], samples["dual"]))
+    return {
+        "single_in_process": round(single),
+        "dual_in_process": round(dual),
+        "ratio_in_process": round(ratio, 3),
+        "rounds_in_process": samples,
+    }
+
+
+async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any]:
+    """HTTP ``tasks/get`` throughput and server CPU per request of the single-revision
+    server and the dual one, both running, loaded in turn for ``rounds`` interleaved
+    rounds (the order alternates); each side's medians and the medians of the rounds'
+    ratios dual/single."""
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        sides = {}
+        for side, target in (("single", pair.single), ("dual", pair.dual)):
+            port = free_port()
+            handle = stack.enter_context(
+                run_server(
+                    target.command(port, Path(tmp)),
+                    port,
+                    url_path=target.path,
+                    timeout=60,
+                )
+            )
+            sides[side] = (target, handle)
+        limits = httpx.Limits(max_connections=16, max_keepalive_connections=16)
+        async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+            loads: dict[str, tuple[int, list[Callable[[], Awaitable[None]]]]] = {}
+            own_connections: dict[str, list[RawConnection]] = {}
+            for side, (target, handle) in sides.items():
+                dialect = target.dialect(handle.url)
+                await dialect.open(client)
+                task_id = await dialect.create_task(client)
+                own = [
+                    RawConnection(handle.host, handle.port, target.path)
+                    for _ in range(8)
+                ]
+                own_connections[side] = own
+
+                def sender(
+                    connection: RawConnection,
+                    dialect: Dialect = dialect,
+                    task_id: str = task_id,
+                ) -> Callable[[], Awaitable[None]]:
+                    async def send() -> None:
+                        body, headers = dialect.get_request(task_id)
+                        reply = await connection.post(body, headers)
+                        if b'"result"' not in reply:
+                            raise RuntimeError(reply[:300])
+
+                    return send
+
+                loads[side] = (handle.proc.pid, [sender(c) for c in own])
+            await asyncio.sleep(0.5)  # let the tasks finish: we poll completed tasks
+            for pid, senders in loads.values():
+                await throughput(senders[:1], 0.5)  # warm up
+                await throughput(senders, 0.5)
+            samples: dict[str, dict[str, list[float]]] = {
+                side: {"c1": [], "c8": [], "cpu_ms": []} for side in loads
+            }
+            for index in range(rounds):
+                for side in (
+                    ("single", "dual") if index % 2 == 0 else ("dual", "single")
+                ):
+                    pid, senders = loads[side]
+                    for connection in own_connections[side]:
+                        connection.close()  # uvicorn drops connections idle for 5 s: connect anew
+                    cpu = cpu_seconds(pid)
+                    c1, n1 = await throughput(senders[:1], seconds)
+                    for connection in own_connections[side][1:]:
+                        connection.close()
+                    c8, n8 = await throughput(senders, seconds)
+                    samples[side]["c1"].append(c1)
+                    samples[side]["c8"].append(c8)
+                    samples[side]["cpu_ms"].append(
+                        (cpu_seconds(pid) - cpu) * 1000 / (n1 + n8)
+                    )
+            for own in own_connections.values():
+                for connection in own:
+                    connection.close()
+    figures: dict[str, Any] = {"rounds": samples}
+    for key in ("c1", "c8", "cpu_ms"):
+        single = statistics.median(samples["single"][key])
+        dual = statistics.median(samples["dual"][key])
+        digits = 3 if key == "cpu_ms" else 0
+        figures[f"single_{key}"] = round(single, digits) if digits else round(single)
+        figures[f"dual_{key}"] = round(dual, digits) if digits else round(dual)
+        ratios = [d / s for s, d in zip(samples["single"][key], samples["dual"][key])]
+        figures[f"ratio_{key}"] = round(statistics.median(ratios), 3)
+    return figures
 
 
 async def child_rss(store: str, count: int) -> dict[str, Any]:
@@ -528,6 +726,13 @@ def main() -> None:
         help="tasks created in process for RSS",
     )
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=6,
+        help="interleaved rounds of the dual/single comparison, each --seconds long per"
+        " load and side (even: each side goes first as often)",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="also print the figures as JSON"
     )
     parser.add_argument(
@@ -536,7 +741,7 @@ def main() -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="short runs: --seconds 1 --tasks 300 --rss-tasks 5000 (about two minutes)",
+        help="short runs: --seconds 1 --tasks 300 --rss-tasks 5000 --rounds 4",
     )
     parser.add_argument(
         "--child-rss", choices=["memory", "sqlite"], help=argparse.SUPPRESS
@@ -544,6 +749,7 @@ def main() -> None:
     options = parser.parse_args()
     if options.quick:
         options.seconds, options.tasks, options.rss_tasks = 1.0, 300, 5000
+        options.rounds = 4
     if options.child_rss:
         print(json.dumps(asyncio.run(child_rss(options.child_rss, options.rss_tasks))))
         return
@@ -591,16 +797,66 @@ def main() -> None:
         ),
         (f"rss_kib_with_{options.rss_tasks}", f"RSS KiB ({options.rss_tasks})"),
     ]
-    print(
-        f"\ntasks/get throughput (req/s) and memory; {os.cpu_count()} CPUs, load generator on the same machine"
-    )
-    print("| server | " + " | ".join(title for _, title in columns) + " |")
-    print("|---" * (len(columns) + 1) + "|")
-    for name, entry in figures.items():
-        cells = [str(entry.get(key, "-")) for key, _ in columns]
-        print(f"| {name} | " + " | ".join(cells) + " |")
+    if figures:
+        print(
+            f"\ntasks/get throughput (req/s) and memory; {os.cpu_count()} CPUs, load generator on the same machine"
+        )
+        print("| server | " + " | ".join(title for _, title in columns) + " |")
+        print("|---" * (len(columns) + 1) + "|")
+        for name, entry in figures.items():
+            cells = [str(entry.get(key, "-")) for key, _ in columns]
+            print(f"| {name} | " + " | ".join(cells) + " |")
+
+    pairs = compare_dual(options)
     if options.json:
-        print(json.dumps(figures, indent=2))
+        print(json.dumps({"servers": figures, "dual_against_single": pairs}, indent=2))
+
+
+def compare_dual(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The dual server against the single-revision ones (see the module docstring)."""
+    pairs: dict[str, dict[str, Any]] = {}
+    if options.only and not any(part in COMPARISON for part in options.only):
+        return pairs
+    for pair in PAIRS:
+        print(f"measuring dual against single, {pair.name} ...", file=sys.stderr)
+        pairs[pair.name] = asyncio.run(
+            measure_pair(pair, options.seconds, options.rounds)
+        )
+        if pair.single.dialect is ExtDialect:
+            store = "memory" if "memory" in pair.name else "sqlite"
+            pairs[pair.name].update(
+                asyncio.run(
+                    measure_pair_in_process(store, options.seconds, options.rounds)
+                )
+            )
+        shown = {
+            k: v for k, v in pairs[pair.name].items() if not k.startswith("rounds")
+        }
+        print(f"  {shown}", file=sys.stderr)
+    print(
+        f"\ndual server (examples/server.py) against the single-revision servers: "
+        f"tasks/get, medians of {options.rounds} interleaved rounds of "
+        f"{options.seconds:g} s per load; ratio = median of the rounds' dual / single"
+    )
+    print(
+        "| load, store | HTTP c=1 single / dual (ratio) | HTTP c=8 single / dual (ratio)"
+        " | server CPU ms/req single / dual (ratio) | in process single / dual (ratio) |"
+    )
+    print("|---|---|---|---|---|")
+    for name, entry in pairs.items():
+        cells = [
+            f"{entry[f'single_{key}']} / {entry[f'dual_{key}']} ({entry[f'ratio_{key}']:.2f})"
+            for key in ("c1", "c8", "cpu_ms")
+        ]
+        if "ratio_in_process" in entry:
+            cells.append(
+                f"{entry['single_in_process']} / {entry['dual_in_process']}"
+                f" ({entry['ratio_in_process']:.2f})"
+            )
+        else:
+            cells.append("-")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return pairs
 
 
 if __name__ == "__main__":

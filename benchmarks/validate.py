@@ -7,14 +7,15 @@ Usage (from the repository root)::
 Three sets of pydantic v2 models validate the same corpus of ``tasks/get`` results of the
 Tasks extension (``GetTaskResult``), side by side in one process:
 
-* ours: ``generated/mcp_tasks_ext/models.py`` (or ``--ours PATH``), loaded on its own;
+* ours: ``generated/mcp_tasks_ext/models_ext.py`` (or ``--ours PATH``), loaded on its own
+  (``models.py`` of a package only re-exports it, with a relative import);
 * datamodel-codegen: models generated at start-up, into a temporary folder, by the installed
   ``datamodel-codegen`` from the official extension schema (``--schema``), default options;
 * floor: the hand-written models below, what a person would write for speed: wire names as
   field names, one discriminated union on ``status``, nested payloads (``inputRequests``,
   ``result``, ``error``, ``_meta``) kept as ``dict[str, Any]``, no hooks.
 
-``--baseline NAME=PATH`` adds another ``models.py`` (an earlier version of ours, say) to the
+``--baseline NAME=PATH`` adds another models file (an earlier version of ours, say) to the
 same run, so a before/after comparison shares one machine state.
 
 The corpus: 2,000 results built from a fixed seed, the five statuses in equal shares and
@@ -245,7 +246,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5, help="rounds of measurements; medians are printed (default 5)")
     parser.add_argument("--messages", type=int, default=5000, help="messages per measurement (default 5000)")
-    parser.add_argument("--ours", type=Path, default=ROOT / "generated" / "mcp_tasks_ext" / "models.py")
+    parser.add_argument("--ours", type=Path, default=ROOT / "generated" / "mcp_tasks_ext" / "models_ext.py")
     parser.add_argument("--schema", type=Path, default=ROOT.parent / "shared" / "schemas" / "ext-tasks-draft.schema.json")
     parser.add_argument("--baseline", action="append", default=[], metavar="NAME=PATH", type=lambda s: (s.split("=", 1)[0], Path(s.split("=", 1)[1])), help="another models.py to time beside ours")
     args = parser.parse_args()
