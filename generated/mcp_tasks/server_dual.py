@@ -13,8 +13,11 @@ revision it belongs to:
 
 A task belongs to the principal that created it, whichever revision it came through:
 a task created through one revision is visible through the other only to the same
-principal (with ``authenticate``, the same identity; anonymous 2025-11-25 callers are
-their session, anonymous extension callers their address).
+principal (with ``authenticate``, the same identity; without it every caller of either
+revision is the one anonymous principal, as in a server of one revision). A
+cancellation or status change made through one revision reaches the other's worker and
+subscribers (the servers are each other's ``siblings``); input requests are answered
+through the revision that created the task.
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ class DualServer:
             if self.by_revision:
                 server.share_tools(next(iter(self.by_revision.values())))
             self.by_revision[revision] = server
+        for server in self.by_revision.values():
+            server.siblings = [s for s in self.by_revision.values() if s is not server]
         first = next(iter(self.by_revision.values()))
         self.session_server: TaskServerCore | None = next(
             (s for s in self.by_revision.values() if s.uses_sessions), None
@@ -135,7 +140,10 @@ class DualServer:
         info: RequestInfo | None = None,
         emit: Emit | None = None,
     ) -> dict[str, Any] | None:
-        """Answer one JSON-RPC message in process (as ``TasksServer.handle``)."""
+        """Answer one JSON-RPC message in process (as ``TasksServer.handle``): a request
+        of a session (``info.session_id``) goes to the revision with sessions."""
+        if info is not None and info.session_id is not None and self.session_server:
+            return await self.session_server.handle(message, info, emit)
         headers = (info.headers or {}) if info is not None else {}
         server = self.server_for(headers, message)
         return await server.handle(message, info, emit)

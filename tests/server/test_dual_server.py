@@ -572,3 +572,70 @@ async def test_item4_an_initialize_notification_opens_no_session(
     assert "mcp-session-id" not in response.headers, dict(response.headers)
     await _assert_json_rpc_error(response, -32600)
     no_traceback(hostile_server)
+
+
+# -- 5. what one revision does reaches the other's worker (in process) ----------------
+
+
+def _dual_in_process() -> tuple[Any, Any]:
+    """A dual server on a memory store whose principal is the Authorization header."""
+    from mcp_tasks.server import RequestInfo, TasksServer
+    from mcp_tasks.stores import InMemoryTaskStore
+
+    def principal(request: RequestInfo) -> str:
+        return (request.headers or {}).get("authorization", "anonymous")
+
+    server = TasksServer("dual", store=InMemoryTaskStore(), authenticate=principal)
+    return server, RequestInfo
+
+
+async def test_item5_a_cancel_through_the_other_revision_stops_the_worker() -> None:
+    """A task created through 2025-11-25 and cancelled through the extension (same
+    principal): the tool sees the cancellation and its worker stops; and the reverse."""
+    import asyncio
+
+    server, request_info = _dual_in_process()
+    started: dict[str, asyncio.Event] = {}
+    stopped: dict[str, asyncio.Event] = {}
+
+    @server.tool()
+    async def wait_forever(ctx: Any, arguments: dict[str, Any]) -> str:
+        label = str(arguments["label"])
+        started[label].set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped[label].set()
+        return "never"
+
+    alice = {"authorization": "alice"}
+    async with server:
+        session = request_info(
+            headers=alice, session_id=server.server_2025.open_session("alice").id
+        )
+        stateless = request_info(headers=alice)
+        for label, create, cancel in (
+            ("2025 -> ext", (message_2025, session), (ext_message, stateless)),
+            ("ext -> 2025", (ext_message, stateless), (message_2025, session)),
+        ):
+            started[label], stopped[label] = asyncio.Event(), asyncio.Event()
+            make, info = create
+            params: dict[str, Any] = {
+                "name": "wait_forever",
+                "arguments": {"label": label},
+            }
+            if make is message_2025:
+                params["task"] = {}
+            created = result_of(await server.handle(make("tools/call", params), info))
+            task_id = (created.get("task") or created)["taskId"]
+            await asyncio.wait_for(started[label].wait(), 5)
+            make, info = cancel
+            answer = await server.handle(
+                make("tasks/cancel", {"taskId": task_id}), info
+            )
+            assert "error" not in (answer or {}), (label, answer)
+            await asyncio.wait_for(stopped[label].wait(), 5)
+            view = result_of(
+                await server.handle(make("tasks/get", {"taskId": task_id}), info)
+            )
+            assert view["status"] == "cancelled", (label, view)
