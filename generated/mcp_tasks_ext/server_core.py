@@ -819,6 +819,9 @@ class TaskServerCore:
         """Names this process in worker leases and signals to other replicas."""
         self.sessions: dict[str, Session] = {}
         self._wire_cache: dict[tuple[str, float, str], dict[str, Any]] = {}
+        self.siblings: list[TaskServerCore] = []
+        """Servers of the other revisions on this store in this process (a dual server):
+        they get this server's signals (cancellations, status changes) directly."""
         self.custom_handlers: dict[str, CustomHandler] = {}
         """Handlers of methods the runtime has no role for, by method name."""
         self._contexts: dict[str, ToolContext] = {}
@@ -1336,12 +1339,18 @@ class TaskServerCore:
         return failed
 
     async def _signal(self, kind: str, task_id: str, **data: Any) -> None:
-        """Tell the other replicas (if the store has any) about ``task_id``.
+        """Tell the other replicas (if the store has any), or else the siblings, about
+        ``task_id``.
 
         Best effort: a failure is logged, since the change itself is already stored.
         """
         store = self.store
         if not isinstance(store, ReplicaStore):
+            # the same store in the same process (a dual server): tell them directly
+            for sibling in self.siblings:
+                await sibling._on_signal(
+                    {"from": self.replica_id, "kind": kind, "taskId": task_id, **data}
+                )
             return
         try:
             await store.publish(
@@ -1898,9 +1907,10 @@ class TaskServerCore:
         """Revision hook called after every stored change (status notifications)."""
 
     async def _announce(self, record: TaskRecord) -> None:
-        """Publish a stored change here and, with a ``ReplicaStore``, on every replica."""
+        """Publish a stored change here and on every replica (with a ``ReplicaStore``) or
+        sibling (the other revisions of a dual server)."""
         await self._published(record)
-        if isinstance(self.store, ReplicaStore):
+        if isinstance(self.store, ReplicaStore) or self.siblings:
             await self._signal("status", record.task_id, record=asdict(record))
 
     async def move_task(self, task_id: str, **changes: Any) -> TaskRecord | None:

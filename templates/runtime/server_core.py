@@ -1344,9 +1344,8 @@ class TaskServerCore:
         """
         store = self.store
         if not isinstance(store, ReplicaStore):
-            for (
-                sibling
-            ) in self.siblings:  # same store, same process: tell them directly
+            # the same store in the same process (a dual server): tell them directly
+            for sibling in self.siblings:
                 await sibling._on_signal(
                     {"from": self.replica_id, "kind": kind, "taskId": task_id, **data}
                 )
