@@ -12,6 +12,18 @@ two ``examples/server_ext.py --redis`` replicas, and against one
 ``examples/server_ext.py --db`` replica. It also reports Redis memory per task
 (``used_memory`` growth divided by the count) and the time from ``kill -9`` of the
 replica running a task until another replica reports the task ``failed``.
+
+``--sqlite-cache`` measures only SQLite (no Redis): ``tasks/get`` latency over HTTP on
+stored tasks within the store's 10,000-record cache against stored tasks beyond it,
+side by side. Within: ``--hot`` unfinished tasks (running ``slow_compute``, served from
+the store's cache) and ``--small`` finished tasks (a database smaller than the cache;
+finished tasks are always read from the file). Beyond: 200,000 and ``--tasks``
+finished tasks, random access. Every server runs at once and each is loaded in turn
+for ``--seconds``, in ``--rounds`` interleaved rounds whose order rotates; printed are
+the medians over the rounds of p50, p99 and the server's CPU time per request, and
+the median of the rounds' ratios p99(beyond) / p99(in cache)::
+
+    .venv/bin/python benchmarks/replicas.py --sqlite-cache --tasks 1000000
 """
 
 from __future__ import annotations
@@ -19,8 +31,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -52,6 +66,10 @@ from tests.support.procs import (  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "server_ext.py"
 RESULT = {"content": [{"type": "text", "text": "done"}], "isError": False}
+OWNER = "anonymous"
+"""The principal ``examples/server_ext.py`` gives a request without Authorization."""
+HOT = "hot"
+"""The principal of the ``--sqlite-cache`` unfinished tasks."""
 HEADERS = {"accept": "application/json, text/event-stream", "mcp-method": "tasks/get"}
 
 
@@ -59,7 +77,7 @@ def record(task_id: str, now: float) -> TaskRecord:
     """A completed task as the example server would have stored it."""
     return TaskRecord(
         task_id=task_id,
-        owner=None,
+        owner=OWNER,
         tool="slow_compute",
         status="completed",
         created_at=now,
@@ -95,8 +113,8 @@ async def seed_sqlite(path: str, ids: list[str]) -> None:
     with sqlite3.connect(path) as conn:
         conn.executemany(
             "INSERT INTO tasks (task_id, owner, status, expires_at, body)"
-            " VALUES (?, NULL, 'completed', ?, ?)",
-            ((t, now + 86_400, sqlite_body(record(t, now))) for t in ids),
+            " VALUES (?, ?, 'completed', ?, ?)",
+            ((t, OWNER, now + 86_400, sqlite_body(record(t, now))) for t in ids),
         )
 
 
@@ -109,10 +127,27 @@ def example(*args: str) -> Iterator[ServerHandle]:
         yield handle
 
 
+def cpu_s(pid: int) -> float:
+    """User plus system CPU time of a process so far, in seconds (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def load(
-    servers: list[ServerHandle], ids: list[str], seconds: float, concurrency: int
+    servers: list[ServerHandle],
+    ids: list[str],
+    seconds: float,
+    concurrency: int,
+    status: bytes = b'"completed"',
+    principal: str | None = None,
 ) -> dict[str, float]:
-    """``tasks/get`` on random IDs, connections spread over ``servers``."""
+    """``tasks/get`` on random IDs, connections spread over ``servers``; each reply
+    must carry ``status``; ``principal`` goes in the Authorization header. Also the
+    servers' CPU time per request."""
+    headers = dict(HEADERS)
+    if principal is not None:
+        headers["authorization"] = principal
+    cpu_before = [cpu_s(server.proc.pid) for server in servers]
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
 
@@ -131,9 +166,9 @@ async def load(
                     "params": {"taskId": task_id, "_meta": EXT_META},
                 }
                 started = time.perf_counter()
-                reply = await connection.post(body, {**HEADERS, "mcp-name": task_id})
+                reply = await connection.post(body, {**headers, "mcp-name": task_id})
                 latencies.append(time.perf_counter() - started)
-                if b'"completed"' not in reply:
+                if status not in reply:
                     raise RuntimeError(f"unexpected reply: {reply[:200]!r}")
         finally:
             connection.close()
@@ -141,11 +176,13 @@ async def load(
     started = time.perf_counter()
     await asyncio.gather(*(worker(i) for i in range(concurrency)))
     elapsed = time.perf_counter() - started
+    cpu = sum(cpu_s(s.proc.pid) for s in servers) - sum(cpu_before)
     latencies.sort()
     return {
         "requests_per_s": len(latencies) / elapsed,
         "p50_ms": latencies[len(latencies) // 2] * 1000,
         "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+        "cpu_ms_per_request": cpu * 1000 / len(latencies),
     }
 
 
@@ -207,6 +244,113 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
+async def start_hot(server: ServerHandle, count: int) -> list[str]:
+    """Start ``count`` long ``slow_compute`` tasks on ``server`` for principal
+    ``HOT`` (the seeded ones are at their limit of finished tasks); return their IDs."""
+    connection = RawConnection("127.0.0.1", server.port, "/mcp")
+    headers = {
+        **HEADERS,
+        "mcp-method": "tools/call",
+        "mcp-name": "slow_compute",
+        "authorization": HOT,
+    }
+    ids = []
+    try:
+        for index in range(count):
+            body = {
+                "jsonrpc": "2.0",
+                "id": index,
+                "method": "tools/call",
+                "params": {
+                    "name": "slow_compute",
+                    "arguments": {"seconds": 3600, "label": "hot"},
+                    "_meta": EXT_META,
+                },
+            }
+            reply = json.loads(await connection.post(body, headers))
+            if "result" not in reply:
+                raise RuntimeError(f"unexpected reply: {reply}")
+            ids.append(reply["result"]["taskId"])
+    finally:
+        connection.close()
+    return ids
+
+
+async def run_cache(options: argparse.Namespace) -> dict[str, Any]:
+    """SQLite ``tasks/get`` within the store's cache against beyond it, interleaved."""
+    sizes = {"small": options.small, "200k": 200_000, "beyond": options.tasks}
+    report: dict[str, Any] = {"tasks": sizes, "hot_tasks": options.hot}
+    targets: dict[str, tuple[ServerHandle, list[str], bytes, str | None]] = {}
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        for name, count in sizes.items():
+            ids = [uuid.uuid4().hex for _ in range(count)]
+            db = str(Path(tmp) / f"{name}.sqlite3")
+            started = time.perf_counter()
+            await seed_sqlite(db, ids)
+            report[f"seed_{name}_s"] = time.perf_counter() - started
+            server = stack.enter_context(example("--db", db))
+            targets[name] = (server, ids, b'"completed"', None)
+            if name == "small":
+                hot = await start_hot(server, options.hot)
+                targets["hot"] = (server, hot, b'"working"', HOT)
+        names = ["hot", "small", "200k", "beyond"]
+        samples: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+        for index in range(options.rounds):
+            shift = index % len(names)
+            for name in names[shift:] + names[:shift]:
+                server, ids, status, principal = targets[name]
+                figures = await load(
+                    [server],
+                    ids,
+                    options.seconds,
+                    options.concurrency,
+                    status,
+                    principal,
+                )
+                samples[name].append(figures)
+    report["rounds"] = samples
+    for name in names:
+        report[name] = {
+            key: statistics.median(figures[key] for figures in samples[name])
+            for key in samples[name][0]
+        }
+    for far in ("200k", "beyond"):
+        for near in ("hot", "small"):
+            report[f"ratio_p99_{far}_{near}"] = statistics.median(
+                f["p99_ms"] / n["p99_ms"] for f, n in zip(samples[far], samples[near])
+            )
+    return report
+
+
+def print_cache(report: dict[str, Any], options: argparse.Namespace) -> None:
+    """The ``--sqlite-cache`` figures as a table and the ratios."""
+    sizes = report["tasks"]
+    rows = {
+        "hot": f"in cache: {report['hot_tasks']:,} unfinished tasks",
+        "small": f"in cache: {sizes['small']:,} finished tasks",
+        "200k": f"beyond: {sizes['200k']:,} finished tasks",
+        "beyond": f"beyond: {sizes['beyond']:,} finished tasks",
+    }
+    print(
+        f"SQLiteTaskStore tasks/get over HTTP, {options.concurrency} keep-alive"
+        f" connections, medians of {options.rounds} interleaved rounds of"
+        f" {options.seconds:g} s"
+    )
+    print(f"{'':42} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'CPU ms/req':>10}")
+    for name, label in rows.items():
+        f = report[name]
+        print(
+            f"{label:42} {f['requests_per_s']:7,.0f} {f['p50_ms']:7.2f}"
+            f" {f['p99_ms']:7.2f} {f['cpu_ms_per_request']:10.3f}"
+        )
+    for far in ("200k", "beyond"):
+        for near in ("hot", "small"):
+            print(
+                f"p99 ratio {rows[far].split(': ')[1]} / {rows[near].split(': ')[1]}:"
+                f" {report[f'ratio_p99_{far}_{near}']:.2f}"
+            )
+
+
 def main() -> None:
     """Parse the command line, measure, print."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -215,7 +359,27 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--lease", type=float, default=3.0)
     parser.add_argument("--json", action="store_true", help="print JSON only")
+    parser.add_argument(
+        "--sqlite-cache",
+        action="store_true",
+        help="SQLite only: tasks/get within the store's cache against beyond it",
+    )
+    parser.add_argument("--small", type=int, default=5_000)
+    parser.add_argument(
+        "--hot",
+        type=int,
+        default=100,
+        help="at most 100 (the example's limit per principal)",
+    )
+    parser.add_argument("--rounds", type=int, default=4)
     options = parser.parse_args()
+    if options.sqlite_cache:
+        report = asyncio.run(run_cache(options))
+        if options.json:
+            print(json.dumps(report, indent=2))
+        else:
+            print_cache(report, options)
+        return
     report = asyncio.run(run(options))
     if options.json:
         print(json.dumps(report, indent=2))

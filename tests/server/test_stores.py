@@ -117,6 +117,79 @@ async def test_sqlite_store_runs_off_the_event_loop(tmp_path: Path) -> None:
     assert threads[0] != threading.current_thread().name
 
 
+async def test_sqlite_get_reads_in_place_beside_a_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``get`` that misses the cache reads committed state on the caller's thread,
+    also while another connection holds the write lock, and never hops to the worker."""
+    path = str(tmp_path / "tasks.sqlite3")
+    store = SQLiteTaskStore(path)
+    await store.open()
+    try:
+        await store.create(record("a"))
+        done = record("a", status="completed", result={"content": []})
+        await store.put(done)
+        hops: list[object] = []
+
+        async def no_hop(fn: object) -> None:
+            hops.append(fn)
+            raise AssertionError("get went to the worker thread")
+
+        monkeypatch.setattr(store, "_run", no_hop)
+        writer = sqlite3.connect(path, isolation_level=None)
+        try:
+            writer.execute("BEGIN IMMEDIATE")
+            writer.execute("UPDATE tasks SET status = 'failed' WHERE task_id = 'a'")
+            got = await store.get("a")  # the uncommitted write is not seen
+            assert got is not None and got.status == "completed"
+            assert got.result == {"content": []}
+            writer.execute("COMMIT")
+            got = await store.get("a")  # committed: seen at once
+            assert got is not None and got.status == "failed"
+            assert await store.get("missing") is None
+        finally:
+            writer.close()
+        assert hops == []
+    finally:
+        monkeypatch.undo()
+        await store.close()
+
+
+async def test_sqlite_get_goes_to_the_worker_when_the_file_is_busy(
+    tmp_path: Path,
+) -> None:
+    class Busy:
+        def execute(self, *args: object) -> object:
+            raise sqlite3.OperationalError("database is locked")
+
+        def close(self) -> None:
+            pass
+
+    store = SQLiteTaskStore(str(tmp_path / "tasks.sqlite3"))
+    await store.open()
+    try:
+        await store.create(record("a"))
+        await store.put(record("a", status="completed"))
+        store._reader = Busy()  # type: ignore[assignment]
+        got = await store.get("a")
+        assert got is not None and got.status == "completed"
+    finally:
+        await store.close()
+
+
+async def test_sqlite_store_in_memory_reads_on_the_worker() -> None:
+    store = SQLiteTaskStore(":memory:")
+    await store.open()
+    try:
+        assert store._reader is None
+        await store.create(record("a"))
+        await store.put(record("a", status="completed"))
+        got = await store.get("a")
+        assert got is not None and got.status == "completed"
+    finally:
+        await store.close()
+
+
 async def test_recovery_fails_tasks_whose_worker_died(tmp_path: Path) -> None:
     """After a crash, unfinished tasks are failed with a clear error instead of staying working."""
     path = str(tmp_path / "tasks.sqlite3")
