@@ -449,6 +449,13 @@ class SQLiteTaskStore:
         self._cache: OrderedDict[str, TaskRecord] = OrderedDict()
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
+        """A read-only connection used on the event loop's thread by ``get``."""
+        self._direct_reads = path not in ("", ":memory:") and not path.startswith(
+            "file:"
+        )
+        """Whether ``get`` may read on the loop's thread (a file: WAL readers never
+        wait for the writer; an in-memory database is private to its connection)."""
 
     async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``fn(connection)`` on the store's thread."""
@@ -504,6 +511,9 @@ class SQLiteTaskStore:
 
         await self._run(shut)
         self._conn = None
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         self._executor.shutdown(wait=True)
         self._executor = None
         self._cache.clear()
@@ -546,10 +556,30 @@ class SQLiteTaskStore:
             ).fetchone()
             return None if row is None else _record(row)
 
-        record = await self._run(select)
+        read = self._read_here(select)
+        record = await self._run(select) if read is None else read[0]
         if record is not None:
             self._remember(record)
         return record
+
+    def _read_here(
+        self, select: Callable[[sqlite3.Connection], TaskRecord | None]
+    ) -> tuple[TaskRecord | None] | None:
+        """``select`` on the loop's thread, without the worker thread's round trip
+        (a primary-key read in WAL mode: it does not wait for the writer, and with
+        ``timeout=0`` never waits for a lock); None when that is not possible, and the
+        caller then asks the worker thread."""
+        if not self._direct_reads or self._executor is None:
+            return None
+        try:
+            reader = self._reader
+            if reader is None:
+                reader = sqlite3.connect(self._path, timeout=0, check_same_thread=False)
+                reader.execute("PRAGMA query_only=ON")
+                self._reader = reader
+            return (select(reader),)
+        except sqlite3.Error:
+            return None
 
     async def put(self, record: TaskRecord) -> None:
         """Replace the stored state of an existing, unfinished task and commit.
