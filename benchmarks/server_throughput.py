@@ -25,7 +25,14 @@ Side by side, on this machine:
   one that runs second can gain or lose from the first, notably with SQLite); printed
   are each side's median and the median of the rounds' ratios dual/single (each round
   measures both sides within seconds, so its ratio is little affected by other load on
-  the machine that comes and goes).
+  the machine that comes and goes);
+- ours (extension ``tasks/get``; ``examples/server_ext.py`` and the dual
+  ``examples/server.py``, memory and SQLite store) against two floors under the same
+  uvicorn settings (``benchmarks/floor_server.py``): a minimal ASGI app answering fixed
+  bytes, and one doing ``json.loads`` of the body and ``json.dumps`` of a fixed
+  task-shaped result. All six run at once, take the same load generator and requests in
+  ``--rounds`` interleaved rounds (rotating order); printed are the server CPU per
+  request and the medians of the rounds' ratios ours / floor.
 
 Run from the repository root (peers from ``.ci/peers.sh``; missing ones are skipped)::
 
@@ -34,7 +41,8 @@ Run from the repository root (peers from ``.ci/peers.sh``; missing ones are skip
 ``--quick`` (1 s load runs, 300 tasks over HTTP, 5,000 in process, 4 rounds of the dual
 comparison) takes about four minutes; ``--only NAME`` (repeatable) measures the
 targets whose name contains NAME (``--only dual``: the dual server's rows and the
-comparison with the single-revision servers).
+comparison with the single-revision servers; ``--only floors``: ours against the
+floor apps).
 The figures are printed as tables and as JSON (``--json``).
 """
 
@@ -255,6 +263,13 @@ class Dialect2025(Dialect):
         return body, self.headers
 
 
+class FloorDialect(ExtDialect):
+    """The extension's ``tasks/get`` sent to a floor app, which keeps no tasks."""
+
+    async def create_task(self, client: httpx.AsyncClient) -> str:
+        return "48e43c02cf46b19d36aa4ae7ad7702fa"
+
+
 @dataclass
 class Target:
     """One server to measure."""
@@ -407,6 +422,43 @@ PAIRS = [
     )
     for store, store_name in (("memory", "memory"), ("sqlite", "SQLite"))
 ]
+
+
+FLOOR_COMPARISON = "floors"
+"""The name ``--only`` matches to run the comparison of ours with the floor apps."""
+
+FLOOR_FIXED = "floor: fixed bytes"
+FLOOR_JSON = "floor: JSON echo"
+
+
+def floor(mode: str) -> Callable[[int, Path], list[str]]:
+    """The command line of ``benchmarks/floor_server.py`` in ``mode``."""
+    return lambda port, tmp: [
+        sys.executable,
+        str(ROOT / "benchmarks" / "floor_server.py"),
+        mode,
+        "--port",
+        str(port),
+    ]
+
+
+FLOOR_TARGETS = [
+    Target(FLOOR_FIXED, floor("fixed"), "/mcp", FloorDialect),
+    Target(FLOOR_JSON, floor("json"), "/mcp", FloorDialect),
+    Target(
+        "ours (memory store)", example("server_ext.py", "memory"), "/mcp", ExtDialect
+    ),
+    Target(
+        "ours (SQLite store)", example("server_ext.py", "sqlite"), "/mcp", ExtDialect
+    ),
+    Target(
+        "ours, dual (memory store)", example("server.py", "memory"), "/mcp", ExtDialect
+    ),
+    Target(
+        "ours, dual (SQLite store)", example("server.py", "sqlite"), "/mcp", ExtDialect
+    ),
+]
+"""Ours (extension ``tasks/get`` of a finished task) beside the two floors."""
 
 
 async def throughput(
@@ -572,14 +624,16 @@ async def measure_pair_in_process(
     }
 
 
-async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any]:
-    """HTTP ``tasks/get`` throughput and server CPU per request of the single-revision
-    server and the dual one, both running, loaded in turn for ``rounds`` interleaved
-    rounds (the order alternates); each side's medians and the medians of the rounds'
-    ratios dual/single."""
+async def measure_group(
+    targets: dict[str, Target], seconds: float, rounds: int
+) -> dict[str, dict[str, list[float]]]:
+    """HTTP ``tasks/get`` throughput (c=1, c=8) and server CPU per request of several
+    servers, all running at once and loaded in turn for ``rounds`` interleaved rounds
+    (round ``i`` starts with the ``i``-th side, in a rotating order); every round's
+    figures of every side, by side name."""
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         sides = {}
-        for side, target in (("single", pair.single), ("dual", pair.dual)):
+        for side, target in targets.items():
             port = free_port()
             handle = stack.enter_context(
                 run_server(
@@ -625,10 +679,10 @@ async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any
             samples: dict[str, dict[str, list[float]]] = {
                 side: {"c1": [], "c8": [], "cpu_ms": []} for side in loads
             }
+            names = list(loads)
             for index in range(rounds):
-                for side in (
-                    ("single", "dual") if index % 2 == 0 else ("dual", "single")
-                ):
+                start = index % len(names)
+                for side in names[start:] + names[:start]:
                     pid, senders = loads[side]
                     for connection in own_connections[side]:
                         connection.close()  # uvicorn drops connections idle for 5 s: connect anew
@@ -645,6 +699,17 @@ async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any
             for own in own_connections.values():
                 for connection in own:
                     connection.close()
+    return samples
+
+
+async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any]:
+    """HTTP ``tasks/get`` throughput and server CPU per request of the single-revision
+    server and the dual one, both running, loaded in turn for ``rounds`` interleaved
+    rounds (the order alternates); each side's medians and the medians of the rounds'
+    ratios dual/single."""
+    samples = await measure_group(
+        {"single": pair.single, "dual": pair.dual}, seconds, rounds
+    )
     figures: dict[str, Any] = {"rounds": samples}
     for key in ("c1", "c8", "cpu_ms"):
         single = statistics.median(samples["single"][key])
@@ -654,6 +719,29 @@ async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any
         figures[f"dual_{key}"] = round(dual, digits) if digits else round(dual)
         ratios = [d / s for s, d in zip(samples["single"][key], samples["dual"][key])]
         figures[f"ratio_{key}"] = round(statistics.median(ratios), 3)
+    return figures
+
+
+async def measure_floors(seconds: float, rounds: int) -> dict[str, dict[str, Any]]:
+    """Ours (extension ``tasks/get``, single-revision and dual, memory and SQLite)
+    against the two floor apps, all loaded in interleaved rounds; each side's medians
+    and the medians of the rounds' ratios to each floor (server CPU per request)."""
+    samples = await measure_group(
+        {target.name: target for target in FLOOR_TARGETS}, seconds, rounds
+    )
+    figures: dict[str, dict[str, Any]] = {}
+    for name, rows in samples.items():
+        entry: dict[str, Any] = {"rounds": rows}
+        entry["req_per_s_c1"] = round(statistics.median(rows["c1"]))
+        entry["req_per_s_c8"] = round(statistics.median(rows["c8"]))
+        entry["server_cpu_ms_per_req"] = round(statistics.median(rows["cpu_ms"]), 3)
+        for floor, key in ((FLOOR_JSON, "json"), (FLOOR_FIXED, "fixed")):
+            ratios = [
+                ours / base
+                for ours, base in zip(rows["cpu_ms"], samples[floor]["cpu_ms"])
+            ]
+            entry[f"cpu_ratio_to_{key}_floor"] = round(statistics.median(ratios), 3)
+        figures[name] = entry
     return figures
 
 
@@ -807,9 +895,51 @@ def main() -> None:
             cells = [str(entry.get(key, "-")) for key, _ in columns]
             print(f"| {name} | " + " | ".join(cells) + " |")
 
+    floors = compare_floors(options)
     pairs = compare_dual(options)
     if options.json:
-        print(json.dumps({"servers": figures, "dual_against_single": pairs}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "servers": figures,
+                    "against_floors": floors,
+                    "dual_against_single": pairs,
+                },
+                indent=2,
+            )
+        )
+
+
+def compare_floors(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Ours against the floor apps (see the module docstring)."""
+    if options.only and not any(part in FLOOR_COMPARISON for part in options.only):
+        return {}
+    print("measuring ours against the floors ...", file=sys.stderr)
+    floors = asyncio.run(measure_floors(options.seconds, options.rounds))
+    for name, entry in floors.items():
+        shown = {k: v for k, v in entry.items() if k != "rounds"}
+        print(f"  {name}: {shown}", file=sys.stderr)
+    print(
+        f"\nextension tasks/get against the floors (benchmarks/floor_server.py, same"
+        f" uvicorn settings): medians of {options.rounds} interleaved rounds of"
+        f" {options.seconds:g} s per load; ratio = median of the rounds' ours / floor"
+        f" (server CPU per request)"
+    )
+    print(
+        "| server | HTTP c=1 | HTTP c=8 | server CPU ms/req | ratio to JSON-echo floor"
+        " | ratio to fixed-bytes floor |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, entry in floors.items():
+        cells = [
+            str(entry["req_per_s_c1"]),
+            str(entry["req_per_s_c8"]),
+            f"{entry['server_cpu_ms_per_req']:.3f}",
+            f"{entry['cpu_ratio_to_json_floor']:.2f}",
+            f"{entry['cpu_ratio_to_fixed_floor']:.2f}",
+        ]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return floors
 
 
 def compare_dual(options: argparse.Namespace) -> dict[str, dict[str, Any]]:

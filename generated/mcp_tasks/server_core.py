@@ -54,6 +54,7 @@ from .stores import (
     TaskStore,
     TransitionStore,
     UsageStore,
+    kept_bytes,
 )
 
 __all__: list[str] = [
@@ -176,6 +177,10 @@ class RequestInfo:
     principal: str | None = None
     session_id: str | None = None
     client: str | None = None
+    checked_json: bool = False
+    """The transport parsed the message from JSON text and found no ``NaN`` or
+    ``Infinity`` in it (nor nesting deeper than it allows): ``handle`` need not check
+    again that ``params`` is plain JSON."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -250,18 +255,23 @@ def rfc3339(timestamp: float) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+_JSON = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+"""Compact JSON without ``NaN`` (one encoder: ``json.dumps`` with options builds one
+per call)."""
+
+
 def json_size(value: Any) -> int:
     """The size in bytes of ``value`` as compact JSON.
 
     Raises ``ValueError`` for what JSON cannot hold (a non-finite number, a lone
     surrogate is fine: it is escaped) and ``RecursionError`` when nested too deep.
     """
-    return len(json.dumps(value, separators=(",", ":"), allow_nan=False).encode())
+    return len(_JSON.encode(value).encode())
 
 
 def json_text(value: Any) -> str:
     """``value`` as compact JSON; never ``NaN`` or ``Infinity`` (``ValueError``)."""
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return _JSON.encode(value)
 
 
 def valid_id(value: Any) -> bool:
@@ -563,7 +573,14 @@ _TTL_RAN_OUT = (
 """The error message of a task failed by its own replica just before its TTL."""
 
 _WIRE_CACHE_SIZE = 1024
-"""How many wire forms of live tasks ``TaskServerCore._task`` keeps (the latest made)."""
+"""How many wire forms of tasks ``TaskServerCore._task`` keeps (the latest made)."""
+
+_WIRE_CACHE_MAX_KEPT = 4096
+"""The largest finished task (JSON bytes of its result and error) whose wire form
+``TaskServerCore._task`` keeps."""
+
+_TOO_LARGE: dict[str, Any] = {}
+"""The wire cache's mark for a finished task too large to keep."""
 
 _MAX_WRITE_ATTEMPTS = 100
 """How often one status write is retried after losing a race to another writer."""
@@ -836,6 +853,12 @@ class TaskServerCore:
         for role, route in self._role_routes().items():
             if role in self.tables.roles:  # a role the schema lacks is never served
                 self._routes[self.tables.roles[role]] = route
+        roles = self.tables.roles
+        self.prompt_methods: frozenset[str] = frozenset(
+            {"ping", "tools/list", *(roles[r] for r in ("get", "cancel") if r in roles)}
+        )
+        """Methods answered without waiting on a client, a tool or a task's progress:
+        the HTTP transport awaits them directly, without watching for a disconnect."""
         self.setup()
 
     def setup(self) -> None:
@@ -944,7 +967,8 @@ class TaskServerCore:
             method = cast(str, message["method"])
             params = request_params(message)
             try:
-                json_size(params)
+                if request is None or not request.checked_json:
+                    json_size(params)
             except (ValueError, RecursionError):
                 raise JsonRpcError(
                     INVALID_PARAMS,
@@ -1601,20 +1625,22 @@ class TaskServerCore:
     def _task(self, record: TaskRecord) -> dict[str, Any]:
         """The wire form of ``_task_model`` (a new dict; the nested values are shared).
 
-        Every change of a task bumps its ``updated_at``, so the wire form of one
-        ``(task_id, updated_at)`` never changes: the last ones made for live tasks
-        (the ones clients poll) are kept; terminal ones, which may carry large
-        results, are not.
+        Every change of a task bumps its ``updated_at`` and a finished task never
+        changes, so the wire form of one ``(task_id, updated_at, status)`` never
+        changes: the last ones made (the tasks clients poll) are kept, except those of
+        finished tasks whose result and error exceed ``_WIRE_CACHE_MAX_KEPT`` bytes
+        (only a mark is kept for those, so their size is measured once).
         """
-        if record.is_terminal:
-            return self._task_model(record).to_wire()
         key = (record.task_id, record.updated_at, record.status)
         wire = self._wire_cache.get(key)
         if wire is None:
             wire = self._task_model(record).to_wire()
-            self._wire_cache[key] = wire
+            large = record.is_terminal and kept_bytes(record) > _WIRE_CACHE_MAX_KEPT
+            self._wire_cache[key] = _TOO_LARGE if large else wire
             if len(self._wire_cache) > _WIRE_CACHE_SIZE:
                 self._wire_cache.pop(next(iter(self._wire_cache)))
+        elif wire is _TOO_LARGE:
+            return self._task_model(record).to_wire()
         return dict(wire)
 
     def _cancelled_elsewhere(self, task_id: str) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, Protocol, cast
@@ -176,12 +177,37 @@ def _encode(message: dict[str, Any]) -> str:
         )
 
 
-def _parse(body: bytes) -> Any:
-    """The JSON value of a request body; ``ValueError`` when it is not JSON."""
+class _NotFinite(Exception):
+    """A request body holds ``NaN``, ``Infinity`` or a number too large for a float."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NotFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotFinite(text)
+    return value
+
+
+_FINITE = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+"""A decoder that refuses non-finite numbers (``json.loads`` takes them)."""
+
+
+def _parse(body: bytes) -> tuple[Any, bool]:
+    """The JSON value of a request body, and whether it is plain JSON (no ``NaN`` or
+    ``Infinity``: what ``RequestInfo.checked_json`` promises); ``ValueError`` when it
+    is not JSON."""
     if json_depth_exceeds(body, MAX_JSON_DEPTH):
         raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        return json.loads(body)
+        try:  # what json.loads does with bytes, with the finite decoder
+            text = body.decode(json.detect_encoding(body), "surrogatepass")
+            return _FINITE.decode(text), True
+        except _NotFinite:
+            return json.loads(body), False
     except RecursionError:
         raise ValueError("nested too deeply") from None
 
@@ -310,7 +336,7 @@ async def _post(
         )
         return
     try:
-        message = _parse(body)
+        message, plain = _parse(body)
     except ValueError as error:  # UnicodeDecodeError included
         await exchange.json(
             400, _error(PARSE_ERROR, f"Parse error: body is not JSON ({error})")
@@ -361,21 +387,29 @@ async def _post(
         return
     else:
         exchange = _Exchange(send, [(b"mcp-session-id", session_id.encode())])
-    info = RequestInfo(headers=headers, session_id=session_id, client=address)
+    info = RequestInfo(
+        headers=headers, session_id=session_id, client=address, checked_json=plain
+    )
     if "id" not in message or "method" not in message:  # notification or response
         await server.handle(message, info)
         await exchange.json(202, None)
         return
-    handler = asyncio.ensure_future(server.handle(message, info, exchange.event))
-    watcher = asyncio.ensure_future(_until_disconnect(receive))
-    await asyncio.wait({handler, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    watcher.cancel()
-    if not handler.done():
-        handler.cancel()  # the client went away
-        await asyncio.gather(handler, return_exceptions=True)
-        return
     try:
-        response = handler.result()
+        if message["method"] in server.prompt_methods:
+            # answered without waiting on anyone: no task, no disconnect watcher
+            response = await server.handle(message, info, exchange.event)
+        else:
+            handler = asyncio.ensure_future(
+                server.handle(message, info, exchange.event)
+            )
+            watcher = asyncio.ensure_future(_until_disconnect(receive))
+            await asyncio.wait({handler, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            watcher.cancel()
+            if not handler.done():
+                handler.cancel()  # the client went away
+                await asyncio.gather(handler, return_exceptions=True)
+                return
+            response = handler.result()
     except JsonRpcError as error:  # raised by the transport itself (not by handle)
         response = {"jsonrpc": "2.0", "id": message.get("id"), "error": error.to_wire()}
     if opened is not None and response is not None and "error" in response:
