@@ -16,31 +16,28 @@ Each task belongs to the caller's ``Authorization`` header value ("anonymous" wh
 there is none), whichever revision created it; put a real authentication check in
 ``principal`` before exposing this beyond localhost.
 
-Tools: the fixtures of the official conformance suite (``greet``, ``slow_compute``,
-``failing_job``, ``protocol_error_job``, ``confirm_delete``, ``multi_input``,
-``test_tool_with_task``: its questions before the task are an extension feature), plus
-``long_report`` (status and progress messages), ``ask_name`` (asks for input
-mid-flight) and ``must_task`` (only as a task).
+Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
+``long_report`` and ``ask_name``), plus ``must_task`` (only as a task).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from example_tools import add_tools, principal  # noqa: E402
 from mcp_tasks.asgi import serve  # noqa: E402
 from mcp_tasks.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks.server import TasksServer  # noqa: E402
 from mcp_tasks.server_core import (  # noqa: E402
     JsonRpcError,
     Limits,
-    RequestInfo,
     ToolContext,
     ToolError,
 )
@@ -49,25 +46,6 @@ from mcp_tasks.stores import (  # noqa: E402
     SQLiteTaskStore,
     TaskStore,
 )
-
-
-def _schema(**properties: Any) -> dict[str, Any]:
-    """An object input schema with these properties."""
-    return {"type": "object", "properties": properties}
-
-
-def _first_answer(response: Any) -> str:
-    """The first value of an accepted elicitation's content (or the action)."""
-    if isinstance(response, dict) and response.get("action") == "accept":
-        content = response.get("content") or {}
-        if content:
-            return str(next(iter(content.values())))
-    return str(response.get("action") if isinstance(response, dict) else response)
-
-
-def principal(request: RequestInfo) -> str:
-    """The task owner: the Authorization header value, or "anonymous"."""
-    return (request.headers or {}).get("authorization", "anonymous")
 
 
 def build_server(
@@ -93,96 +71,7 @@ def build_server(
         authenticate=principal,
     )
 
-    @server.tool(
-        task_support="forbidden", input_schema=_schema(name={"type": "string"})
-    )
-    async def greet(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        """Say hello (always synchronous)."""
-        return f"Hello, {arguments.get('name', 'world')}!"
-
-    @server.tool(
-        input_schema=_schema(seconds={"type": "number"}, label={"type": "string"})
-    )
-    async def slow_compute(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        """Sleep ``seconds`` seconds, then answer."""
-        seconds = float(arguments.get("seconds", 0))
-        label = str(arguments.get("label", ""))
-        await ctx.report(f"computing {label} for {seconds}s")
-        await asyncio.sleep(seconds)
-        return f"computed {label} after {seconds}s"
-
-    @server.tool(task_support="required")
-    async def failing_job(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        """Fail with a tool error after about a second (always a task)."""
-        await asyncio.sleep(1)
-        raise ToolError("job failed: the input could not be processed")
-
-    @server.tool()
-    async def protocol_error_job(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        """Fail with a JSON-RPC error."""
-        await asyncio.sleep(0.2)
-        raise JsonRpcError(-32603, "internal failure")
-
-    @server.tool(input_schema=_schema(filename={"type": "string"}))
-    async def confirm_delete(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        """Ask for confirmation before pretending to delete a file."""
-        filename = str(arguments.get("filename", "x.txt"))
-        answer = await ctx.elicit(
-            f"Delete {filename}?", _schema(confirm={"type": "boolean"})
-        )
-        if answer.get("action") == "accept":
-            return f"deleted {filename}"
-        return f"kept {filename} ({answer.get('action')})"
-
-    @server.tool()
-    async def multi_input(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        """Ask two questions at once."""
-        first, second = await asyncio.gather(
-            ctx.elicit("First value?", _schema(name={"type": "string"})),
-            ctx.elicit("Second value?", _schema(name={"type": "string"})),
-        )
-        return f"got {_first_answer(first)} and {_first_answer(second)}"
-
-    async def ask_user_name(
-        ctx: ToolContext, arguments: dict[str, Any]
-    ) -> dict[str, dict[str, Any]] | None:
-        """MRTR round 1: ask for the user's name before any task exists."""
-        if "user_name" in ctx.input_responses:
-            return None
-        request = {
-            "method": "elicitation/create",
-            "params": {
-                "mode": "form",
-                "message": "Your name?",
-                "requestedSchema": _schema(name={"type": "string"}),
-            },
-        }
-        return {"user_name": request}
-
-    @server.tool(task_support="required", preflight=ask_user_name)
-    async def test_tool_with_task(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        """Greet the user whose name was gathered before the task started."""
-        name = _first_answer(ctx.input_responses.get("user_name"))
-        await asyncio.sleep(0.2)
-        return f"Hello {name}!"
-
-    @server.tool(input_schema=_schema(steps={"type": "integer"}))
-    async def long_report(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        """Work through ``steps`` steps, reporting each as status and progress."""
-        steps = int(arguments.get("steps", 5))
-        for step in range(1, steps + 1):
-            await ctx.report(f"step {step}/{steps}")
-            await ctx.progress(step, steps, f"step {step}/{steps}")
-            await asyncio.sleep(0.3)
-        return f"report ready after {steps} steps"
-
-    @server.tool()
-    async def ask_name(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        """Ask the user's name mid-flight and greet them."""
-        answer = await ctx.elicit(
-            "What is your name?", _schema(name={"type": "string"})
-        )
-        return f"hello {_first_answer(answer)}"
+    add_tools(server, ToolError, JsonRpcError)
 
     @server.tool(task_support="required")
     async def must_task(ctx: ToolContext, arguments: dict[str, Any]) -> str:

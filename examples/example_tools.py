@@ -1,0 +1,157 @@
+"""The tools of the example servers, written once against the ``ToolContext`` API that
+every generated package shares, and registered on a server of one revision
+(``examples/server_ext.py``) or of both (``examples/server.py``).
+
+They are the fixtures of the official conformance suite (``greet``, ``slow_compute``,
+``failing_job``, ``protocol_error_job``, ``confirm_delete``, ``multi_input``,
+``test_tool_with_task``: its questions before the task are an extension feature), plus
+``long_report`` (status and progress messages) and ``ask_name`` (asks for input
+mid-flight). The annotations name the default package's classes; a package of one
+revision has the same ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
+
+from mcp_tasks.server_core import ToolContext  # noqa: E402
+
+
+def _schema(**properties: Any) -> dict[str, Any]:
+    """An object input schema with these properties."""
+    return {"type": "object", "properties": properties}
+
+
+def _first_answer(response: Any) -> str:
+    """The first value of an accepted elicitation's content (or the action)."""
+    if isinstance(response, dict) and response.get("action") == "accept":
+        content = response.get("content") or {}
+        if content:
+            return str(next(iter(content.values())))
+    return str(response.get("action") if isinstance(response, dict) else response)
+
+
+class _Request(Protocol):
+    """What ``principal`` reads of a request (every package's ``RequestInfo``)."""
+
+    @property
+    def headers(self) -> Mapping[str, str] | None: ...
+
+
+def principal(request: _Request) -> str:
+    """The task owner: the Authorization header value, or "anonymous"."""
+    return (request.headers or {}).get("authorization", "anonymous")
+
+
+async def greet(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+    """Say hello (always synchronous)."""
+    return f"Hello, {arguments.get('name', 'world')}!"
+
+
+async def slow_compute(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+    """Sleep ``seconds`` seconds, then answer."""
+    seconds = float(arguments.get("seconds", 0))
+    label = str(arguments.get("label", ""))
+    await ctx.report(f"computing {label} for {seconds}s")
+    await asyncio.sleep(seconds)
+    return f"computed {label} after {seconds}s"
+
+
+async def confirm_delete(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+    """Ask for confirmation before pretending to delete a file."""
+    filename = str(arguments.get("filename", "x.txt"))
+    answer = await ctx.elicit(
+        f"Delete {filename}?", _schema(confirm={"type": "boolean"})
+    )
+    if answer.get("action") == "accept":
+        return f"deleted {filename}"
+    return f"kept {filename} ({answer.get('action')})"
+
+
+async def multi_input(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+    """Ask two questions at once."""
+    first, second = await asyncio.gather(
+        ctx.elicit("First value?", _schema(name={"type": "string"})),
+        ctx.elicit("Second value?", _schema(name={"type": "string"})),
+    )
+    return f"got {_first_answer(first)} and {_first_answer(second)}"
+
+
+async def ask_user_name(
+    ctx: ToolContext, arguments: dict[str, Any]
+) -> dict[str, dict[str, Any]] | None:
+    """MRTR round 1: ask for the user's name before any task exists."""
+    if "user_name" in ctx.input_responses:
+        return None
+    request = {
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": "Your name?",
+            "requestedSchema": _schema(name={"type": "string"}),
+        },
+    }
+    return {"user_name": request}
+
+
+async def test_tool_with_task(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+    """Greet the user whose name was gathered before the task started."""
+    name = _first_answer(ctx.input_responses.get("user_name"))
+    await asyncio.sleep(0.2)
+    return f"Hello {name}!"
+
+
+async def long_report(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+    """Work through ``steps`` steps, reporting each as status and progress."""
+    steps = int(arguments.get("steps", 5))
+    for step in range(1, steps + 1):
+        await ctx.report(f"step {step}/{steps}")
+        await ctx.progress(step, steps, f"step {step}/{steps}")
+        await asyncio.sleep(0.3)
+    return f"report ready after {steps} steps"
+
+
+async def ask_name(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+    """Ask the user's name mid-flight and greet them."""
+    answer = await ctx.elicit("What is your name?", _schema(name={"type": "string"}))
+    return f"hello {_first_answer(answer)}"
+
+
+def add_tools(
+    server: Any,
+    tool_error: Callable[[str], Exception],
+    rpc_error: Callable[[int, str], Exception],
+) -> None:
+    """Register the example tools on ``server``, a ``TasksServer`` of any package;
+    ``tool_error`` and ``rpc_error`` are that package's ``ToolError`` and
+    ``JsonRpcError`` (a server recognises its own package's classes)."""
+
+    async def failing_job(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        """Fail with a tool error after about a second (always a task)."""
+        await asyncio.sleep(1)
+        raise tool_error("job failed: the input could not be processed")
+
+    async def protocol_error_job(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        """Fail with a JSON-RPC error."""
+        await asyncio.sleep(0.2)
+        raise rpc_error(-32603, "internal failure")
+
+    server.tool(
+        task_support="forbidden", input_schema=_schema(name={"type": "string"})
+    )(greet)
+    server.tool(
+        input_schema=_schema(seconds={"type": "number"}, label={"type": "string"})
+    )(slow_compute)
+    server.tool(task_support="required")(failing_job)
+    server.tool()(protocol_error_job)
+    server.tool(input_schema=_schema(filename={"type": "string"}))(confirm_delete)
+    server.tool()(multi_input)
+    server.tool(task_support="required", preflight=ask_user_name)(test_tool_with_task)
+    server.tool(input_schema=_schema(steps={"type": "integer"}))(long_report)
+    server.tool()(ask_name)
