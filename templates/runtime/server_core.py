@@ -834,6 +834,9 @@ class TaskServerCore:
         """Names this process in worker leases and signals to other replicas."""
         self.sessions: dict[str, Session] = {}
         self._wire_cache: dict[tuple[str, float, str], dict[str, Any]] = {}
+        self.owns_store = True
+        """Whether ``close`` closes the store (a dual server closes its shared one itself,
+        after every revision's server stopped)."""
         self.siblings: list[TaskServerCore] = []
         """Servers of the other revisions on this store in this process (a dual server):
         they get this server's signals (cancellations, status changes) directly."""
@@ -1219,7 +1222,7 @@ class TaskServerCore:
         )
 
     async def close(self) -> None:
-        """Stop the sweeper and every worker, then close the store.
+        """Stop the sweeper and every worker, then close the store (if ``owns_store``).
 
         Tasks still running are marked ``failed`` ("server shut down"), so that no
         task is left ``working`` with nobody to finish it.
@@ -1245,7 +1248,8 @@ class TaskServerCore:
                 ),
             )
         await self._on_close()
-        await self.store.close()
+        if self.owns_store:
+            await self.store.close()
 
     async def __aenter__(self: _Server) -> _Server:
         await self.start()

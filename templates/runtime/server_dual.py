@@ -75,6 +75,7 @@ class DualServer:
             self.by_revision[revision] = server
         for server in self.by_revision.values():
             server.siblings = [s for s in self.by_revision.values() if s is not server]
+            server.owns_store = False
         first = next(iter(self.by_revision.values()))
         self.session_server: TaskServerCore | None = next(
             (s for s in self.by_revision.values() if s.uses_sessions), None
@@ -152,9 +153,11 @@ class DualServer:
             await server.start()
 
     async def close(self) -> None:
-        """Close every revision's server, then the shared store."""
+        """Close every revision's server (each fails its running tasks in the store),
+        then the shared store."""
         for server in self.by_revision.values():
             await server.close()
+        await self.store.close()
 
     async def __aenter__(self) -> DualServer:
         await self.start()

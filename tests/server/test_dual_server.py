@@ -639,3 +639,49 @@ async def test_item5_a_cancel_through_the_other_revision_stops_the_worker() -> N
                 await server.handle(make("tasks/get", {"taskId": task_id}), info)
             )
             assert view["status"] == "cancelled", (label, view)
+
+
+async def test_item5_closing_fails_the_running_tasks_of_both_revisions(
+    tmp_path: Path,
+) -> None:
+    """Closing a dual server marks the running tasks of *both* revisions failed in the
+    shared store, which closes once, after the last revision's server stopped."""
+    import asyncio
+
+    from mcp_tasks.server import RequestInfo, TasksServer
+    from mcp_tasks.stores import SQLiteTaskStore
+
+    path = str(tmp_path / "tasks.sqlite3")
+    server = TasksServer("dual", store=SQLiteTaskStore(path))
+    running = asyncio.Semaphore(0)
+
+    @server.tool()
+    async def forever(ctx: Any, arguments: dict[str, Any]) -> str:
+        running.release()
+        await asyncio.Event().wait()
+        return "never"
+
+    await server.start()
+    session = RequestInfo(session_id=server.server_2025.open_session().id)
+    old = result_of(
+        await server.handle(
+            message_2025("tools/call", {"name": "forever", "task": {}}), session
+        )
+    )["task"]["taskId"]
+    new = result_of(
+        await server.handle(
+            ext_message("tools/call", {"name": "forever"}), RequestInfo()
+        )
+    )["taskId"]
+    for _ in range(2):
+        await asyncio.wait_for(running.acquire(), 5)
+    await server.close()
+
+    store = SQLiteTaskStore(path)
+    await store.open()
+    try:
+        for task_id in (old, new):
+            record = await store.get(task_id)
+            assert record is not None and record.status == "failed", (task_id, record)
+    finally:
+        await store.close()
