@@ -27,11 +27,9 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
 from . import client_core
 from .client_core import *  # noqa: F403 - the shared public names (errors, handles)
-from .client_core import ClientCore, StatusCallback, TaskHandle, to_wire
+from .client_core import ClientCore, StatusCallback, TaskHandle, answer_to_wire
 from .protocol import REVISIONS, TaskSnapshot, TaskState
 from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .transport import HttpTransport, JsonRpcError, Transport, TransportError
@@ -81,13 +79,6 @@ def forget_detected(endpoint: str | None = None) -> None:
         _DETECTED.pop(endpoint, None)
 
 
-def _as_object(result: Any) -> dict[str, Any]:
-    """A tool result as its JSON object, whichever form the revision's client returns."""
-    if isinstance(result, BaseModel):
-        return to_wire(result)
-    return dict(result)
-
-
 class DualHandle:
     """A task handle whose ``result()`` is the ``CallToolResult`` JSON object in any revision."""
 
@@ -114,7 +105,7 @@ class DualHandle:
         self, timeout: float | None = None, on_status: StatusCallback | None = None
     ) -> dict[str, Any]:
         """Wait for the task and return its ``CallToolResult`` (see ``TaskHandle.result``)."""
-        return _as_object(
+        return answer_to_wire(
             await self.handle.result(timeout=timeout, on_status=on_status)
         )
 
@@ -284,7 +275,7 @@ class DualClient:
         result = await self.client.call_tool(
             name, arguments, timeout=timeout, on_status=on_status
         )
-        return _as_object(result)
+        return answer_to_wire(result)
 
     async def start_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None

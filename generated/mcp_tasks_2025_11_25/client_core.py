@@ -157,7 +157,7 @@ def status_name(status: object) -> str:
 
 
 def answer_to_wire(value: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
-    """Return a handler's answer as a JSON object."""
+    """A handler's answer, or a tool result, as a JSON object (a model's wire form)."""
     if isinstance(value, BaseModel):
         return to_wire(value)
     return dict(value)
