@@ -1940,8 +1940,11 @@ class TaskServerCore:
         """Publish a stored change here and on every replica (with a ``ReplicaStore``) or
         sibling (the other revisions of a dual server)."""
         await self._published(record)
-        if isinstance(self.store, ReplicaStore) or self.siblings:
+        if isinstance(self.store, ReplicaStore):
             await self._signal("status", record.task_id, record=asdict(record))
+        else:
+            for sibling in self.siblings:
+                await sibling._published(record)
 
     async def move_task(self, task_id: str, **changes: Any) -> TaskRecord | None:
         """Apply ``changes`` (``status``, ``status_message``, ...) to a live task through the
