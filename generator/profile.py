@@ -58,6 +58,7 @@ class Profile:
     status_roles: Mapping[str, str]  # role constant -> status: WORKING, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED
     meta_keys: Mapping[str, str]
     required_models: tuple[str, ...]  # definitions the adapters import by name
+    suffix: str  # names the revision's modules: models_<suffix>.py, client_<suffix>.py, ...
     runtime: tuple[str, ...]  # adapter files copied into the package
     create_result: str = "CreateTaskResult"  # the result of a task-creating request
     check_rules: Mapping[str, object] = field(default_factory=dict)
@@ -94,6 +95,7 @@ CORE_2025_11_25 = Profile(
         "CallToolRequestParams", "CallToolRequestParamsMeta", "CallToolResult", "CancelTaskRequestParams", "CreateTaskResult",
         "GetTaskPayloadRequestParams", "GetTaskRequestParams", "ListTasksResult", "Task", "TaskMetadata",
     ),  # fmt: skip
+    suffix="2025",
     runtime=("client_2025.py", "server_2025.py"),
     check_rules={
         "sessions": True,
@@ -141,6 +143,7 @@ EXTENSION = Profile(
         "CancelTaskRequestParams", "CancelledTask", "CompletedTask", "CreateTaskResult", "FailedTask", "GetTaskRequestParams",
         "InputRequiredTask", "WorkingTask",
     ),  # fmt: skip
+    suffix="ext",
     runtime=("client_ext.py", "server_ext.py"),
     check_rules={
         "sessions": False,
@@ -353,7 +356,7 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         transitions=_transitions(classes, profile),
         variants=variants,
         variant_union=profile.variant_union,
-        suffix=profile.runtime[0].removesuffix(".py").split("_", 1)[1],
+        suffix=profile.suffix,
         client_runtime=profile.runtime[0].removesuffix(".py"),
         server_runtime=profile.runtime[1].removesuffix(".py"),
         snapshot=snapshot,

@@ -18,7 +18,7 @@ from mcptasks_gen import ir
 from mcptasks_gen.config import package_folder
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.naming import split_top_level
-from mcptasks_gen.profile import RUNTIME_ADAPTERS
+from mcptasks_gen.profile import PROFILES, RUNTIME_ADAPTERS
 
 PACKAGE_DIR = "package"
 RUNTIME_DIR = "runtime"
@@ -209,16 +209,19 @@ def output_files(override: Path | None, suffixes: tuple[str, ...], adapters: tup
 
 
 def bundle(revisions: tuple[ir.Revision, ...], files: tuple[ir.OutputFile, ...]) -> ir.Bundle:
-    """The package of ``revisions`` (the first one's name, command and version)."""
+    """The package of ``revisions`` (the first one's name, command and version; with
+    several, a title and schema name naming them all and the sha256 of their hashes)."""
     first = revisions[0].package
-    if len(revisions) == 1:
-        return ir.Bundle(name=first.name, title=first.title, schema_name=first.schema_name, schema_sha256=first.schema_sha256, generator_version=first.generator_version, regenerate=first.regenerate, revisions=revisions, files=files)
-    joined = " ".join(r.package.schema_sha256 for r in revisions)
+    title, schema_name, sha256 = first.title, first.schema_name, first.schema_sha256
+    if len(revisions) > 1:
+        title = "MCP Tasks, revisions " + " and ".join(r.package.revision for r in revisions)
+        schema_name = " and ".join(r.package.schema_name for r in revisions)
+        sha256 = hashlib.sha256(" ".join(r.package.schema_sha256 for r in revisions).encode()).hexdigest()
     return ir.Bundle(
         name=first.name,
-        title="MCP Tasks, revisions " + " and ".join(r.package.revision for r in revisions),
-        schema_name=" and ".join(r.package.schema_name for r in revisions),
-        schema_sha256=hashlib.sha256(joined.encode()).hexdigest(),
+        title=title,
+        schema_name=schema_name,
+        schema_sha256=sha256,
         generator_version=first.generator_version,
         regenerate=first.regenerate,
         revisions=revisions,
@@ -228,7 +231,7 @@ def bundle(revisions: tuple[ir.Revision, ...], files: tuple[ir.OutputFile, ...])
 
 def render(package: ir.Package, protocol: ir.Protocol, env: jinja2.Environment, override: Path | None = None) -> dict[str, str]:
     """Render the one-revision package of ``package`` (see ``render_bundle``)."""
-    files = output_files(override, (protocol.suffix,), (f"{protocol.client_runtime}.py", f"{protocol.server_runtime}.py"))
+    files = output_files(override, (protocol.suffix,), PROFILES[package.revision].runtime)
     return render_bundle(bundle((ir.Revision(package=package, protocol=protocol),), files), env)
 
 
