@@ -61,6 +61,13 @@ class Profile:
     suffix: str  # names the revision's modules: models_<suffix>.py, client_<suffix>.py, ...
     runtime: tuple[str, ...]  # adapter files copied into the package
     create_result: str = "CreateTaskResult"  # the result of a task-creating request
+    variant_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Status -> wire fields of its variant class that the runtime reads or writes."""
+    params_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Role -> wire fields of its method's params that the runtime sends or reads."""
+    model_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Definition -> wire fields that the runtime reads or writes, checked where the schema
+    has the definition (those the runtime cannot do without are in ``required_models``)."""
     check_rules: Mapping[str, object] = field(default_factory=dict)
     """What the generated checker expects where the revisions behave differently (see
     ``check.Rules`` in the runtime): each value a Python literal."""
@@ -97,6 +104,18 @@ CORE_2025_11_25 = Profile(
     ),  # fmt: skip
     suffix="2025",
     runtime=("client_2025.py", "server_2025.py"),
+    params_fields={"get": ("taskId",), "result": ("taskId",), "cancel": ("taskId",), "list": ("cursor",)},
+    model_fields={
+        "CallToolRequestParams": ("task",),
+        "CallToolRequestParamsMeta": ("progressToken",),
+        "CreateTaskResult": ("task",),
+        "ElicitRequestFormParams": ("message", "requestedSchema"),
+        "Error": ("code", "message", "data"),
+        "ListTasksResult": ("tasks", "nextCursor"),
+        "RelatedTaskMetadata": ("taskId",),
+        "TaskMetadata": ("ttl",),
+        "ToolExecution": ("taskSupport",),
+    },
     check_rules={
         "sessions": True,
         "create_wrapper": "task",
@@ -145,6 +164,15 @@ EXTENSION = Profile(
     ),  # fmt: skip
     suffix="ext",
     runtime=("client_ext.py", "server_ext.py"),
+    variant_fields={"input_required": ("inputRequests",), "completed": ("result",), "failed": ("error",)},
+    params_fields={"get": ("taskId",), "cancel": ("taskId",), "update": ("taskId", "inputResponses")},
+    model_fields={
+        "ElicitRequestFormParams": ("message", "requestedSchema"),
+        "Error": ("code", "message", "data"),
+        "Result": ("resultType",),
+        "TaskSubscriptionAcknowledgedNotifications": ("taskIds",),
+        "TaskSubscriptionNotifications": ("taskIds",),
+    },
     check_rules={
         "sessions": False,
         "create_wrapper": "",
@@ -246,17 +274,23 @@ def _variants(package: ir.Package, profile: Profile, values: tuple[str, ...], sc
     return tuple(ir.Variant(status=v, model=ClassName(by_status[v])) for v in values)
 
 
+def _needs(model: ir.ObjectModel, wires: tuple[str, ...]) -> dict[str, ir.Field]:
+    """``model``'s fields by wire name, once every one of ``wires`` is among them."""
+    by_wire = {f.wire_name: f for f in model.fields}
+    for wire in wires:
+        if wire not in by_wire:
+            near = [w for w in by_wire if w.lower().startswith(wire.lower().removesuffix("ms")) and w not in wires]
+            hint = f' (the schema has "{near[0]}": a renamed field needs a new runtime profile)' if near else ""
+            raise fail(f'the runtime needs field "{wire}" of "{model.name}"{hint}', model.loc.child("properties", wire))
+    return by_wire
+
+
 def _task_fields(package: ir.Package, profile: Profile, schema: Location) -> tuple[tuple[ir.TaskField, ...], tuple[ir.TaskField, ...]]:
     """The task fields the runtime uses (checked) and the optional ones it does not know."""
     task = _object(package, profile.task_model)
     if task is None:
         raise fail(f'the runtime needs the object "{profile.task_model}"', schema.child("$defs", profile.task_model))
-    by_wire = {f.wire_name: f for f in task.fields}
-    for wire in profile.task_fields:
-        if wire not in by_wire:
-            near = [w for w in by_wire if w.lower().startswith(wire.lower().removesuffix("ms")) and w not in profile.task_fields]
-            hint = f' (the schema has "{near[0]}": a renamed field needs a new runtime profile)' if near else ""
-            raise fail(f'the runtime needs field "{wire}" of "{profile.task_model}"{hint}', task.loc.child("properties", wire))
+    by_wire = _needs(task, profile.task_fields)
     known = tuple(ir.TaskField(name=by_wire[w].name, wire_name=w, annotation=by_wire[w].annotation) for w in profile.task_fields)
     extra = tuple(
         ir.TaskField(name=f.name, wire_name=f.wire_name, annotation=f.annotation)
@@ -264,6 +298,25 @@ def _task_fields(package: ir.Package, profile: Profile, schema: Location) -> tup
         if f.wire_name not in profile.task_fields and not f.required
     )
     return known, extra
+
+
+def _wire_fields(package: ir.Package, profile: Profile, variants: tuple[ir.Variant, ...], methods: tuple[ir.ProtocolMethod, ...], schema: Location) -> None:
+    """Check the other wire fields the runtime reads or writes: of status variants, of the
+    params of the methods it serves or sends, and of other definitions."""
+    needed: list[tuple[ir.ObjectModel | None, tuple[str, ...]]] = []
+    for variant in variants:
+        needed.append((_object(package, variant.model), profile.variant_fields.get(variant.status, ())))
+    for method in methods:
+        wires = profile.params_fields.get(method.role, ()) if method.role != "custom" else ()
+        params = _object(package, method.params_model)
+        if wires and params is None:
+            raise fail(f'the runtime needs params of "{method.name}" with field "{wires[0]}"', schema.child("$defs", method.message))
+        needed.append((params, wires))
+    for name, wires in profile.model_fields.items():
+        needed.append((_object(package, name), wires))
+    for model, wires in needed:
+        if model is not None and wires:
+            _needs(model, wires)
 
 
 def _methods(package: ir.Package, profile: Profile, schema: Location) -> tuple[ir.ProtocolMethod, ...]:
@@ -333,6 +386,7 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
     known, extra = _task_fields(package, profile, schema)
     variants = _variants(package, profile, values, schema)
     methods = _methods(package, profile, schema)
+    _wire_fields(package, profile, variants, methods, schema)
     names = {m.name for m in package.models}
     snapshot = tuple(ClassName(n) for n in profile.snapshot_models if n in names)
     variant_names = sorted({v.model for v in variants} | set(snapshot))
