@@ -73,6 +73,24 @@ class Profile:
     ``check.Rules`` in the runtime): each value a Python literal."""
 
 
+WIRE_TYPES: Mapping[str, str] = {
+    "taskId": "str", "statusMessage": "str", "createdAt": "str", "lastUpdatedAt": "str",
+    "ttl": "int", "ttlMs": "int", "pollInterval": "int", "pollIntervalMs": "int",
+    "code": "int", "message": "str", "data": "Any", "resultType": "str", "cursor": "str", "nextCursor": "str",
+    "progressToken": "str | int", "taskSupport": "str", "taskIds": "list[str]", "tasks": "list",
+    "inputRequests": "dict", "inputResponses": "dict", "result": "dict", "error": "model", "task": "model",
+    "requestedSchema": "model",
+}  # fmt: skip
+"""The Python type the runtime expects of each wire field it uses (``model``: a generated
+class; ``list``/``dict``: of any items; ``str`` also takes a ``Literal`` of strings)."""
+
+READ_ALWAYS = frozenset({"taskId", "createdAt", "lastUpdatedAt", "inputRequests", "result", "error", "Error.code", "Error.message"})
+"""Fields the runtime reads as always present (any model's, or ``Model.field``), so the
+schema must require them."""
+
+MAY_OMIT = frozenset({"statusMessage", "data", "cursor", "nextCursor", "progressToken"})
+"""Fields the runtime leaves out when it has no value, so the schema must not require them."""
+
 _TASK_FIELDS_2025 = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval")
 _TASK_FIELDS_EXT = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs")
 _LIVE = ("working", "input_required", "completed", "failed", "cancelled")
@@ -274,14 +292,52 @@ def _variants(package: ir.Package, profile: Profile, values: tuple[str, ...], sc
     return tuple(ir.Variant(status=v, model=ClassName(by_status[v])) for v in values)
 
 
+def _base_type(annotation: str) -> str:
+    """The type of an annotation without ``Annotated[...]`` and ``| None``."""
+    node = ast.parse(annotation.strip("'\""), mode="eval").body
+    while True:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr) and isinstance(node.right, ast.Constant) and node.right.value is None:
+            node = node.left
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Annotated" and isinstance(node.slice, ast.Tuple):
+            node = node.slice.elts[0]
+        else:
+            return ast.unparse(node)
+
+
+def _fits(annotation: str, expected: str) -> bool:
+    """Whether a field typed ``annotation`` is what the runtime expects (``WIRE_TYPES``)."""
+    base = _base_type(annotation)
+    if expected in ("list", "dict"):
+        return base.startswith(f"{expected}[")
+    if expected == "model":
+        return re.fullmatch(r"[A-Z]\w*", base) is not None
+    if expected == "str" and base.startswith("Literal["):
+        values = ast.literal_eval(base.removeprefix("Literal")) if base.endswith("]") else ()
+        return all(isinstance(v, str) for v in (values if isinstance(values, list) else [values]))
+    return expected == "Any" or base == expected
+
+
 def _needs(model: ir.ObjectModel, wires: tuple[str, ...]) -> dict[str, ir.Field]:
-    """``model``'s fields by wire name, once every one of ``wires`` is among them."""
+    """``model``'s fields by wire name, once every one of ``wires`` is among them with the
+    type the runtime expects."""
     by_wire = {f.wire_name: f for f in model.fields}
     for wire in wires:
-        if wire not in by_wire:
+        found = by_wire.get(wire)
+        if found is None:
             near = [w for w in by_wire if w.lower().startswith(wire.lower().removesuffix("ms")) and w not in wires]
             hint = f' (the schema has "{near[0]}": a renamed field needs a new runtime profile)' if near else ""
             raise fail(f'the runtime needs field "{wire}" of "{model.name}"{hint}', model.loc.child("properties", wire))
+        if not found.required and (wire in READ_ALWAYS or f"{model.name}.{wire}" in READ_ALWAYS):
+            raise fail(f'the runtime reads field "{wire}" of "{model.name}" as always present; the schema makes it optional', model.loc.child("properties", wire))
+        if wire in MAY_OMIT and found.required:
+            raise fail(f'the runtime leaves out field "{wire}" of "{model.name}" when it has no value; the schema makes it required', model.loc.child("properties", wire))
+        expected = WIRE_TYPES.get(wire, "Any")
+        if not _fits(found.annotation, expected):
+            kind = {"model": "an object", "list": "an array", "dict": "an object map"}.get(expected, expected)
+            raise fail(
+                f'the runtime needs field "{wire}" of "{model.name}" to be {kind}, not {_base_type(found.annotation)} (a changed type needs a new runtime profile)',
+                model.loc.child("properties", wire),
+            )
     return by_wire
 
 
@@ -291,6 +347,7 @@ def _task_fields(package: ir.Package, profile: Profile, schema: Location) -> tup
     if task is None:
         raise fail(f'the runtime needs the object "{profile.task_model}"', schema.child("$defs", profile.task_model))
     by_wire = _needs(task, profile.task_fields)
+    _fillable(task, profile.task_fields)
     known = tuple(ir.TaskField(name=by_wire[w].name, wire_name=w, annotation=by_wire[w].annotation) for w in profile.task_fields)
     extra = tuple(
         ir.TaskField(name=f.name, wire_name=f.wire_name, annotation=f.annotation)
@@ -300,12 +357,34 @@ def _task_fields(package: ir.Package, profile: Profile, schema: Location) -> tup
     return known, extra
 
 
-def _wire_fields(package: ir.Package, profile: Profile, variants: tuple[ir.Variant, ...], methods: tuple[ir.ProtocolMethod, ...], schema: Location) -> None:
+def _fillable(model: ir.ObjectModel, known: tuple[str, ...]) -> None:
+    """Fail on a required field of a task shape that the runtime cannot fill (a constant
+    fills itself)."""
+    for f in model.fields:
+        if f.required and not f.constant and f.wire_name not in known:
+            raise fail(
+                f'the runtime cannot fill required field "{f.wire_name}" of "{model.name}": make it optional (the runtime then carries it, see protocol.TaskFields) or give the runtime a profile that knows it',
+                model.loc.child("properties", f.wire_name),
+            )
+
+
+def _wire_fields(package: ir.Package, profile: Profile, classes: Mapping[str, str], variants: tuple[ir.Variant, ...], methods: tuple[ir.ProtocolMethod, ...], schema: Location) -> None:
     """Check the other wire fields the runtime reads or writes: of status variants, of the
-    params of the methods it serves or sends, and of other definitions."""
+    params of the methods it serves or sends, and of other definitions.
+
+    A status the user classified as ``input`` has the fields of ``input_required``'s
+    variant (the runtime fills them for every input status); one classified ``active`` or
+    ``terminal`` has none."""
     needed: list[tuple[ir.ObjectModel | None, tuple[str, ...]]] = []
+    as_input = profile.status_roles["INPUT_REQUIRED"]
     for variant in variants:
-        needed.append((_object(package, variant.model), profile.variant_fields.get(variant.status, ())))
+        status = variant.status
+        if status not in profile.statuses and classes[status] == "input":
+            status = as_input
+        model, wires = _object(package, variant.model), profile.variant_fields.get(status, ())
+        if model is not None:
+            _needs(model, wires)
+            _fillable(model, (*profile.task_fields, *wires))
     for method in methods:
         wires = profile.params_fields.get(method.role, ()) if method.role != "custom" else ()
         params = _object(package, method.params_model)
@@ -386,7 +465,7 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
     known, extra = _task_fields(package, profile, schema)
     variants = _variants(package, profile, values, schema)
     methods = _methods(package, profile, schema)
-    _wire_fields(package, profile, variants, methods, schema)
+    _wire_fields(package, profile, classes, variants, methods, schema)
     names = {m.name for m in package.models}
     snapshot = tuple(ClassName(n) for n in profile.snapshot_models if n in names)
     variant_names = sorted({v.model for v in variants} | set(snapshot))

@@ -41,32 +41,43 @@ def _status_const(node: Any) -> str | None:
     return status.get("const") if isinstance(status, dict) else None
 
 
-def _as_paused(variant: dict[str, Any]) -> dict[str, Any]:
-    paused = copy.deepcopy(variant)
-    paused["properties"]["status"]["const"] = "paused"
-    paused["description"] = "Task state while the work is paused; polling goes on."
-    return paused
+def _camel(status: str) -> str:
+    return "".join(part.title() for part in status.split("_"))
 
 
-def add_paused_status(raw: Schema) -> Schema:
-    """a) ``paused`` in the status enumeration and a ``PausedTask`` variant in every union."""
+def _as_status(variant: dict[str, Any], status: str) -> dict[str, Any]:
+    copied = copy.deepcopy(variant)
+    copied["properties"]["status"]["const"] = status
+    copied["description"] = f"Task state while the task is {status}."
+    return copied
+
+
+def add_status(raw: Schema, status: str, like: str) -> Schema:
+    """``status`` in the status enumeration, and a ``<Status>Task`` variant (a copy of
+    ``like``'s) in every union of task variants."""
     defs = raw["$defs"]
+    source = f"#/$defs/{_camel(like)}Task"
     for node in nodes(raw):
         if isinstance(node.get("enum"), list) and set(node["enum"]) == set(STATUSES):
-            node["enum"].append("paused")
+            node["enum"].append(status)
         branches = node.get("anyOf")
         if not isinstance(branches, list):
             continue
         consts = [b.get("const") for b in branches if isinstance(b, dict)]
         if sorted(c for c in consts if c is not None) == sorted(STATUSES):
-            branches.append({"type": "string", "const": "paused"})
-        if {"$ref": "#/$defs/WorkingTask"} in branches:
-            branches.append({"$ref": "#/$defs/PausedTask"})
-        working = next((b for b in branches if _status_const(b) == "working"), None)
-        if working is not None:
-            branches.append(_as_paused(working))
-    defs["PausedTask"] = _as_paused(defs["WorkingTask"])
+            branches.append({"type": "string", "const": status})
+        if {"$ref": source} in branches:
+            branches.append({"$ref": f"#/$defs/{_camel(status)}Task"})
+        inline = next((b for b in branches if _status_const(b) == like), None)
+        if inline is not None:
+            branches.append(_as_status(inline, status))
+    defs[f"{_camel(status)}Task"] = _as_status(defs[f"{_camel(like)}Task"], status)
     return raw
+
+
+def add_paused_status(raw: Schema) -> Schema:
+    """a) ``paused`` in the status enumeration and a ``PausedTask`` variant in every union."""
+    return add_status(raw, "paused", "working")
 
 
 def add_progress_field(raw: Schema) -> Schema:

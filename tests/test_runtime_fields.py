@@ -23,6 +23,7 @@ import pytest
 from mcptasks_gen import pipeline
 from mcptasks_gen.config import Target
 from mcptasks_gen.errors import GenError
+from tests.spec_edits import add_status
 
 SCHEMAS = {"ext": "ext-tasks-draft.schema.json", "2025": "mcp-2025-11-25.schema.json"}
 
@@ -84,3 +85,90 @@ def test_renaming_a_field_the_runtime_does_not_use_still_generates(tmp_path: Pat
     for revision in SCHEMAS:
         bundle = pipeline.package(_target(tmp_path, shared, revision, "title"))
         assert bundle.revisions
+
+
+def _edit(node: Any, field: str, change: str) -> None:
+    """Retype ``field``, or make it required or optional, in every object schema inside ``node``."""
+    if isinstance(node, dict):
+        properties = node.get("properties")
+        if isinstance(properties, dict) and field in properties:
+            required = node.get("required", [])
+            if change == "boolean":
+                properties[field] = {"type": "boolean"}
+            elif change == "required" and field not in required:
+                node["required"] = [*required, field]
+            elif change == "optional":
+                node["required"] = [r for r in required if r != field]
+        for value in node.values():
+            _edit(value, field, change)
+    elif isinstance(node, list):
+        for value in node:
+            _edit(value, field, change)
+
+
+CHANGES = [
+    # A changed type: the runtime would pass or read values of the old one.
+    ("ext", "ttlMs", "boolean", 'field "ttlMs" of "Task" to be int, not bool'),
+    ("ext", "inputRequests", "boolean", 'field "inputRequests" of "InputRequiredTask" to be an object map, not bool'),
+    ("2025", "taskId", "boolean", 'field "taskId" of "Task" to be str, not bool'),
+    # A field the runtime reads unconditionally, made optional.
+    ("ext", "error", "optional", 'reads field "error" of "FailedTask" as always present'),
+    ("ext", "createdAt", "optional", 'reads field "createdAt" of "Task" as always present'),
+    ("2025", "code", "optional", 'reads field "code" of "Error" as always present'),
+    # A field the runtime leaves out when it has no value, made required.
+    ("ext", "statusMessage", "required", 'leaves out field "statusMessage" of "Task" when it has no value'),
+    ("2025", "statusMessage", "required", 'leaves out field "statusMessage" of "Task" when it has no value'),
+]
+
+
+@pytest.mark.parametrize(("revision", "field", "change", "expected"), CHANGES, ids=[f"{r}-{f}-{c}" for r, f, c, _ in CHANGES])
+def test_changing_a_field_the_runtime_uses_stops_generation(tmp_path: Path, shared: Path, revision: str, field: str, change: str, expected: str) -> None:
+    raw = json.loads((shared / "schemas" / SCHEMAS[revision]).read_text())
+    _edit(raw, field, change)
+    schema = tmp_path / "edited.schema.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label="edited.schema.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="mcptasks-gen generate")
+    with pytest.raises(GenError) as raised:
+        pipeline.package(target)
+    assert expected in str(raised.value), str(raised.value)
+    assert f"/properties/{field}:" in str(raised.value)
+
+
+@pytest.mark.parametrize("revision", list(SCHEMAS))
+def test_a_new_required_task_field_stops_generation(tmp_path: Path, shared: Path, revision: str) -> None:
+    """The runtime builds every task message; it has no value for a required field it does
+    not know (an optional one it carries: ``protocol.TaskFields``)."""
+    raw = json.loads((shared / "schemas" / SCHEMAS[revision]).read_text())
+    task = raw["$defs"]["Task"]
+    task["properties"]["progress"] = {"type": "number"}
+    task["required"] = [*task.get("required", []), "progress"]
+    schema = tmp_path / "edited.schema.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label="edited.schema.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="mcptasks-gen generate")
+    with pytest.raises(GenError, match='cannot fill required field "progress" of "Task"'):
+        pipeline.package(target)
+
+
+def test_a_field_the_runtime_only_writes_may_become_optional(tmp_path: Path, shared: Path) -> None:
+    raw = json.loads((shared / "schemas" / SCHEMAS["ext"]).read_text())
+    _edit(raw["$defs"]["ElicitRequestFormParams"], "message", "optional")
+    schema = tmp_path / "edited.schema.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label="edited.schema.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="mcptasks-gen generate")
+    assert pipeline.package(target).revisions
+
+
+@pytest.mark.parametrize(("status", "klass", "like", "generates"), [("auth_required", "input", "input_required", True), ("expired", "terminal", "cancelled", True), ("expired", "terminal", "failed", False)])
+def test_a_classified_status_variant_is_checked_like_its_class(tmp_path: Path, shared: Path, status: str, klass: str, like: str, generates: bool) -> None:
+    """An ``input`` status's variant carries ``inputRequests`` (the runtime fills it for every
+    input status); a ``terminal`` one copied from ``failed`` requires an ``error`` that the
+    runtime gives only to ``failed``."""
+    raw = add_status(json.loads((shared / "schemas" / SCHEMAS["ext"]).read_text()), status, like)
+    schema = tmp_path / "edited.schema.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label="edited.schema.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="mcptasks-gen generate", statuses=((status, klass),))
+    if generates:
+        assert pipeline.package(target).revisions
+    else:
+        with pytest.raises(GenError, match=f'cannot fill required field "error" of "{status.title()}Task"'):
+            pipeline.package(target)
