@@ -3,7 +3,7 @@
 Input: a path. Output: ``Document`` (parsed JSON, its sha256, its display name).
 Checks: the file exists and is JSON (errors carry line:column), it looks like a JSON Schema
 (draft 2020-12 or 07), every ``$ref`` is local and resolves, every ``type`` is a JSON type,
-and nothing is nested deeper than ``MAX_DEPTH`` arrays and objects (checked without recursion
+every keyword the generator reads has a value of the right JSON type, and nothing is nested deeper than ``MAX_DEPTH`` arrays and objects (checked without recursion
 before parsing, so later stages, pydantic and black never meet a structure deep enough to
 exhaust Python's stack). Nothing is ever fetched: a remote ``$ref`` is an error.
 """
@@ -38,6 +38,10 @@ _SCHEMA_KEYS = (
 )  # fmt: skip
 _SCHEMA_MAP_KEYS = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties")
 _SCHEMA_LIST_KEYS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_STRING_KEYS = ("$anchor", "$comment", "$id", "contentEncoding", "contentMediaType", "description", "format", "pattern", "title")
+_NUMBER_KEYS = ("exclusiveMaximum", "exclusiveMinimum", "maximum", "minimum", "multipleOf")
+_COUNT_KEYS = ("maxContains", "maxItems", "maxLength", "maxProperties", "minContains", "minItems", "minLength", "minProperties")
+_BOOLEAN_KEYS = ("deprecated", "readOnly", "uniqueItems", "writeOnly")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,9 +191,79 @@ def resolve_pointer(doc: Document, ref: str) -> Any:
     return node
 
 
+def _kind(value: Any) -> str:
+    """How JSON names the type of a parsed value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+
+
+def _check_keywords(node: dict[str, Any], loc: Location) -> None:
+    """Check that each keyword the generator reads has a value of the right JSON type."""
+
+    def wrong(key: str, expected: str, at: Location | None = None, value: Any = None) -> None:
+        found = _kind(node[key] if at is None else value)
+        raise fail(f'"{key}" must be {expected}, not a JSON {found}', at or loc.child(key))
+
+    def schema(value: Any) -> bool:
+        return isinstance(value, (dict, bool))
+
+    for key in _SCHEMA_KEYS:
+        if key in node and not schema(node[key]) and not (key == "items" and isinstance(node[key], list)):
+            wrong(key, "a schema (an object or a boolean)")
+    for key in _SCHEMA_MAP_KEYS:
+        if key in node:
+            children = node[key]
+            if not isinstance(children, dict):
+                wrong(key, "an object of schemas")
+            for name, child in children.items():
+                if not schema(child):
+                    wrong(key, "an object of schemas", loc.child(key, name), child)
+    for key in _SCHEMA_LIST_KEYS:
+        if key in node:
+            children = node[key]
+            if not isinstance(children, list) or (key != "prefixItems" and not children):
+                wrong(key, "a non-empty array of schemas")
+            for i, child in enumerate(children):
+                if not schema(child):
+                    wrong(key, "an array of schemas", loc.child(key, i), child)
+    if isinstance(node.get("items"), list):
+        for i, child in enumerate(node["items"]):
+            if not schema(child):
+                wrong("items", "a schema or an array of schemas", loc.child("items", i), child)
+    if "required" in node:
+        required = node["required"]
+        if not isinstance(required, list):
+            wrong("required", "an array of strings")
+        for i, name in enumerate(required):
+            if not isinstance(name, str):
+                wrong("required", "an array of strings", loc.child("required", i), name)
+    if "enum" in node and not isinstance(node["enum"], list):
+        wrong("enum", "an array")
+    for key in _STRING_KEYS:
+        if key in node and not isinstance(node[key], str):
+            wrong(key, "a string")
+    for key in _NUMBER_KEYS:
+        if key in node and (isinstance(node[key], bool) or not isinstance(node[key], (int, float))):
+            wrong(key, "a number")
+    for key in _COUNT_KEYS:
+        value = node.get(key)
+        if key in node and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            wrong(key, "a non-negative integer")
+    for key in _BOOLEAN_KEYS:
+        if key in node and not isinstance(node[key], bool):
+            wrong(key, "a boolean")
+
+
 def _check_nodes(doc: Document) -> None:
-    """Check every ``$ref`` and ``type`` in the document."""
+    """Check every ``$ref`` and ``type`` in the document, and the JSON type of every
+    keyword the generator reads."""
     for node, loc in walk(doc.raw, doc.loc):
+        _check_keywords(node, loc)
         ref = node.get("$ref")
         if ref is not None:
             if not isinstance(ref, str):

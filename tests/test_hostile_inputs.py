@@ -205,3 +205,39 @@ def test_reserved_names_cover_what_models_define() -> None:
                 bound |= {t.id for t in targets if isinstance(t, ast.Name)}
         helpers = {n for n in bound - schema_classes if n[:1].isupper()}
         assert helpers <= RESERVED_NAMES, helpers - RESERVED_NAMES
+
+
+def _task_def(**keywords: Any) -> dict[str, Any]:
+    """A surface definition (its name has "Task") made of ``keywords``."""
+    return {"OddTask": {"type": "object", **keywords}}
+
+
+@pytest.mark.parametrize(
+    ("keywords", "pointer", "message"),
+    [
+        ({"properties": "a"}, "/$defs/OddTask/properties", '"properties" must be an object of schemas, not a JSON string'),
+        ({"properties": {"a": "string"}}, "/$defs/OddTask/properties/a", '"properties" must be an object of schemas, not a JSON string'),
+        ({"allOf": {"$ref": "#/$defs/Task"}}, "/$defs/OddTask/allOf", '"allOf" must be a non-empty array of schemas, not a JSON object'),
+        ({"anyOf": []}, "/$defs/OddTask/anyOf", '"anyOf" must be a non-empty array of schemas, not a JSON array'),
+        ({"anyOf": ["x"]}, "/$defs/OddTask/anyOf/0", '"anyOf" must be an array of schemas, not a JSON string'),
+        ({"required": None}, "/$defs/OddTask/required", '"required" must be an array of strings, not a JSON null'),
+        ({"required": ["a", 1]}, "/$defs/OddTask/required/1", '"required" must be an array of strings, not a JSON number'),
+        ({"description": {"en": "x"}}, "/$defs/OddTask/description", '"description" must be a string, not a JSON object'),
+        ({"properties": {"a": {"type": "string", "maxLength": -1}}}, "/$defs/OddTask/properties/a/maxLength", '"maxLength" must be a non-negative integer, not a JSON number'),
+        ({"properties": {"a": {"type": "number", "minimum": "0"}}}, "/$defs/OddTask/properties/a/minimum", '"minimum" must be a number, not a JSON string'),
+        ({"properties": {"a": {"type": "array", "items": "string"}}}, "/$defs/OddTask/properties/a/items", '"items" must be a schema (an object or a boolean), not a JSON string'),
+        ({"additionalProperties": 1}, "/$defs/OddTask/additionalProperties", '"additionalProperties" must be a schema (an object or a boolean), not a JSON number'),
+        ({"enum": "a"}, "/$defs/OddTask/enum", '"enum" must be an array, not a JSON string'),
+        ({"properties": {"a": {"type": "array", "uniqueItems": "yes"}}}, "/$defs/OddTask/properties/a/uniqueItems", '"uniqueItems" must be a boolean, not a JSON string'),
+    ],
+)
+def test_keyword_of_the_wrong_json_type_is_a_one_line_error(keywords: dict[str, Any], pointer: str, message: str, tmp_path: Path) -> None:
+    """A keyword whose value has the wrong JSON type is named with its pointer. Found by
+    fuzzing the official schemas: before the check, three of these cases ended in a traceback
+    (exit 1), eight generated a package from the invalid schema, and three were refused by
+    later stages with less precise messages."""
+    code, _, stderr = _generate(tmp_path, json.dumps(_ext_with(_task_def(**keywords))))
+    assert code == 2, stderr
+    _one_line_error(tmp_path, stderr, pointer)
+    assert stderr.rstrip("\n").endswith(f"error: {message}"), stderr
+    assert not (tmp_path / "out").exists()
