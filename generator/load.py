@@ -264,16 +264,16 @@ def _check_nodes(doc: Document) -> None:
     keyword the generator reads."""
     for node, loc in walk(doc.raw, doc.loc):
         _check_keywords(node, loc)
-        ref = node.get("$ref")
-        if ref is not None:
+        if "$ref" in node:
+            ref = node["$ref"]
             if not isinstance(ref, str):
                 raise fail("$ref must be a string", loc.child("$ref"))
             if not ref.startswith("#"):
                 raise fail(f'remote $ref "{ref}" is not supported (only local "#/..." references; nothing is fetched)', loc.child("$ref"))
             if resolve_pointer(doc, ref) is None:
                 raise fail(f'dangling $ref "{ref}" (no such definition)', loc.child("$ref"))
-        types = node.get("type")
-        if types is not None:
+        if "type" in node:
+            types = node["type"]
             for t in types if isinstance(types, list) else [types]:
                 if t not in JSON_TYPES:
                     raise fail(f"unsupported type {json.dumps(t)} (expected one of {', '.join(JSON_TYPES)})", loc.child("type"))

@@ -229,6 +229,8 @@ def _task_def(**keywords: Any) -> dict[str, Any]:
         ({"additionalProperties": 1}, "/$defs/OddTask/additionalProperties", '"additionalProperties" must be a schema (an object or a boolean), not a JSON number'),
         ({"enum": "a"}, "/$defs/OddTask/enum", '"enum" must be an array, not a JSON string'),
         ({"properties": {"a": {"type": "array", "uniqueItems": "yes"}}}, "/$defs/OddTask/properties/a/uniqueItems", '"uniqueItems" must be a boolean, not a JSON string'),
+        ({"properties": {"a": {"$ref": None}}}, "/$defs/OddTask/properties/a/$ref", "$ref must be a string"),
+        ({"properties": {"a": {"type": None}}}, "/$defs/OddTask/properties/a/type", "unsupported type null (expected one of array, boolean, integer, null, number, object, string)"),
     ],
 )
 def test_keyword_of_the_wrong_json_type_is_a_one_line_error(keywords: dict[str, Any], pointer: str, message: str, tmp_path: Path) -> None:
