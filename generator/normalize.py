@@ -20,9 +20,11 @@ Decisions made here and nowhere else:
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 from mcptasks_gen import __version__, ir
@@ -66,6 +68,19 @@ _CONSTRAINTS = {
 }
 _CONSTRAINTS["integer"] = _CONSTRAINTS["number"]
 _Deref = Callable[[dict[str, Any], Location], tuple[dict[str, Any], Location, "str | None"]]
+
+
+def _integer_bound(name: str, value: float) -> tuple[str, int]:
+    """An integer's bound or step given as a JSON number with a fraction or an exponent
+    (``minimum: 1.5``, ``maximum: 1e20``), as the integer constraint that admits the same
+    integers: pydantic takes only integers for them."""
+    if name == "multiple_of":  # integers that are multiples of p/q (lowest terms): multiples of p
+        return name, abs(Fraction(repr(value)).numerator)
+    if value.is_integer():
+        return name, int(value)
+    if name in ("ge", "gt"):  # the least integer allowed
+        return "ge", math.ceil(value) if name == "ge" else math.floor(value) + 1
+    return "le", math.floor(value) if name == "le" else math.ceil(value) - 1
 
 
 def _strip_annotations(node: Any) -> Any:
@@ -332,6 +347,10 @@ class _Normalizer:
                     raise fail(f"{keyword} must be a non-negative integer", loc.child(keyword))
             elif not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or value in (float("inf"), float("-inf")):
                 raise fail(f"{keyword} must be a finite number", loc.child(keyword))
+            elif keyword == "multipleOf" and value <= 0:
+                raise fail("multipleOf must be greater than 0", loc.child(keyword))
+            elif json_type == "integer" and isinstance(value, float):
+                name, value = _integer_bound(name, value)
             args.append(f"{name}={value!r}")
         if not args:
             return annotation

@@ -296,3 +296,43 @@ def test_model_preferences_bounds(generated: tuple[dict[str, Json], Any]) -> Non
         models.ModelPreferences.model_validate({"costPriority": 7.5})
     assert models.ModelPreferences.model_validate({"costPriority": 1}).to_wire() == {"costPriority": 1}
     assert models.ModelPreferences.model_validate({"costPriority": 0.5}).to_wire() == {"costPriority": 0.5}
+
+
+BOUNDS = {
+    "ge": {"type": "integer", "minimum": 1.5},
+    "le": {"type": "integer", "maximum": 7.5},
+    "gt": {"type": "integer", "exclusiveMinimum": 2.5},
+    "lt": {"type": "integer", "exclusiveMaximum": 9.5},
+    "whole": {"type": "integer", "minimum": 3.0, "exclusiveMaximum": 1e1},
+    "huge": {"type": "integer", "maximum": 1e20},
+    "step": {"type": "integer", "multipleOf": 1.5},
+    "step_whole": {"type": "integer", "multipleOf": 4.0},
+}
+
+
+def test_integer_bounds_given_as_fractions_keep_their_meaning(tmp_path: Path) -> None:
+    """An integer's ``minimum: 1.5`` or ``maximum: 1e20`` (JSON numbers that are not written as
+    integers) used to give ``Field(ge=1.5)``, and the package failed at import ("'ge' must be
+    coercible to an integer"; found by fuzzing). Each field now accepts exactly the integers
+    the schema accepts (``jsonschema`` as the oracle), from -20 to 40 (and around 1e20, where
+    ``jsonschema``'s float division is still exact enough to be the oracle)."""
+    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
+    raw["$defs"]["BoundsTask"] = {"type": "object", "properties": BOUNDS}
+    schema = tmp_path / "bounds.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label="bounds.json", output=tmp_path, package="bounds_pkg", revision=None, templates=None, regenerate="x")
+    write.write(target.package_dir, pipeline.generate(target), force=False)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        model = importlib.import_module("bounds_pkg.models").BoundsTask
+    finally:
+        sys.path.remove(str(tmp_path))
+    for name, node in BOUNDS.items():
+        oracle = jsonschema.Draft202012Validator(node)
+        for value in [*range(-20, 41), *([10**20, 10**20 + 1] if name == "huge" else [])]:
+            try:
+                model.model_validate({name: value})
+                accepted = True
+            except pydantic.ValidationError:
+                accepted = False
+            assert accepted == oracle.is_valid(value), (name, value)
