@@ -242,8 +242,8 @@ def _check_keywords(node: dict[str, Any], loc: Location) -> None:
         for i, name in enumerate(required):
             if not isinstance(name, str):
                 wrong("required", "an array of strings", loc.child("required", i), name)
-    if "enum" in node and not isinstance(node["enum"], list):
-        wrong("enum", "an array")
+    if "enum" in node and not (isinstance(node["enum"], list) and node["enum"]):
+        wrong("enum", "a non-empty array (no value matches an empty one)")
     for key in _STRING_KEYS:
         if key in node and not isinstance(node[key], str):
             wrong(key, "a string")
