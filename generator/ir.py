@@ -180,6 +180,7 @@ class Package:
     files: tuple[OutputFile, ...]
     renamed: tuple[tuple[str, ClassName], ...] = ()  # definitions whose class is not their name
     json_kind: bool = False  # some union picks its branch by JSON type: models.py defines ``_json_kind``
+    python_re: bool = False  # some pattern needs Python's ``re``: the models use ``regex_engine="python-re"``
     dispatches: tuple[Dispatch, ...] = ()  # unions picked by a pinned property: models.py defines ``_Dispatch``
 
 

@@ -70,6 +70,23 @@ _CONSTRAINTS["integer"] = _CONSTRAINTS["number"]
 _Deref = Callable[[dict[str, Any], Location], tuple[dict[str, Any], Location, "str | None"]]
 
 
+def _regex_engine(pattern: str) -> tuple[str | None, str]:
+    """The pydantic regex engine that can check ``pattern``: ``rust-regex`` (pydantic's
+    default, fastest), else ``python-re`` (lookarounds and other constructs Rust's engine
+    lacks), else None with the reason."""
+    from pydantic_core import SchemaError, SchemaValidator, core_schema
+
+    problem = ""
+    for engine in ("rust-regex", "python-re"):
+        try:
+            SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine=engine))
+        except SchemaError as exc:
+            problem = str(exc).strip().splitlines()[-1].strip().removeprefix("error: ")
+            continue
+        return engine, ""
+    return None, problem
+
+
 def _integer_bound(name: str, value: float) -> tuple[str, int]:
     """An integer's bound or step given as a JSON number with a fraction or an exponent
     (``minimum: 1.5``, ``maximum: 1e20``), as the integer constraint that admits the same
@@ -125,6 +142,7 @@ class _Context:
     pydantic: set[str] = field(default_factory=set)
     building: list[ClassName] = field(default_factory=list)
     json_kind: bool = False  # some union is picked by JSON type (``_json_kind``)
+    python_re: bool = False  # some pattern needs Python's ``re`` (``regex_engine="python-re"``)
     dispatches: dict[str, ir.Dispatch] = field(default_factory=dict)  # by the name the annotations use
 
 
@@ -342,6 +360,10 @@ class _Normalizer:
             if keyword == "pattern":
                 if not isinstance(value, str):
                     raise fail("pattern must be a string", loc.child(keyword))
+                engine, problem = _regex_engine(value)
+                if engine is None:
+                    raise fail(f"pattern is not a regular expression the models can check: {problem}", loc.child(keyword))
+                self.cx.python_re |= engine == "python-re"
             elif name in ("min_length", "max_length"):
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise fail(f"{keyword} must be a non-negative integer", loc.child(keyword))
@@ -872,5 +894,6 @@ def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]
         files=files,
         renamed=tuple((name, cls) for name, cls in normalizer.classes.items() if cls != name),
         json_kind=normalizer.cx.json_kind,
+        python_re=normalizer.cx.python_re,
         dispatches=tuple(sorted(normalizer.cx.dispatches.values(), key=lambda d: d.name)),
     )

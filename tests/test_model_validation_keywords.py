@@ -336,3 +336,29 @@ def test_integer_bounds_given_as_fractions_keep_their_meaning(tmp_path: Path) ->
             except pydantic.ValidationError:
                 accepted = False
             assert accepted == oracle.is_valid(value), (name, value)
+
+
+def test_patterns_with_lookarounds_are_checked(tmp_path: Path) -> None:
+    """``^(?=x)`` and ``(?<!q)`` are valid JSON Schema patterns that pydantic's default Rust
+    engine cannot compile: the package used to fail at import (found by fuzzing). The models of
+    such a package use Python's ``re``; the official schemas have no pattern and keep Rust's."""
+    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
+    raw["$defs"]["PatternTask"] = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^(?=x)x+$"}}}
+    raw["$defs"]["PatternListTask"] = {"type": "array", "items": {"type": "string", "pattern": "(?<!q)z"}}
+    schema = tmp_path / "patterns.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label="patterns.json", output=tmp_path, package="patterns_pkg", revision=None, templates=None, regenerate="x")
+    write.write(target.package_dir, pipeline.generate(target), force=False)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        models = importlib.import_module("patterns_pkg.models")
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert models.PatternTask.model_validate({"a": "xx"}).to_wire() == {"a": "xx"}
+    assert models.PatternListTask.model_validate(["az"]).to_wire() == ["az"]
+    for bad in ({"a": "yx"},):
+        with pytest.raises(pydantic.ValidationError):
+            models.PatternTask.model_validate(bad)
+    with pytest.raises(pydantic.ValidationError):
+        models.PatternListTask.model_validate(["qz"])
+    assert "python-re" not in (ROOT / "generated" / "mcp_tasks_ext" / "models_ext.py").read_text()
