@@ -328,7 +328,10 @@ class _Normalizer:
             literal = f"Literal[{', '.join(py_str(v) for v in node['enum'] if v is not None)}]"
             return literal + " | None" if None in node["enum"] else literal
         if "allOf" in node:
-            return self._inline_or_union(self._merge_all_of(node, loc), loc, ctx, top)
+            merged = self._merge_all_of(node, loc)
+            if _json_types(merged) - {"object"}:  # a value that is not an object
+                return self.annotation(merged, loc, ctx, top=top)
+            return self._inline_or_union(merged, loc, ctx, top)
         if "anyOf" in node or "oneOf" in node:
             values = self._enum_values(node)
             if values is not None:
@@ -595,8 +598,7 @@ class _Normalizer:
             self.merging_inline.pop()
 
     def _merge_all_of_once(self, node: dict[str, Any], loc: Location) -> dict[str, Any]:
-        merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
-        variants: list[Any] | None = None
+        parts: list[dict[str, Any]] = []
         for i, member in enumerate(node["allOf"]):
             part, _, name = self._deref(member, loc.child("allOf", i))
             if "allOf" in part:
@@ -604,6 +606,12 @@ class _Normalizer:
                     part = self._flatten(name, part, self.cx.surface.loc(name))
                 else:
                     part = self._merge_all_of(part, loc.child("allOf", i))
+            parts.append(part)
+        if any(_json_types(part) - {"object"} for part in parts):
+            return _merge_values(node, parts, loc)
+        merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
+        variants: list[Any] | None = None
+        for i, part in enumerate(parts):
             if "anyOf" in part or "oneOf" in part:
                 if variants is not None:
                     raise fail("allOf with more than one anyOf is not supported", loc.child("allOf", i))
@@ -824,6 +832,32 @@ def _closed(node: dict[str, Any]) -> bool:
 
 def _nullable(annotation: str) -> bool:
     return annotation == "Any" or annotation.endswith("| None") or annotation == "None"
+
+
+def _json_types(node: dict[str, Any]) -> set[str]:
+    """The JSON types a node names with ``type`` (none when it names no type)."""
+    types = node.get("type")
+    return set(types) if isinstance(types, list) else {types} if isinstance(types, str) else set()
+
+
+def _merge_values(node: dict[str, Any], parts: list[dict[str, Any]], loc: Location) -> dict[str, Any]:
+    """``allOf`` over schemas of non-object values (a string, a number, an array, ...): one
+    node with the types all parts allow and every part's keywords (a later part's win)."""
+    allowed: set[str] | None = None
+    merged: dict[str, Any] = {}
+    for i, part in enumerate(parts):
+        if "anyOf" in part or "oneOf" in part or "properties" in part:
+            raise fail("allOf that combines a non-object schema with an object or a union is not supported", loc.child("allOf", i))
+        types = _json_types(part)
+        if types:
+            allowed = types if allowed is None else allowed & types
+            if not allowed:
+                raise fail("allOf of schemas with no JSON type in common matches nothing", loc.child("allOf", i))
+        merged.update((k, v) for k, v in part.items() if k != "description")
+    merged.update((k, v) for k, v in node.items() if k != "allOf")
+    if allowed is not None:
+        merged["type"] = next(iter(allowed)) if len(allowed) == 1 else sorted(allowed)
+    return merged
 
 
 def _merge_into(merged: dict[str, Any], part: dict[str, Any]) -> None:

@@ -231,6 +231,8 @@ def _task_def(**keywords: Any) -> dict[str, Any]:
         ({"properties": {"a": {"type": "string", "enum": []}}}, "/$defs/OddTask/properties/a/enum", '"enum" must be a non-empty array (no value matches an empty one), not a JSON array'),
         ({"properties": {"a": {"type": "array", "uniqueItems": "yes"}}}, "/$defs/OddTask/properties/a/uniqueItems", '"uniqueItems" must be a boolean, not a JSON string'),
         ({"properties": {"a": {"type": "string", "pattern": "[a-"}}}, "/$defs/OddTask/properties/a/pattern", "pattern is not a regular expression the models can check: unterminated character set at position 0"),
+        ({"properties": {"a": {"allOf": [{"type": "string"}, {"type": "integer"}]}}}, "/$defs/OddTask/properties/a/allOf/1", "allOf of schemas with no JSON type in common matches nothing"),
+        ({"properties": {"a": {"allOf": [{"type": "string"}, {"properties": {"b": {}}}]}}}, "/$defs/OddTask/properties/a/allOf/1", "allOf that combines a non-object schema with an object or a union is not supported"),
         ({"properties": {"a": {"$ref": None}}}, "/$defs/OddTask/properties/a/$ref", "$ref must be a string"),
         ({"properties": {"a": {"type": None}}}, "/$defs/OddTask/properties/a/type", "unsupported type null (expected one of array, boolean, integer, null, number, object, string)"),
     ],

@@ -362,3 +362,43 @@ def test_patterns_with_lookarounds_are_checked(tmp_path: Path) -> None:
     with pytest.raises(pydantic.ValidationError):
         models.PatternListTask.model_validate(["qz"])
     assert "python-re" not in (ROOT / "generated" / "mcp_tasks_ext" / "models_ext.py").read_text()
+
+
+ALL_OF_VALUES = {
+    "StringsTask": {"allOf": [{"type": "string"}, {"maxLength": 2}]},
+    "ArrayTask": {"allOf": [{"type": "array", "items": {"type": "integer"}}]},
+    "NullableTask": {"allOf": [{"type": ["array", "null"]}, {"type": ["null", "string", "array"]}]},
+    "EitherTask": {"oneOf": [{"allOf": [{"type": "string"}]}, {"allOf": [{"type": "integer", "minimum": 0}]}]},
+    "ListOrNullTask": {"anyOf": [{"allOf": [{"type": "array", "items": {"type": "integer"}}]}, {"type": "null"}]},
+}
+
+
+def test_all_of_over_values_that_are_not_objects(tmp_path: Path) -> None:
+    """``allOf`` of strings, arrays or nulls used to be merged as if every part were an object:
+    a definition became an empty object model, and a union branch a reference to its own
+    union (``class EitherTask(McpRootModel["EitherTask"])``, which fails on every value with
+    a recursion error; found by fuzzing). Each now accepts what ``jsonschema`` accepts."""
+    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
+    raw["$defs"].update(ALL_OF_VALUES)
+    schema = tmp_path / "all_of.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label="all_of.json", output=tmp_path, package="all_of_pkg", revision=None, templates=None, regenerate="x")
+    write.write(target.package_dir, pipeline.generate(target), force=False)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        models = importlib.import_module("all_of_pkg.models")
+    finally:
+        sys.path.remove(str(tmp_path))
+    samples: list[Json] = ["", "ab", "abc", 0, 5, -1, 1.5, None, [], [1, 2], ["x"], {}, {"a": 1}, True]
+    for name, node in ALL_OF_VALUES.items():
+        oracle = jsonschema.Draft202012Validator(node)
+        model = getattr(models, name)
+        for value in samples:
+            if isinstance(value, bool) or (isinstance(value, float) and oracle.is_valid(int(value))):
+                continue  # lax mode: booleans and whole floats convert (see the module docstring)
+            try:
+                model.model_validate(value)
+                accepted = True
+            except pydantic.ValidationError:
+                accepted = False
+            assert accepted == oracle.is_valid(value), (name, value)
