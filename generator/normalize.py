@@ -14,6 +14,9 @@ Decisions made here and nowhere else:
 - inline objects get names from their place (``GetTaskRequest`` + ``params``), and an inline
   node equal to a definition (descriptions aside) is that definition;
 - ``const`` becomes ``Literal``; objects stay open unless ``additionalProperties`` closes them;
+- an object model with required constants counts them as set while it is validated (a
+  ``model_post_init`` hook, ``ObjectModel.counts_constants``) only if some annotation uses
+  it where the data may leave one out: not as a member of a union discriminated on it;
 - models are ordered dependencies first, ties broken by name, so ``$defs`` order never matters.
 """
 
