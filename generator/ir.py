@@ -59,6 +59,7 @@ class ObjectModel:
     fields: tuple[Field, ...]
     closed: bool  # unknown fields are rejected instead of kept
     loc: Location
+    counts_constants: bool = False  # validation counts missing constants as set (``model_post_init``)
 
     @property
     def constants(self) -> tuple[PyIdent, ...]:
@@ -116,6 +117,7 @@ class Dispatch:
     name: PyIdent  # the module-level constant the annotations use
     names: tuple[str, ...]  # the pinned property: its wire name, then the members' attribute names for it
     cases: tuple[str, ...]
+    always_present: bool  # every member requires the property: pydantic-core reads it
 
     @property
     def names_literal(self) -> str:

@@ -14,11 +14,15 @@ Decisions made here and nowhere else:
 - inline objects get names from their place (``GetTaskRequest`` + ``params``), and an inline
   node equal to a definition (descriptions aside) is that definition;
 - ``const`` becomes ``Literal``; objects stay open unless ``additionalProperties`` closes them;
+- an object model with required constants counts them as set while it is validated (a
+  ``model_post_init`` hook, ``ObjectModel.counts_constants``) only if some annotation uses
+  it where the data may leave one out: not as a member of a union discriminated on it;
 - models are ordered dependencies first, ties broken by name, so ``$defs`` order never matters.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -488,7 +492,7 @@ class _Normalizer:
             tags = _py_tuple([py_str(" | ".join(names)) for names in candidates])
             cases.append(f"{py_str(pinned)}: ({properties}, {tags})")
         names = tuple(dict.fromkeys([prop, *(_field_idents(list(t["properties"]))[prop] for _, t in members)]))
-        dispatch = ir.Dispatch(name=PyIdent(f"_PICK_{snake(ctx).upper()}"), names=names, cases=tuple(cases))
+        dispatch = ir.Dispatch(name=PyIdent(f"_PICK_{snake(ctx).upper()}"), names=names, cases=tuple(cases), always_present=None not in groups)
         for known in self.cx.dispatches.values():
             if (known.names, known.cases) == (dispatch.names, dispatch.cases):
                 dispatch = known
@@ -896,11 +900,88 @@ def _methods(normalizer: _Normalizer, models: dict[str, ir.Model]) -> tuple[ir.M
     return tuple(sorted(methods, key=lambda m: m.name))
 
 
+def _places(annotation: str, dispatches: dict[str, ir.Dispatch]) -> list[tuple[str, frozenset[str], bool]]:
+    """Where an annotation uses classes: each name, with the property a union it is a member
+    of is discriminated on (its names; empty when none) and whether it is at the top of the
+    annotation (the annotation itself, or a member of its outermost union)."""
+    found: list[tuple[str, frozenset[str], bool]] = []
+
+    def pinned(meta: ast.expr) -> frozenset[str] | None:
+        """The property a union's ``Annotated`` metadata discriminates it on, if any."""
+        if isinstance(meta, ast.Call) and isinstance(meta.func, ast.Name) and meta.func.id == "Field":
+            for keyword in meta.keywords:
+                if keyword.arg == "discriminator" and isinstance(keyword.value, ast.Constant):
+                    return frozenset({str(keyword.value.value)})
+        if isinstance(meta, ast.Name) and meta.id in dispatches:
+            dispatch = dispatches[meta.id]
+            return frozenset(dispatch.names) if dispatch.always_present else frozenset()
+        return None
+
+    def walk(node: ast.expr, on: frozenset[str], top: bool) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            walk(ast.parse(node.value, mode="eval").body, on, top)
+        elif isinstance(node, ast.Name):
+            found.append((node.id, on, top))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            walk(node.left, on, top)
+            walk(node.right, on, top)
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Annotated" and isinstance(node.slice, ast.Tuple):
+            inner, *metas = node.slice.elts
+            tags = [m for m in metas if isinstance(m, ast.Call) and isinstance(m.func, ast.Name) and m.func.id == "Tag"]
+            picks = [p for p in map(pinned, metas) if p is not None]
+            if tags and len(tags) == len(metas):
+                walk(inner, on, top)  # a member of a union picked by a callable: still that member
+            else:
+                walk(inner, picks[0] if picks else frozenset(), top)
+        elif isinstance(node, ast.Subscript):
+            args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            for arg in args:
+                walk(arg, frozenset(), False)
+
+    walk(ast.parse(annotation, mode="eval").body, frozenset(), True)
+    return found
+
+
+def _count_constants(models: tuple[ir.Model, ...], dispatches: dict[str, ir.Dispatch]) -> tuple[ir.Model, ...]:
+    """Mark the object models whose validation must count missing constants as set.
+
+    ``to_wire()`` sends the fields that were set, and a required constant must go out even
+    when the data left it out. Building a model from Python values (the constructor,
+    ``model_validate``, ...) and ``to_wire()`` itself count the model's own constants (in
+    ``McpModel``), for free on the wire path. A model validated inside another one counts
+    them only if it has the hook, which costs a Python call per instance: only models used
+    somewhere their constants may be missing need it. A member of a union discriminated on
+    its constant always has it (the union rejects the object otherwise); the members at the
+    top of a root model that no annotation uses are counted by the root model's own
+    ``model_validate`` and ``to_wire()``.
+    """
+    places: list[tuple[str, frozenset[str], bool, str]] = []
+    for model in models:
+        if isinstance(model, ir.ObjectModel):
+            places.extend((name, on, False, model.name) for f in model.fields for name, on, _ in _places(f.annotation, dispatches))
+        elif isinstance(model, ir.RootModel):
+            places.extend((name, on, top, model.name) for name, on, top in _places(model.annotation, dispatches))
+    used = {name for name, *_ in places}
+    result: list[ir.Model] = []
+    for model in models:
+        if isinstance(model, ir.ObjectModel) and model.constants:
+            constants = {f.name: {f.name, f.wire_name} for f in model.fields if f.constant}
+            needed = any(
+                any(not (spellings & on) for spellings in constants.values())
+                for name, on, top, owner in places
+                if name == model.name and not (top and owner not in used)
+            )
+            model = replace(model, counts_constants=needed)
+        result.append(model)
+    return tuple(result)
+
+
 def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]) -> ir.Package:
     """Build the package IR for a surface and a target's settings."""
     normalizer = _Normalizer(surface)
     normalizer.build()
     models, forward = normalizer.ordered()
+    models = _count_constants(models, normalizer.cx.dispatches)
     by_name: dict[str, ir.Model] = {m.name: m for m in models}
     methods = _methods(normalizer, by_name)
     if methods and any(m.result == "dict[str, Any]" for m in methods):

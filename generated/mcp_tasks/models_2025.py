@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from pydantic_core import CoreSchema
 
 _RootT = TypeVar("_RootT")
+_ModelT = TypeVar("_ModelT", bound="McpModel")
+_WrapperT = TypeVar("_WrapperT", bound="McpRootModel[Any]")
 
 
 class McpModel(BaseModel):
@@ -52,23 +54,100 @@ class McpModel(BaseModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset()
     """Required constant fields (``jsonrpc``, ``method``, a variant's ``status``).
 
-    They have defaults for convenience but belong on the wire anyway: the classes that have
-    any count them as set (``model_post_init``), so ``to_wire()`` always sends them. Only those
-    classes define the hook, since pydantic calls it for every instance of a class that has one;
-    it changes nothing when the data had them all (wire data always does).
+    They have defaults for convenience but belong on the wire anyway, so they count as set
+    even when the data left them out, and ``to_wire()`` always sends them. A model built
+    from Python values (the constructor, ``model_validate``, ``model_validate_json``,
+    ``model_validate_strings``, ``model_construct``) counts its own, and ``to_wire()`` does
+    too. Inside another model, validation counts them only in the classes that define
+    ``model_post_init`` (pydantic calls it for every instance): those used somewhere the data
+    may leave a constant out. A member of a union discriminated on its constant always has
+    it, and wire data has them all anyway.
     """
+
+    def __init__(self, /, **data: Any) -> None:
+        super().__init__(**data)
+        _count_constants(self)
+
+    # validation inside other models does not go through here: keep pydantic from calling
+    # this ``__init__`` for them (pydantic's ``RootModel.__init__`` does the same)
+    setattr(__init__, "__pydantic_base_init__", True)
+
+    @classmethod
+    def model_validate(cls: type[_ModelT], obj: Any, **kwargs: Any) -> _ModelT:
+        """Validate ``obj``; see ``pydantic.BaseModel.model_validate``."""
+        return _count_constants(super().model_validate(obj, **kwargs))
+
+    @classmethod
+    def model_validate_json(
+        cls: type[_ModelT], json_data: str | bytes | bytearray, **kwargs: Any
+    ) -> _ModelT:
+        """Validate JSON text; see ``pydantic.BaseModel.model_validate_json``."""
+        return _count_constants(super().model_validate_json(json_data, **kwargs))
+
+    @classmethod
+    def model_validate_strings(cls: type[_ModelT], obj: Any, **kwargs: Any) -> _ModelT:
+        """Validate string data; see ``pydantic.BaseModel.model_validate_strings``."""
+        return _count_constants(super().model_validate_strings(obj, **kwargs))
+
+    @classmethod
+    def model_construct(
+        cls: type[_ModelT], _fields_set: set[str] | None = None, **values: Any
+    ) -> _ModelT:
+        """Build without validation; see ``pydantic.BaseModel.model_construct``."""
+        return _count_constants(super().model_construct(_fields_set, **values))
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready form: wire names, only the fields that were set."""
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+def _count_constants(model: _ModelT) -> _ModelT:
+    """``model`` with its required constants counted as set."""
+    if not model.wire_constants <= model.__pydantic_fields_set__:
+        model.__pydantic_fields_set__.update(model.wire_constants)
+    return model
 
 
 class McpRootModel(RootModel[_RootT], Generic[_RootT]):
     """Base of every model that wraps a union, list, map or scalar."""
 
+    @classmethod
+    def model_validate(cls: type[_WrapperT], obj: Any, **kwargs: Any) -> _WrapperT:
+        """Validate ``obj``; see ``pydantic.BaseModel.model_validate``."""
+        return _count_root(super().model_validate(obj, **kwargs))
+
+    @classmethod
+    def model_validate_json(
+        cls: type[_WrapperT], json_data: str | bytes | bytearray, **kwargs: Any
+    ) -> _WrapperT:
+        """Validate JSON text; see ``pydantic.BaseModel.model_validate_json``."""
+        return _count_root(super().model_validate_json(json_data, **kwargs))
+
+    @classmethod
+    def model_validate_strings(
+        cls: type[_WrapperT], obj: Any, **kwargs: Any
+    ) -> _WrapperT:
+        """Validate string data; see ``pydantic.BaseModel.model_validate_strings``."""
+        return _count_root(super().model_validate_strings(obj, **kwargs))
+
     def to_wire(self) -> Any:
         """The JSON-ready form of the wrapped value."""
+        root: object = self.root
+        if isinstance(root, McpModel) and not root.wire_constants <= (
+            root.__pydantic_fields_set__
+        ):
+            root.__pydantic_fields_set__.update(root.wire_constants)
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+def _count_root(wrapper: _WrapperT) -> _WrapperT:
+    """``wrapper`` with the required constants of the model it wraps counted as set."""
+    root: object = wrapper.root
+    if isinstance(root, McpModel):
+        _count_constants(root)
+    return wrapper
 
 
 def _json_kind(value: Any) -> str:
@@ -90,6 +169,10 @@ class _Dispatch:
     take the object, joined by " | ". Members left out could not, so the union validates
     what a plain union would, trying fewer members. A model instance picks its own class;
     a value no member takes is one error.
+
+    When the property is always present, pydantic-core reads it and picks the case itself
+    (a tagged union on the property); Python only runs for a value that several members
+    share, to look at the other properties. When it may be absent, a Python callable picks.
     """
 
     def __init__(self, names: tuple[str, ...], cases: dict[str | None, _Case]) -> None:
@@ -100,28 +183,66 @@ class _Dispatch:
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         members: dict[str, Any] = {m.__name__: m for m in get_args(source)}
-        union = cast(Any, Union)
-        groups = {tag for _, tags in self.cases.values() for tag in tags} - set(members)
-        choices = [Annotated[m, Tag(name)] for name, m in members.items()]
-        for tag in sorted(groups):
-            group = union[tuple(members[name] for name in tag.split(" | "))]
-            choices.append(Annotated[group, Tag(tag)])
         values = [repr(v) for v in sorted(v for v in self.cases if v is not None)]
         expected = ", ".join(values[:-1]) + " or " * (len(values) > 1) + values[-1]
         absent = ", or absent" if None in self.cases else ""
         message = (
             f"Input should be an object whose {self.names[0]!r} is {expected}{absent}"
         )
-        pick = Discriminator(
-            self._picker(frozenset(members)),
+        if None in self.cases:
+            return handler.generate_schema(
+                self._tagged(members, self._picker(members, self.cases), message)
+            )
+        choices: dict[Any, CoreSchema] = {}
+        for value, (properties, tags) in self.cases.items():
+            assert value is not None
+            if properties:
+                case: dict[str | None, _Case] = {value: (properties, tags)}
+                group = self._tagged(members, self._picker(members, case), message)
+            else:
+                group = self._union(members, tags[0])
+            choices[value] = handler.generate_schema(group)
+        discriminator: str | list[list[str | int]] = (
+            self.names[0] if len(self.names) == 1 else [[n] for n in self.names]
+        )
+        from pydantic_core import core_schema  # pydantic's own dependency
+
+        return core_schema.tagged_union_schema(
+            choices,
+            discriminator,
             custom_error_type="union_tag_unmatched",
             custom_error_message=message,
+            from_attributes=True,
         )
-        return handler.generate_schema(Annotated[union[tuple(choices)], pick])
 
-    def _picker(self, classes: frozenset[str]) -> Callable[[Any], str | None]:
+    @staticmethod
+    def _union(members: dict[str, Any], tag: str) -> Any:
+        """The member a tag names, or the plain union of the members it joins."""
+        group = tuple(members[name] for name in tag.split(" | "))
+        return group[0] if len(group) == 1 else cast(Any, Union)[group]
+
+    def _tagged(
+        self, members: dict[str, Any], pick: Callable[[Any], str | None], message: str
+    ) -> Any:
+        """Every member and every group of members, tagged, picked by ``pick``."""
+        groups = {tag for _, tags in self.cases.values() for tag in tags} - set(members)
+        choices = [Annotated[m, Tag(name)] for name, m in members.items()]
+        for tag in sorted(groups):
+            choices.append(Annotated[self._union(members, tag), Tag(tag)])
+        return Annotated[
+            cast(Any, Union)[tuple(choices)],
+            Discriminator(
+                pick,
+                custom_error_type="union_tag_unmatched",
+                custom_error_message=message,
+            ),
+        ]
+
+    def _picker(
+        self, members: dict[str, Any], cases: dict[str | None, _Case]
+    ) -> Callable[[Any], str | None]:
+        classes = frozenset(members)
         wire, others = self.names[0], self.names[1:]
-        cases = self.cases
 
         def pick(value: Any) -> str | None:
             if not isinstance(value, dict):
@@ -130,7 +251,10 @@ class _Dispatch:
                     return own
                 mro = type(value).__mro__
                 return next((c.__name__ for c in mro if c.__name__ in classes), None)
-            data = cast("dict[str, Any]", value)
+            if TYPE_CHECKING:
+                data = cast("dict[str, Any]", value)
+            else:  # no call to cast(): this runs for every value picked
+                data = value
             found = data.get(wire)
             for name in others:
                 if found is None:
@@ -221,10 +345,6 @@ class AudioContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -268,10 +388,6 @@ class BooleanSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     default: bool | None = None
     """Value preselected in the form."""
 
@@ -289,10 +405,6 @@ class CallToolRequest(McpModel):
     """Client-to-server request that runs one of the server's tools; it may be task-augmented."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -369,10 +481,6 @@ class CancelTaskRequest(McpModel):
     """Request to cancel a task that has not finished yet (`tasks/cancel`)."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -576,10 +684,6 @@ class CreateMessageRequest(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
 
@@ -735,10 +839,6 @@ class ElicitRequest(McpModel):
     """Server-to-client request asking the user, through the client, for more information."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -897,10 +997,6 @@ class EmbeddedResource(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -933,10 +1029,6 @@ class GetTaskPayloadRequest(McpModel):
     """Request for the outcome of a task's underlying request (`tasks/result`); blocks until the task is terminal."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -971,10 +1063,6 @@ class GetTaskRequest(McpModel):
     """Request for the current state of a task (`tasks/get`)."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -1061,10 +1149,6 @@ class ImageContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -1087,10 +1171,6 @@ class LegacyTitledEnumSchema(McpModel):
     """Deprecated single-choice field that labels options with enumNames; prefer TitledSingleSelectEnumSchema."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
@@ -1117,10 +1197,6 @@ class ListTasksRequest(McpModel):
     """Request for a page of the caller's tasks (`tasks/list`)."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -1268,10 +1344,6 @@ class ResourceLink(McpModel):
     """A pointer to a resource the server can read, placed in a prompt or tool result. Such links need not show up in resources/list."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1489,10 +1561,6 @@ class StringSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     default: str | None = None
     """Text prefilled in the form."""
 
@@ -1604,10 +1672,6 @@ class TaskStatusNotification(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     jsonrpc: Literal["2.0"] = "2.0"
     """JSON-RPC protocol version marker; always the string "2.0"."""
 
@@ -1665,10 +1729,6 @@ class TextContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -1708,10 +1768,6 @@ class TitledMultiSelectEnumSchema(McpModel):
     """Multiple-choice field whose options each carry a display label."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: list[str] | None = None
     """Options preselected in the form."""
@@ -1762,10 +1818,6 @@ class TitledSingleSelectEnumSchema(McpModel):
     """Single-choice field whose options each carry a display label."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
@@ -1946,10 +1998,6 @@ class ToolResultContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -1989,10 +2037,6 @@ class ToolUseContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: dict[str, Any] | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -2015,10 +2059,6 @@ class UntitledMultiSelectEnumSchema(McpModel):
     """Multiple-choice field whose options are shown by their raw values."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: list[str] | None = None
     """Options preselected in the form."""
@@ -2066,10 +2106,6 @@ class UntitledSingleSelectEnumSchema(McpModel):
     """Single-choice field whose options are shown by their raw values."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from pydantic_core import CoreSchema
 
 _RootT = TypeVar("_RootT")
+_ModelT = TypeVar("_ModelT", bound="McpModel")
+_WrapperT = TypeVar("_WrapperT", bound="McpRootModel[Any]")
 
 
 class McpModel(BaseModel):
@@ -52,23 +54,100 @@ class McpModel(BaseModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset()
     """Required constant fields (``jsonrpc``, ``method``, a variant's ``status``).
 
-    They have defaults for convenience but belong on the wire anyway: the classes that have
-    any count them as set (``model_post_init``), so ``to_wire()`` always sends them. Only those
-    classes define the hook, since pydantic calls it for every instance of a class that has one;
-    it changes nothing when the data had them all (wire data always does).
+    They have defaults for convenience but belong on the wire anyway, so they count as set
+    even when the data left them out, and ``to_wire()`` always sends them. A model built
+    from Python values (the constructor, ``model_validate``, ``model_validate_json``,
+    ``model_validate_strings``, ``model_construct``) counts its own, and ``to_wire()`` does
+    too. Inside another model, validation counts them only in the classes that define
+    ``model_post_init`` (pydantic calls it for every instance): those used somewhere the data
+    may leave a constant out. A member of a union discriminated on its constant always has
+    it, and wire data has them all anyway.
     """
+
+    def __init__(self, /, **data: Any) -> None:
+        super().__init__(**data)
+        _count_constants(self)
+
+    # validation inside other models does not go through here: keep pydantic from calling
+    # this ``__init__`` for them (pydantic's ``RootModel.__init__`` does the same)
+    setattr(__init__, "__pydantic_base_init__", True)
+
+    @classmethod
+    def model_validate(cls: type[_ModelT], obj: Any, **kwargs: Any) -> _ModelT:
+        """Validate ``obj``; see ``pydantic.BaseModel.model_validate``."""
+        return _count_constants(super().model_validate(obj, **kwargs))
+
+    @classmethod
+    def model_validate_json(
+        cls: type[_ModelT], json_data: str | bytes | bytearray, **kwargs: Any
+    ) -> _ModelT:
+        """Validate JSON text; see ``pydantic.BaseModel.model_validate_json``."""
+        return _count_constants(super().model_validate_json(json_data, **kwargs))
+
+    @classmethod
+    def model_validate_strings(cls: type[_ModelT], obj: Any, **kwargs: Any) -> _ModelT:
+        """Validate string data; see ``pydantic.BaseModel.model_validate_strings``."""
+        return _count_constants(super().model_validate_strings(obj, **kwargs))
+
+    @classmethod
+    def model_construct(
+        cls: type[_ModelT], _fields_set: set[str] | None = None, **values: Any
+    ) -> _ModelT:
+        """Build without validation; see ``pydantic.BaseModel.model_construct``."""
+        return _count_constants(super().model_construct(_fields_set, **values))
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready form: wire names, only the fields that were set."""
+        if not self.wire_constants <= self.__pydantic_fields_set__:
+            self.__pydantic_fields_set__.update(self.wire_constants)
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+def _count_constants(model: _ModelT) -> _ModelT:
+    """``model`` with its required constants counted as set."""
+    if not model.wire_constants <= model.__pydantic_fields_set__:
+        model.__pydantic_fields_set__.update(model.wire_constants)
+    return model
 
 
 class McpRootModel(RootModel[_RootT], Generic[_RootT]):
     """Base of every model that wraps a union, list, map or scalar."""
 
+    @classmethod
+    def model_validate(cls: type[_WrapperT], obj: Any, **kwargs: Any) -> _WrapperT:
+        """Validate ``obj``; see ``pydantic.BaseModel.model_validate``."""
+        return _count_root(super().model_validate(obj, **kwargs))
+
+    @classmethod
+    def model_validate_json(
+        cls: type[_WrapperT], json_data: str | bytes | bytearray, **kwargs: Any
+    ) -> _WrapperT:
+        """Validate JSON text; see ``pydantic.BaseModel.model_validate_json``."""
+        return _count_root(super().model_validate_json(json_data, **kwargs))
+
+    @classmethod
+    def model_validate_strings(
+        cls: type[_WrapperT], obj: Any, **kwargs: Any
+    ) -> _WrapperT:
+        """Validate string data; see ``pydantic.BaseModel.model_validate_strings``."""
+        return _count_root(super().model_validate_strings(obj, **kwargs))
+
     def to_wire(self) -> Any:
         """The JSON-ready form of the wrapped value."""
+        root: object = self.root
+        if isinstance(root, McpModel) and not root.wire_constants <= (
+            root.__pydantic_fields_set__
+        ):
+            root.__pydantic_fields_set__.update(root.wire_constants)
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+def _count_root(wrapper: _WrapperT) -> _WrapperT:
+    """``wrapper`` with the required constants of the model it wraps counted as set."""
+    root: object = wrapper.root
+    if isinstance(root, McpModel):
+        _count_constants(root)
+    return wrapper
 
 
 def _json_kind(value: Any) -> str:
@@ -90,6 +169,10 @@ class _Dispatch:
     take the object, joined by " | ". Members left out could not, so the union validates
     what a plain union would, trying fewer members. A model instance picks its own class;
     a value no member takes is one error.
+
+    When the property is always present, pydantic-core reads it and picks the case itself
+    (a tagged union on the property); Python only runs for a value that several members
+    share, to look at the other properties. When it may be absent, a Python callable picks.
     """
 
     def __init__(self, names: tuple[str, ...], cases: dict[str | None, _Case]) -> None:
@@ -100,28 +183,66 @@ class _Dispatch:
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         members: dict[str, Any] = {m.__name__: m for m in get_args(source)}
-        union = cast(Any, Union)
-        groups = {tag for _, tags in self.cases.values() for tag in tags} - set(members)
-        choices = [Annotated[m, Tag(name)] for name, m in members.items()]
-        for tag in sorted(groups):
-            group = union[tuple(members[name] for name in tag.split(" | "))]
-            choices.append(Annotated[group, Tag(tag)])
         values = [repr(v) for v in sorted(v for v in self.cases if v is not None)]
         expected = ", ".join(values[:-1]) + " or " * (len(values) > 1) + values[-1]
         absent = ", or absent" if None in self.cases else ""
         message = (
             f"Input should be an object whose {self.names[0]!r} is {expected}{absent}"
         )
-        pick = Discriminator(
-            self._picker(frozenset(members)),
+        if None in self.cases:
+            return handler.generate_schema(
+                self._tagged(members, self._picker(members, self.cases), message)
+            )
+        choices: dict[Any, CoreSchema] = {}
+        for value, (properties, tags) in self.cases.items():
+            assert value is not None
+            if properties:
+                case: dict[str | None, _Case] = {value: (properties, tags)}
+                group = self._tagged(members, self._picker(members, case), message)
+            else:
+                group = self._union(members, tags[0])
+            choices[value] = handler.generate_schema(group)
+        discriminator: str | list[list[str | int]] = (
+            self.names[0] if len(self.names) == 1 else [[n] for n in self.names]
+        )
+        from pydantic_core import core_schema  # pydantic's own dependency
+
+        return core_schema.tagged_union_schema(
+            choices,
+            discriminator,
             custom_error_type="union_tag_unmatched",
             custom_error_message=message,
+            from_attributes=True,
         )
-        return handler.generate_schema(Annotated[union[tuple(choices)], pick])
 
-    def _picker(self, classes: frozenset[str]) -> Callable[[Any], str | None]:
+    @staticmethod
+    def _union(members: dict[str, Any], tag: str) -> Any:
+        """The member a tag names, or the plain union of the members it joins."""
+        group = tuple(members[name] for name in tag.split(" | "))
+        return group[0] if len(group) == 1 else cast(Any, Union)[group]
+
+    def _tagged(
+        self, members: dict[str, Any], pick: Callable[[Any], str | None], message: str
+    ) -> Any:
+        """Every member and every group of members, tagged, picked by ``pick``."""
+        groups = {tag for _, tags in self.cases.values() for tag in tags} - set(members)
+        choices = [Annotated[m, Tag(name)] for name, m in members.items()]
+        for tag in sorted(groups):
+            choices.append(Annotated[self._union(members, tag), Tag(tag)])
+        return Annotated[
+            cast(Any, Union)[tuple(choices)],
+            Discriminator(
+                pick,
+                custom_error_type="union_tag_unmatched",
+                custom_error_message=message,
+            ),
+        ]
+
+    def _picker(
+        self, members: dict[str, Any], cases: dict[str | None, _Case]
+    ) -> Callable[[Any], str | None]:
+        classes = frozenset(members)
         wire, others = self.names[0], self.names[1:]
-        cases = self.cases
 
         def pick(value: Any) -> str | None:
             if not isinstance(value, dict):
@@ -130,7 +251,10 @@ class _Dispatch:
                     return own
                 mro = type(value).__mro__
                 return next((c.__name__ for c in mro if c.__name__ in classes), None)
-            data = cast("dict[str, Any]", value)
+            if TYPE_CHECKING:
+                data = cast("dict[str, Any]", value)
+            else:  # no call to cast(): this runs for every value picked
+                data = value
             found = data.get(wire)
             for name in others:
                 if found is None:
@@ -227,10 +351,6 @@ class AudioContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -274,10 +394,6 @@ class BooleanSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     default: bool | None = None
     """Value preselected in the form."""
 
@@ -295,10 +411,6 @@ class CancelTaskRequest(McpModel):
     """Request to cancel a task (`tasks/cancel`); cancellation is cooperative and not guaranteed."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -325,10 +437,6 @@ class CancelTaskResult(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -346,10 +454,6 @@ class CancelledTask(McpModel):
     """Terminal task state after the task was cancelled."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
@@ -396,10 +500,6 @@ class CompletedTask(McpModel):
     """Terminal task state carrying the result of the original request."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
@@ -457,10 +557,6 @@ class CreateMessageRequest(McpModel):
     """Input request asking the client to sample a language model (deprecated); embedded without jsonrpc or id."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
     """Method name; always "sampling/createMessage"."""
@@ -577,10 +673,6 @@ class CreateTaskResult(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -644,10 +736,6 @@ class ElicitRequest(McpModel):
     """Input request asking the user, through the client, for more information; embedded without jsonrpc or id."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     method: Literal["elicitation/create"] = "elicitation/create"
     """Method name; always "elicitation/create"."""
@@ -752,10 +840,6 @@ class EmbeddedResource(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -788,10 +872,6 @@ class FailedTask(McpModel):
     """Terminal task state carrying the JSON-RPC error the original request ended with."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
@@ -842,10 +922,6 @@ class GetTaskRequest(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
 
@@ -878,10 +954,6 @@ class GetTaskResultCancelled(McpModel):
     """``GetTaskResult`` when ``status`` is "cancelled"."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -940,10 +1012,6 @@ class GetTaskResultCompleted(McpModel):
     """``GetTaskResult`` when ``status`` is "completed"."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1006,10 +1074,6 @@ class GetTaskResultFailed(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -1070,10 +1134,6 @@ class GetTaskResultInputRequired(McpModel):
     """``GetTaskResult`` when ``status`` is "input_required"."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1141,10 +1201,6 @@ class GetTaskResultWorking(McpModel):
     """``GetTaskResult`` when ``status`` is "working"."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1222,10 +1278,6 @@ class ImageContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -1288,10 +1340,6 @@ class InputRequiredTask(McpModel):
     """Task state while the server waits for the client to answer one or more input requests."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
@@ -1364,10 +1412,6 @@ class JSONRPCNotification(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     jsonrpc: Literal["2.0"] = "2.0"
     """JSON-RPC protocol version marker; always the string "2.0"."""
 
@@ -1382,10 +1426,6 @@ class JSONRPCRequest(McpModel):
     """A JSON-RPC request, which the peer must answer."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -1408,10 +1448,6 @@ class LegacyTitledEnumSchema(McpModel):
     """Deprecated single-choice field that labels options with enumNames; prefer TitledSingleSelectEnumSchema."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
@@ -1438,10 +1474,6 @@ class ListRootsRequest(McpModel):
     """Input request asking the client for its roots, the directories or files the server may work on (deprecated); embedded without jsonrpc or id."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     method: Literal["roots/list"] = "roots/list"
     """Method name; always "roots/list"."""
@@ -1563,10 +1595,6 @@ class ResourceLink(McpModel):
     """A pointer to a resource the server can read, placed in a prompt or tool result. Such links need not show up in resources/list."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1707,10 +1735,6 @@ class StringSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     default: str | None = None
     """Text prefilled in the form."""
 
@@ -1799,10 +1823,6 @@ class TaskStatusNotification(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     jsonrpc: Literal["2.0"] = "2.0"
     """JSON-RPC protocol version marker; always the string "2.0"."""
 
@@ -1832,10 +1852,6 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     """``TaskStatusNotificationParams`` when ``status`` is "cancelled"."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: NotificationMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1887,10 +1903,6 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     """``TaskStatusNotificationParams`` when ``status`` is "completed"."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: NotificationMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -1946,10 +1958,6 @@ class TaskStatusNotificationParamsFailed(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: NotificationMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -2003,10 +2011,6 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
     """``TaskStatusNotificationParams`` when ``status`` is "input_required"."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: NotificationMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -2067,10 +2071,6 @@ class TaskStatusNotificationParamsWorking(McpModel):
     """``TaskStatusNotificationParams`` when ``status`` is "working"."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: NotificationMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
@@ -2147,10 +2147,6 @@ class TextContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -2190,10 +2186,6 @@ class TitledMultiSelectEnumSchema(McpModel):
     """Multiple-choice field whose options each carry a display label."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: list[str] | None = None
     """Options preselected in the form."""
@@ -2244,10 +2236,6 @@ class TitledSingleSelectEnumSchema(McpModel):
     """Single-choice field whose options each carry a display label."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: str | None = None
     """Option preselected in the form."""
@@ -2387,10 +2375,6 @@ class ToolResultContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -2430,10 +2414,6 @@ class ToolUseContent(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: MetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -2456,10 +2436,6 @@ class UntitledMultiSelectEnumSchema(McpModel):
     """Multiple-choice field whose options are shown by their raw values."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     default: list[str] | None = None
     """Options preselected in the form."""
@@ -2508,10 +2484,6 @@ class UntitledSingleSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     default: str | None = None
     """Option preselected in the form."""
 
@@ -2532,10 +2504,6 @@ class UpdateTaskRequest(McpModel):
     """Request delivering the client's answers to a task's input requests (`tasks/update`)."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     id: str | int
     """JSON-RPC identifier of this request, echoed back in the matching response."""
@@ -2570,10 +2538,6 @@ class UpdateTaskResult(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
-
     meta: ResultMetaObject | None = Field(
         default=None, validation_alias="_meta", serialization_alias="_meta"
     )
@@ -2591,10 +2555,6 @@ class WorkingTask(McpModel):
     """Task state while the server is still processing the request."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
-
-    def model_post_init(self, context: Any, /) -> None:
-        if not self.wire_constants <= self.__pydantic_fields_set__:
-            self.__pydantic_fields_set__.update(self.wire_constants)
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Server-generated task identifier; hard to guess and stable for the task's lifetime."""
