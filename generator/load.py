@@ -199,7 +199,9 @@ def _kind(value: Any) -> str:
         return "boolean"
     if isinstance(value, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else type(value).__name__
 
 
 def _check_keywords(node: dict[str, Any], loc: Location) -> None:

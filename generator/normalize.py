@@ -933,7 +933,7 @@ def _places(annotation: str, dispatches: dict[str, ir.Dispatch]) -> list[tuple[s
                 walk(inner, on, top)  # a member of a union picked by a callable: still that member
             else:
                 walk(inner, picks[0] if picks else frozenset(), top)
-        elif isinstance(node, ast.Subscript):
+        elif isinstance(node, ast.Subscript) and not (isinstance(node.value, ast.Name) and node.value.id == "Literal"):
             args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             for arg in args:
                 walk(arg, frozenset(), False)

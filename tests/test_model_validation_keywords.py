@@ -402,3 +402,29 @@ def test_all_of_over_values_that_are_not_objects(tmp_path: Path) -> None:
             except pydantic.ValidationError:
                 accepted = False
             assert accepted == oracle.is_valid(value), (name, value)
+
+
+def test_a_string_constant_that_reads_as_python_in_a_union(tmp_path: Path) -> None:
+    """``Literal["class"]`` inside a root model's union: the pass that decides which models
+    count constants read the string as a forward reference and stopped with a SyntaxError
+    traceback (found by fuzzing)."""
+    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
+    node = {"oneOf": [{"type": "string", "const": "class"}, {"type": ["integer", "null"]}]}
+    raw["$defs"]["KeywordTask"] = node
+    schema = tmp_path / "keyword.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label="keyword.json", output=tmp_path, package="keyword_pkg", revision=None, templates=None, regenerate="x")
+    write.write(target.package_dir, pipeline.generate(target), force=False)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        model = importlib.import_module("keyword_pkg.models").KeywordTask
+    finally:
+        sys.path.remove(str(tmp_path))
+    oracle = jsonschema.Draft202012Validator(node)
+    for value in ("class", "x", 3, None, [], {}):
+        try:
+            model.model_validate(value)
+            accepted = True
+        except pydantic.ValidationError:
+            accepted = False
+        assert accepted == oracle.is_valid(value), value
