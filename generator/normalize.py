@@ -324,13 +324,8 @@ class _Normalizer:
             known = self.cx.by_shape.get(canonical(node))
             if known is not None:
                 return self._reference(known)
-        if "const" in node:
-            self.cx.typing.add("Literal")
-            return f"Literal[{py_str(node['const'])}]"
-        if isinstance(node.get("enum"), list):
-            self.cx.typing.add("Literal")
-            literal = f"Literal[{', '.join(py_str(v) for v in node['enum'] if v is not None)}]"
-            return literal + " | None" if None in node["enum"] else literal
+        if "const" in node or isinstance(node.get("enum"), list):
+            return self._literal(node, loc)
         if "allOf" in node:
             merged = self._merge_all_of(node, loc)
             if _json_types(merged) - {"object"}:  # a value that is not an object
@@ -356,6 +351,21 @@ class _Normalizer:
             return self._constrained(_PRIMITIVES[types], node, types, loc)
         self.cx.typing.add("Any")
         return "Any"
+
+    def _literal(self, node: dict[str, Any], loc: Location) -> str:
+        """``const`` or ``enum``: a ``Literal`` of the values (``| None`` for null)."""
+        keyword = "const" if "const" in node else "enum"
+        values = [node["const"]] if keyword == "const" else node["enum"]
+        for i, value in enumerate(values):
+            if not (value is None or isinstance(value, (str, int))) or isinstance(value, float):
+                at = loc.child(keyword) if keyword == "const" else loc.child(keyword, i)
+                raise fail(f"{keyword} value {json.dumps(value)} is not supported: only strings, integers, booleans and null can be a Python Literal", at)
+        named = [py_str(v) for _, v in dict.fromkeys((type(v), v) for v in values if v is not None)]
+        if not named:
+            return "None"
+        self.cx.typing.add("Literal")
+        literal = f"Literal[{', '.join(named)}]"
+        return literal + " | None" if None in values and keyword == "enum" else literal
 
     def _constrained(self, annotation: str, node: dict[str, Any], json_type: str, loc: Location) -> str:
         """``annotation`` with the node's validation keywords for ``json_type`` as constraints."""

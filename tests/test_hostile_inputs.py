@@ -233,6 +233,8 @@ def _task_def(**keywords: Any) -> dict[str, Any]:
         ({"properties": {"a": {"type": "string", "pattern": "[a-"}}}, "/$defs/OddTask/properties/a/pattern", "pattern is not a regular expression the models can check: unterminated character set at position 0"),
         ({"properties": {"a": {"allOf": [{"type": "string"}, {"type": "integer"}]}}}, "/$defs/OddTask/properties/a/allOf/1", "allOf of schemas with no JSON type in common matches nothing"),
         ({"properties": {"a": {"allOf": [{"type": "string"}, {"properties": {"b": {}}}]}}}, "/$defs/OddTask/properties/a/allOf/1", "allOf that combines a non-object schema with an object or a union is not supported"),
+        ({"properties": {"a": {"enum": ["x", {"a": 1}]}}}, "/$defs/OddTask/properties/a/enum/1", 'enum value {"a": 1} is not supported: only strings, integers, booleans and null can be a Python Literal'),
+        ({"properties": {"a": {"const": 1.5}}}, "/$defs/OddTask/properties/a/const", "const value 1.5 is not supported: only strings, integers, booleans and null can be a Python Literal"),
         ({"properties": {"a": {"$ref": None}}}, "/$defs/OddTask/properties/a/$ref", "$ref must be a string"),
         ({"properties": {"a": {"type": None}}}, "/$defs/OddTask/properties/a/type", "unsupported type null (expected one of array, boolean, integer, null, number, object, string)"),
     ],

@@ -428,3 +428,35 @@ def test_a_string_constant_that_reads_as_python_in_a_union(tmp_path: Path) -> No
         except pydantic.ValidationError:
             accepted = False
         assert accepted == oracle.is_valid(value), value
+
+
+LITERALS = {
+    "MixedTask": {"enum": [True, 1, None, "x", "x"]},
+    "NullTask": {"const": None},
+    "OnlyNullTask": {"enum": [None]},
+}
+
+
+def test_enum_and_const_values_of_every_literal_kind(tmp_path: Path) -> None:
+    """``enum: [null]`` used to render ``Literal[] | None`` (no valid Python); ``True`` and ``1``
+    are different values to JSON Schema and stay apart in the ``Literal``."""
+    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
+    raw["$defs"].update(LITERALS)
+    schema = tmp_path / "literals.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label="literals.json", output=tmp_path, package="literals_pkg", revision=None, templates=None, regenerate="x")
+    write.write(target.package_dir, pipeline.generate(target), force=False)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        models = importlib.import_module("literals_pkg.models")
+    finally:
+        sys.path.remove(str(tmp_path))
+    for name, node in LITERALS.items():
+        oracle = jsonschema.Draft202012Validator(node)
+        for value in (True, False, 1, 2, None, "x", "y"):
+            try:
+                getattr(models, name).model_validate(value)
+                accepted = True
+            except pydantic.ValidationError:
+                accepted = False
+            assert accepted == oracle.is_valid(value), (name, value)
