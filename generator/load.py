@@ -261,11 +261,33 @@ def _check_keywords(node: dict[str, Any], loc: Location) -> None:
             wrong(key, "a boolean")
 
 
+def _as_object(schema: Any) -> Any:
+    """A boolean schema as the object schema it stands for: ``true`` is ``{}``, ``false``
+    is ``{"not": {}}``; any other value unchanged."""
+    if isinstance(schema, bool):
+        return {} if schema else {"not": {}}
+    return schema
+
+
+def _objects_for_booleans(node: dict[str, Any]) -> None:
+    """Write the boolean subschemas of ``node`` as objects, so later stages see only objects."""
+    for key in _SCHEMA_KEYS:
+        if key in node:
+            node[key] = _as_object(node[key])
+    for key in (*_SCHEMA_MAP_KEYS, *_SCHEMA_LIST_KEYS, "items"):
+        children = node.get(key)
+        if isinstance(children, dict) and key in _SCHEMA_MAP_KEYS:
+            node[key] = {name: _as_object(child) for name, child in children.items()}
+        elif isinstance(children, list):
+            node[key] = [_as_object(child) for child in children]
+
+
 def _check_nodes(doc: Document) -> None:
     """Check every ``$ref`` and ``type`` in the document, and the JSON type of every
-    keyword the generator reads."""
+    keyword the generator reads; write boolean subschemas as objects."""
     for node, loc in walk(doc.raw, doc.loc):
         _check_keywords(node, loc)
+        _objects_for_booleans(node)
         if "$ref" in node:
             ref = node["$ref"]
             if not isinstance(ref, str):

@@ -71,6 +71,7 @@ _CONSTRAINTS = {
     "object": (("minProperties", "min_length"), ("maxProperties", "max_length")),
 }
 _CONSTRAINTS["integer"] = _CONSTRAINTS["number"]
+_NOTHING = {"not": {}}  # the schema ``false`` (``load`` writes every boolean schema as an object)
 _Deref = Callable[[dict[str, Any], Location], tuple[dict[str, Any], Location, "str | None"]]
 
 
@@ -273,8 +274,8 @@ class _Normalizer:
         idents = _field_idents(list(properties))
         for wire, prop in properties.items():
             prop_loc = loc.child("properties", wire)
-            if not isinstance(prop, dict):
-                prop = {} if prop is True else {"not": {}}
+            if not isinstance(prop, dict) or prop == _NOTHING:
+                prop = {}  # ``false``: the property may not appear; typed Any, not checked
             ident = idents[wire]
             is_required = wire in required
             pinned = _const_value(prop, self._deref, prop_loc)
@@ -313,7 +314,7 @@ class _Normalizer:
         if node is True or node == {}:
             self.cx.typing.add("Any")
             return "Any"
-        if node is False or not isinstance(node, dict):
+        if node is False or node == _NOTHING or not isinstance(node, dict):
             raise fail("a schema that matches nothing cannot be generated", loc)
         if "$ref" in node:
             target, _, name = self._deref(node, loc)
@@ -834,14 +835,14 @@ def _pinned_values(node: Any, deref: _Deref, loc: Location) -> tuple[str, ...] |
 def _map_value(node: dict[str, Any]) -> Any:
     """The value schema of a map-like object, or ``None``."""
     extra = node.get("additionalProperties")
-    if isinstance(extra, dict) and extra and extra != {"not": {}}:
+    if isinstance(extra, dict) and extra and extra != _NOTHING:
         return extra
     return None
 
 
 def _closed(node: dict[str, Any]) -> bool:
     extra = node.get("additionalProperties")
-    return extra is False or extra == {"not": {}}
+    return extra is False or extra == _NOTHING
 
 
 def _nullable(annotation: str) -> bool:

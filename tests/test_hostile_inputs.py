@@ -212,6 +212,16 @@ def _task_def(**keywords: Any) -> dict[str, Any]:
     return {"OddTask": {"type": "object", **keywords}}
 
 
+@pytest.mark.parametrize(("defs", "pointer"), [({"NothingTask": False}, "/$defs/NothingTask"), ({"NothingTask": {"type": "array", "items": False}}, "/$defs/NothingTask/items")])
+def test_a_schema_that_matches_nothing_is_a_one_line_error(defs: dict[str, Any], pointer: str, tmp_path: Path) -> None:
+    """``false`` where a value must be typed (a definition, an array's items): one line, exit
+    2 (a ``false`` definition used to end in a traceback)."""
+    code, _, stderr = _generate(tmp_path, json.dumps(_ext_with(defs)))
+    assert code == 2, stderr
+    _one_line_error(tmp_path, stderr, pointer)
+    assert stderr.rstrip("\n").endswith("error: a schema that matches nothing cannot be generated"), stderr
+
+
 @pytest.mark.parametrize(
     ("keywords", "pointer", "message"),
     [

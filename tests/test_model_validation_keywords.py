@@ -460,3 +460,36 @@ def test_enum_and_const_values_of_every_literal_kind(tmp_path: Path) -> None:
             except pydantic.ValidationError:
                 accepted = False
             assert accepted == oracle.is_valid(value), (name, value)
+
+
+BOOLEANS = {
+    "AnythingTask": True,
+    "BranchTask": {"anyOf": [True, {"type": "string"}]},
+    "ItemsTask": {"type": "array", "items": True},
+    "PropsTask": {"type": "object", "properties": {"a": True, "b": {"type": "integer"}}},
+}
+
+
+def test_boolean_schemas_anywhere_a_schema_goes(tmp_path: Path) -> None:
+    """``true`` as a definition or a union branch used to stop generation with an
+    AttributeError traceback (found by fuzzing); each is now the schema ``{}``."""
+    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
+    raw["$defs"].update(BOOLEANS)
+    schema = tmp_path / "booleans.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label="booleans.json", output=tmp_path, package="booleans_pkg", revision=None, templates=None, regenerate="x")
+    write.write(target.package_dir, pipeline.generate(target), force=False)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        models = importlib.import_module("booleans_pkg.models")
+    finally:
+        sys.path.remove(str(tmp_path))
+    for name, node in BOOLEANS.items():
+        oracle = jsonschema.Draft202012Validator(node)
+        for value in ("x", 3, None, [1, "a"], {"a": [1]}, {"b": "no"}):
+            try:
+                getattr(models, name).model_validate(value)
+                accepted = True
+            except pydantic.ValidationError:
+                accepted = False
+            assert accepted == oracle.is_valid(value), (name, value)
