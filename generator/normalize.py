@@ -71,7 +71,7 @@ _CONSTRAINTS = {
     "object": (("minProperties", "min_length"), ("maxProperties", "max_length")),
 }
 _CONSTRAINTS["integer"] = _CONSTRAINTS["number"]
-_NOTHING = {"not": {}}  # the schema ``false`` (``load`` writes every boolean schema as an object)
+_NOTHING: dict[str, Any] = {"not": {}}  # the schema ``false`` (``load`` writes every boolean schema as an object)
 _Deref = Callable[[dict[str, Any], Location], tuple[dict[str, Any], Location, "str | None"]]
 
 
