@@ -298,6 +298,8 @@ def _check_nodes(doc: Document) -> None:
                 raise fail(f'dangling $ref "{ref}" (no such definition)', loc.child("$ref"))
         if "type" in node:
             types = node["type"]
+            if types == []:
+                raise fail('"type" must name at least one JSON type', loc.child("type"))
             for t in types if isinstance(types, list) else [types]:
                 if t not in JSON_TYPES:
                     raise fail(f"unsupported type {json.dumps(t)} (expected one of {', '.join(JSON_TYPES)})", loc.child("type"))
