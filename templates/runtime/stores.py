@@ -25,6 +25,7 @@ import asyncio
 import bisect
 import json
 import sqlite3
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -432,6 +433,14 @@ _COLUMNS = "seq, task_id, owner, status, body"
 
 _GET_SQL = f"SELECT {_COLUMNS} FROM tasks WHERE task_id = ?"
 
+_SEQ_SQL = "SELECT seq FROM tasks WHERE task_id = ?"
+"""Whether a task is still stored, and as which row (``seq`` is never reused): an
+index-only lookup."""
+
+_FINISHED_OVERHEAD = 1024
+"""Bytes charged to each finished record in ``SQLiteTaskStore``'s cache on top of its
+JSON size (the objects a parsed record takes beyond its text)."""
+
 
 def _in_memory(path: str) -> bool:
     """Whether ``path`` names a database private to one connection (in memory, or
@@ -447,8 +456,18 @@ class SQLiteTaskStore:
     journal, ``synchronous=FULL`` by default), so a task survives ``kill -9`` as soon
     as ``create`` returns. Recently used unfinished records are kept in a small
     write-through cache so that polling does not hit the disk (finished ones, with
-    their results, stay in the file only); the cache assumes this process is the only
+    their results, are read from the file); that cache assumes this process is the only
     writer of the file.
+
+    Finished records never change (no write leaves a terminal status; the result and
+    error are fixed), so the last ones read (the tasks clients poll for their results)
+    are kept as well, bounded by ``finished_cache_size`` records and
+    ``finished_cache_bytes`` (each record's JSON size plus ``_FINISHED_OVERHEAD``; a
+    record above 1/64 of that is not kept). Such a record is served only while its TTL
+    has not run out and while the file still holds it: an index-only lookup of its
+    ``seq`` (``_SEQ_SQL``, a few microseconds, instead of reading and parsing the row)
+    sees a deletion by this store or by another process at once. A finished task's row
+    must therefore never be changed in place outside this class (its writes never do).
 
     ``get`` of a task not in the cache (every finished one) reads on the caller's
     thread through a second, read-only connection: one lookup on the ``task_id``
@@ -462,12 +481,27 @@ class SQLiteTaskStore:
     """
 
     def __init__(
-        self, path: str, *, synchronous: str = "FULL", cache_size: int = 10_000
+        self,
+        path: str,
+        *,
+        synchronous: str = "FULL",
+        cache_size: int = 10_000,
+        finished_cache_size: int = 10_000,
+        finished_cache_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         self._path = path
         self._synchronous = synchronous
         self._cache_size = cache_size
         self._cache: OrderedDict[str, TaskRecord] = OrderedDict()
+        self._finished_size = finished_cache_size
+        self._finished_bytes = finished_cache_bytes
+        self._finished: OrderedDict[str, tuple[TaskRecord, int]] = OrderedDict()
+        """Finished records read from the file, with the bytes charged for each."""
+        self._finished_total = 0
+        """The bytes charged for every record in ``_finished``."""
+        self._deletions = 0
+        """How many ``delete`` calls began (a read that waited on the worker while one
+        ran does not keep what it read)."""
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
@@ -509,6 +543,52 @@ class SQLiteTaskStore:
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
+    def _keep_finished(self, record: TaskRecord, size: int) -> None:
+        """Keep a finished record read from the file (its body ``size`` characters of
+        JSON), evicting the least recently used beyond the bounds."""
+        charge = size + _FINISHED_OVERHEAD
+        if charge > self._finished_bytes // 64 or self._finished_size <= 0:
+            return
+        self._forget_finished(record.task_id)
+        self._finished[record.task_id] = (record, charge)
+        self._finished_total += charge
+        while (
+            len(self._finished) > self._finished_size
+            or self._finished_total > self._finished_bytes
+        ):
+            _, (_, evicted) = self._finished.popitem(last=False)
+            self._finished_total -= evicted
+
+    def _forget_finished(self, task_id: str) -> None:
+        """Drop a finished record from the cache, if kept."""
+        kept = self._finished.pop(task_id, None)
+        if kept is not None:
+            self._finished_total -= kept[1]
+
+    def _cached_finished(self, task_id: str) -> tuple[bool, TaskRecord | None]:
+        """Whether the finished cache answers for ``task_id``, and its answer: the kept
+        record while it is unexpired and still stored, None once the file no longer
+        holds the task. Not answered: the row must be read."""
+        kept = self._finished.get(task_id)
+        if kept is None:
+            return False, None
+        record = kept[0]
+        if record.is_expired(time.time()):
+            self._forget_finished(task_id)
+            return False, None
+        reader = self._reader
+        if reader is not None:  # another process may have deleted it
+            try:
+                rows = reader.execute(_SEQ_SQL, (task_id,)).fetchall()
+            except sqlite3.OperationalError:  # the file is busy: read on the thread
+                return False, None
+            if not rows or rows[0][0] != record.seq:
+                self._forget_finished(task_id)
+                return not rows, None
+        # else a database private to this store: only ``delete`` removes a row
+        self._finished.move_to_end(task_id)
+        return True, record
+
     async def open(self) -> None:
         """Start the worker thread and create the schema."""
         if self._executor is None:
@@ -538,6 +618,8 @@ class SQLiteTaskStore:
         self._executor.shutdown(wait=True)
         self._executor = None
         self._cache.clear()
+        self._finished.clear()
+        self._finished_total = 0
 
     async def create(self, record: TaskRecord) -> TaskRecord:
         """Insert a new task and commit; return it with ``seq`` assigned."""
@@ -571,6 +653,9 @@ class SQLiteTaskStore:
         cached = self._cache.get(task_id)
         if cached is not None:
             return cached
+        answered, finished = self._cached_finished(task_id)
+        if answered:
+            return finished
 
         def select(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             # fetchall: the statement runs to its end, so no read stays open
@@ -583,12 +668,19 @@ class SQLiteTaskStore:
                 rows = select(reader)
             except sqlite3.OperationalError:  # the file is busy: wait on the thread
                 rows = None
+        deletions = self._deletions
         if rows is None:
             rows = await self._run(select)
         if not rows:
             return None
         record = _record(rows[0])
         self._remember(record)
+        if (
+            record.is_terminal
+            and deletions == self._deletions
+            and not record.is_expired(time.time())
+        ):
+            self._keep_finished(record, len(rows[0][4]))
         return record
 
     async def put(self, record: TaskRecord) -> None:
@@ -671,6 +763,9 @@ class SQLiteTaskStore:
         """Forget these tasks and commit."""
         if not task_ids:
             return
+        self._deletions += 1
+        for task_id in task_ids:
+            self._forget_finished(task_id)
 
         def remove(conn: sqlite3.Connection) -> None:
             with conn:
@@ -681,6 +776,7 @@ class SQLiteTaskStore:
         await self._run(remove)
         for task_id in task_ids:
             self._cache.pop(task_id, None)
+            self._forget_finished(task_id)
 
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
