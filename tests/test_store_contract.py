@@ -333,7 +333,7 @@ async def test_a_finished_task_deleted_through_another_store_object_is_gone(
             task("done", status="completed", result={"content": [{"type": "text"}]})
         )
         kept = await one.create(task("kept", status="completed", result={"x": 1}))
-        for _ in range(2):  # read twice: the second read may come from a cache
+        for _ in range(3):  # read thrice: the later reads may come from a cache
             assert await one.get("done") == done
             assert await one.get("kept") == kept
         await two.delete(["done"])

@@ -465,8 +465,9 @@ class SQLiteTaskStore:
     this process is the only writer of the file.
 
     Finished records never change (no write leaves a terminal status; the result and
-    error are fixed), so the last ones read (the tasks clients poll for their results)
-    are kept as well, bounded by ``finished_cache_size`` records and
+    error are fixed), so the last ones read twice (the tasks clients poll for their
+    results; not those read once, as when reads are spread over many tasks) are kept
+    as well, bounded by ``finished_cache_size`` records and
     ``finished_cache_bytes`` of memory (estimated from each record's JSON,
     ``_parsed_bytes``; a record above 1/64 of that is not kept). Such a record is
     served only while its TTL has not run out and while the file still holds it: an
@@ -507,6 +508,9 @@ class SQLiteTaskStore:
         (``_parsed_bytes``)."""
         self._finished_total = 0
         """The bytes charged for every record in ``_finished``."""
+        self._read_once: OrderedDict[str, bool] = OrderedDict()
+        """IDs of the last finished tasks read once (at most ``finished_cache_size``):
+        a finished record is kept when it is read again."""
         self._deletions = 0
         """How many ``delete`` calls began (a read that waited on the worker while one
         ran does not keep what it read)."""
@@ -541,8 +545,8 @@ class SQLiteTaskStore:
         return fn(conn)
 
     def _remember(self, record: TaskRecord) -> None:
-        """Cache an unfinished record, evicting the least recently used (a finished
-        one is read from the file: its result must not stay in memory)."""
+        """Cache an unfinished record, evicting the least recently used (finished
+        ones go to ``_keep_finished``)."""
         if record.is_terminal:
             self._cache.pop(record.task_id, None)
             return
@@ -552,13 +556,25 @@ class SQLiteTaskStore:
             self._cache.popitem(last=False)
 
     def _keep_finished(self, record: TaskRecord, body: str) -> None:
-        """Keep a finished record read from the file (``body`` is its JSON column),
-        evicting the least recently used beyond the bounds."""
+        """Keep a finished record read from the file (``body`` is its JSON column)
+        the second time it is read, evicting the least recently used beyond the
+        bounds. The first read only notes its ID: reads spread over many tasks, each
+        read once, would otherwise replace a kept record at every read (its parsing,
+        an eviction, and a record that lives long enough for the cyclic garbage
+        collector to walk it), for nothing."""
+        task_id = record.task_id
+        if self._read_once.pop(task_id, None) is None:
+            self._read_once[task_id] = True
+            if len(self._read_once) > self._finished_size:
+                self._read_once.popitem(last=False)
+            return
+        if record.is_expired(time.time()):
+            return
         charge = _parsed_bytes(body)
         if charge > self._finished_bytes // 64 or self._finished_size <= 0:
             return
-        self._forget_finished(record.task_id)
-        self._finished[record.task_id] = (record, charge)
+        self._forget_finished(task_id)
+        self._finished[task_id] = (record, charge)
         self._finished_total += charge
         while (
             len(self._finished) > self._finished_size
@@ -628,6 +644,7 @@ class SQLiteTaskStore:
         self._cache.clear()
         self._finished.clear()
         self._finished_total = 0
+        self._read_once.clear()
 
     async def create(self, record: TaskRecord) -> TaskRecord:
         """Insert a new task and commit; return it with ``seq`` assigned."""
@@ -683,11 +700,7 @@ class SQLiteTaskStore:
             return None
         record = _record(rows[0])
         self._remember(record)
-        if (
-            record.is_terminal
-            and deletions == self._deletions
-            and not record.is_expired(time.time())
-        ):
+        if record.is_terminal and deletions == self._deletions:
             self._keep_finished(record, rows[0][4])
         return record
 
