@@ -318,6 +318,32 @@ async def test_a_second_store_object_sees_the_same_tasks(backend: Backend) -> No
         await two.close()
 
 
+async def test_a_finished_task_deleted_through_another_store_object_is_gone(
+    backend: Backend,
+) -> None:
+    """A finished task one replica read (and may keep) is gone once another replica
+    deletes it, as after that replica's TTL sweep."""
+    if backend.restart is None:
+        pytest.skip(f"the {backend.name} store is private to one object, by design")
+    one, two = backend.new_store(), backend.new_store()
+    await one.open()
+    await two.open()
+    try:
+        done = await one.create(
+            task("done", status="completed", result={"content": [{"type": "text"}]})
+        )
+        kept = await one.create(task("kept", status="completed", result={"x": 1}))
+        for _ in range(3):  # read thrice: the later reads may come from a cache
+            assert await one.get("done") == done
+            assert await one.get("kept") == kept
+        await two.delete(["done"])
+        assert await one.get("done") is None
+        assert await one.get("kept") == kept
+    finally:
+        await one.close()
+        await two.close()
+
+
 # -- terminal states -----------------------------------------------------------------
 
 

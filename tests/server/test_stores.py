@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -129,6 +130,10 @@ async def test_sqlite_get_reads_in_place_beside_a_writer(
         await store.create(record("a"))
         done = record("a", status="completed", result={"content": []})
         await store.put(done)
+        await store.create(record("b"))
+        store._cache.clear()  # type: ignore[attr-defined]
+        for _ in range(2):  # read twice: kept
+            assert await store.get("a") is not None
         hops: list[object] = []
 
         async def no_hop(fn: object) -> None:
@@ -139,12 +144,17 @@ async def test_sqlite_get_reads_in_place_beside_a_writer(
         writer = sqlite3.connect(path, isolation_level=None)
         try:
             writer.execute("BEGIN IMMEDIATE")
-            writer.execute("UPDATE tasks SET status = 'failed' WHERE task_id = 'a'")
-            got = await store.get("a")  # the uncommitted write is not seen
+            writer.execute("UPDATE tasks SET status = 'failed' WHERE task_id = 'b'")
+            writer.execute("DELETE FROM tasks WHERE task_id = 'a'")
+            got = await store.get("a")  # the uncommitted writes are not seen
             assert got is not None and got.status == "completed"
             assert got.result == {"content": []}
+            got = await store.get("b")
+            assert got is not None and got.status == "working"
+            store._cache.clear()  # type: ignore[attr-defined]
             writer.execute("COMMIT")
-            got = await store.get("a")  # committed: seen at once
+            assert await store.get("a") is None  # committed: seen at once
+            got = await store.get("b")
             assert got is not None and got.status == "failed"
             assert await store.get("missing") is None
         finally:
@@ -173,6 +183,192 @@ async def test_sqlite_get_goes_to_the_worker_when_the_file_is_busy(
         store._reader = Busy()  # type: ignore[assignment]
         got = await store.get("a")
         assert got is not None and got.status == "completed"
+    finally:
+        await store.close()
+
+
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record the task ID of every row ``SQLiteTaskStore`` parses into a record."""
+    parsed: list[str] = []
+    parse = ext_stores._record
+
+    def counting(row: tuple[Any, ...]) -> TaskRecord:
+        parsed.append(row[1])
+        return parse(row)
+
+    monkeypatch.setattr(ext_stores, "_record", counting)
+    return parsed
+
+
+@pytest.mark.parametrize("in_memory", [False, True])
+async def test_sqlite_keeps_the_finished_records_it_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_memory: bool
+) -> None:
+    """A finished record never changes: once read twice, polling it again does not
+    read its row."""
+    store = SQLiteTaskStore(":memory:" if in_memory else str(tmp_path / "t.sqlite3"))
+    await store.open()
+    try:
+        await store.create(record("a"))
+        done = record("a", status="completed", result={"content": []})
+        await store.put(done)
+        parsed = _count_parses(monkeypatch)
+        for _ in range(4):
+            assert await store.get("a") == replace(done, seq=1)
+        assert parsed == ["a", "a"]
+        await store.delete(["a"])
+        assert await store.get("a") is None
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("in_memory", [False, True])
+async def test_sqlite_kept_finished_record_is_never_served_once_expired(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_memory: bool
+) -> None:
+    """Once its TTL ran out a kept record is dropped: the file answers (until the
+    sweep deletes the task) and the record is not kept again."""
+    store = SQLiteTaskStore(":memory:" if in_memory else str(tmp_path / "t.sqlite3"))
+    await store.open()
+    try:
+        created = time.time()
+        await store.create(
+            record("a", status="completed", created_at=created, ttl_ms=1_000)
+        )
+        parsed = _count_parses(monkeypatch)
+        for _ in range(3):
+            assert await store.get("a") is not None
+        assert parsed == ["a", "a"]
+
+        class Later:
+            @staticmethod
+            def time() -> float:
+                return created + 1.0
+
+        monkeypatch.setattr(ext_stores, "time", Later)
+        got = await store.get("a")
+        assert got is not None and got.is_expired(Later.time())
+        assert await store.get("a") is not None
+        assert parsed == ["a"] * 4  # read from the file each time
+        assert await store.expired(Later.time()) == ["a"]
+        await store.delete(["a"])
+        assert await store.get("a") is None
+    finally:
+        await store.close()
+
+
+async def test_sqlite_kept_finished_record_follows_other_store_objects(
+    tmp_path: Path,
+) -> None:
+    """Another process deleting a kept finished task, or storing a new task under
+    its ID, is seen by the next ``get``."""
+    path = str(tmp_path / "t.sqlite3")
+    one, two = SQLiteTaskStore(path), SQLiteTaskStore(path)
+    await one.open()
+    await two.open()
+    try:
+        kept: Any = one._finished  # type: ignore[attr-defined]
+        for _ in range(2):
+            await two.create(record("a", status="completed", result={"n": 1}))
+            for _ in range(2):
+                assert (await one.get("a")).result == {"n": 1}  # type: ignore[union-attr]
+            assert "a" in kept
+            await two.delete(["a"])
+            assert await one.get("a") is None
+        again = await two.create(record("a", status="failed", error={"code": 1}))
+        for _ in range(3):
+            assert await one.get("a") == again
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_sqlite_kept_finished_record_is_checked_on_the_worker_when_busy(
+    tmp_path: Path,
+) -> None:
+    class Busy:
+        def execute(self, *args: object) -> object:
+            raise sqlite3.OperationalError("database is locked")
+
+        def close(self) -> None:
+            pass
+
+    store = SQLiteTaskStore(str(tmp_path / "tasks.sqlite3"))
+    await store.open()
+    try:
+        done = await store.create(record("a", status="completed"))
+        for _ in range(2):  # read twice: kept
+            assert await store.get("a") == done
+        assert "a" in store._finished  # type: ignore[attr-defined]
+        reader = store._reader  # type: ignore[attr-defined]
+        store._reader = Busy()  # type: ignore[assignment]
+        try:
+            assert await store.get("a") == done
+            await store._run(  # type: ignore[attr-defined]
+                lambda conn: conn.execute("DELETE FROM tasks") and conn.commit()
+            )
+            assert await store.get("a") is None
+        finally:
+            store._reader = reader
+    finally:
+        await store.close()
+
+
+async def test_sqlite_finished_cache_is_bounded_in_records_and_bytes(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteTaskStore(
+        str(tmp_path / "t.sqlite3"),
+        finished_cache_size=3,
+        finished_cache_bytes=64 * 4096,
+    )
+    await store.open()
+    try:
+        kept: Any = store._finished  # type: ignore[attr-defined]
+        read_once: Any = store._read_once  # type: ignore[attr-defined]
+        for n in range(5):  # read once: only the IDs are noted, at most 3
+            await store.create(record(f"t{n}", status="completed", result={"n": n}))
+            assert await store.get(f"t{n}") is not None
+        assert not kept and list(read_once) == ["t2", "t3", "t4"]
+        for n in range(5):
+            assert await store.get(f"t{n}") is not None
+        assert not kept and list(read_once) == ["t2", "t3", "t4"]
+        for n in range(2, 5):  # read again: kept
+            assert await store.get(f"t{n}") is not None
+        assert list(kept) == ["t2", "t3", "t4"]
+        assert await store.get("t2") is not None  # t2 is now the most recent
+        await store.get("t0")
+        await store.get("t0")  # t0 kept, t3 evicted
+        assert list(kept) == ["t4", "t2", "t0"]
+        # a record above 1/64 of the bytes is never kept
+        big = {"text": "x" * 4096}
+        await store.create(record("big", status="completed", result=big))
+        for _ in range(3):
+            assert (await store.get("big")).result == big  # type: ignore[union-attr]
+        assert "big" not in kept
+        # the bytes bound (an estimate from the JSON) evicts the least recently used
+        bound = 64 * 4_000
+        store._finished_size = 1_000  # type: ignore[attr-defined]
+        store._finished_bytes = bound  # type: ignore[attr-defined]
+        for n in range(120):
+            await store.create(
+                record(f"m{n}", status="completed", result={"t": "y" * 700})
+            )
+            for _ in range(2):
+                assert await store.get(f"m{n}") is not None
+        total = store._finished_total  # type: ignore[attr-defined]
+        charges = [charge for _, charge in kept.values()]
+        assert total == sum(charges) and bound - max(charges) < total <= bound
+        assert 2_000 < max(charges) <= 4_000
+        assert 40 < len(kept) < 120 and "m119" in kept and "m0" not in kept
+        # unfinished tasks are not kept here
+        await store.create(record("live"))
+        store._cache.clear()  # type: ignore[attr-defined]
+        assert await store.get("live") is not None
+        assert "live" not in kept
+        await store.close()
+        assert not kept and store._finished_total == 0  # type: ignore[attr-defined]
+        assert not read_once
     finally:
         await store.close()
 
