@@ -194,6 +194,52 @@ def test_field_macro_on_a_hand_built_node() -> None:
     assert text == 'task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")\n"""The id."""\n'
 
 
+def test_compiled_templates_are_kept_and_a_changed_template_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiled templates go to the cache folder (also with the formatted-file cache off) and
+    are loaded from there; a template whose text changed is compiled again, never served
+    from the old code; nothing is written under PYTHONDONTWRITEBYTECODE."""
+    import jinja2
+
+    monkeypatch.setenv("MCPTASKS_GEN_CACHE", "off")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr("sys.dont_write_bytecode", True)
+    override = tmp_path / "templates"
+    (override / "package").mkdir(parents=True)
+    template = override / "package" / "note.txt.jinja"
+    template.write_text("first {{ pkg }}\n")
+    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "first p\n"
+    assert not (tmp_path / "cache").exists()
+
+    monkeypatch.setattr("sys.dont_write_bytecode", False)
+    env = render.environment(override)
+    folder = env.bytecode_cache.folder  # type: ignore[union-attr]
+    assert folder.parent == tmp_path / "cache" / "mcptasks-gen" / "jinja"
+    env.get_template("package/note.txt.jinja")
+    env.get_template("package/models.py.jinja")
+    env.get_template("_macros.jinja")
+    assert len(list(folder.iterdir())) == 3
+
+    compile_ = jinja2.Environment.compile
+
+    def no_compile(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a kept template was compiled again")
+
+    monkeypatch.setattr(jinja2.Environment, "compile", no_compile)
+    warm = render.environment(override)
+    assert warm.get_template("package/note.txt.jinja").render(pkg="p") == "first p\n"
+    warm.get_template("package/models.py.jinja")
+    warm.get_template("_macros.jinja")
+
+    template.write_text("second {{ pkg }}\n")
+    monkeypatch.setattr(jinja2.Environment, "compile", compile_)
+    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "second p\n"
+    monkeypatch.setattr(jinja2.Environment, "compile", no_compile)
+    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "second p\n"
+
+    other = jinja2.Environment(trim_blocks=False)
+    assert render._compile_settings(other) != folder.name
+
+
 def test_fit_lays_out_long_statements_as_black_does() -> None:
     """The template filter that keeps rendered code in black's form (one black pass)."""
     import black
