@@ -87,6 +87,25 @@ def test_walk_tells_keywords_from_property_names() -> None:
     assert pointers == ["", "/properties/type", "/properties/$ref"]
 
 
+def test_subschemas_visit_what_walk_visits_in_the_same_order() -> None:
+    """``subschemas`` (no locations) is ``walk`` without the locations, on the official schemas
+    and on every kind of keyword, including the draft-07 tuple form of ``items``."""
+    from mcptasks_gen.load import location_of, subschemas
+
+    node = {
+        "allOf": [{"items": [{"type": "string"}, {"not": {"type": "null"}}]}, 3],
+        "properties": {"a": {"anyOf": [{"$ref": "#/x"}]}, "b": True},
+        "additionalProperties": {"prefixItems": [{}, {"if": {}, "then": {}, "else": {}}]},
+        "$defs": {"d": {"dependentSchemas": {"e": {}}, "patternProperties": {"^x": {}}}},
+    }
+    docs = [node, *(load(p).raw for p in sorted((ROOT / "schema").glob("*/schema.json")))]
+    for doc in docs:
+        walked = list(walk(doc, Location(file="f", pointer="")))
+        assert [id(n) for n in subschemas(doc)] == [id(n) for n, _ in walked]
+        for sub, loc in walked[:50]:
+            assert location_of(sub, doc, Location(file="f", pointer="")) == loc
+
+
 def test_const_data_is_not_checked_as_schema(tmp_path: Path) -> None:
     """``const``/``enum`` values are data: a ``type`` inside them is not a schema type."""
     load(_schema(tmp_path, {"A": {"const": {"type": "tuple"}}}), "s.json")
