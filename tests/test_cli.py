@@ -212,3 +212,19 @@ def test_console_entry_point_exits_without_interpreter_teardown(tmp_path: Path) 
     assert bad.returncode == 2 and bad.stderr == "missing.json: error: no such file\n"
     module = subprocess.run([sys.executable, "-m", "mcptasks_gen", "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert module.returncode == 0 and "mcptasks-gen" in module.stdout
+
+
+def test_generate_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
+    """``generate`` turns the cyclic collector off while it runs and back on only if it was on:
+    the console entry point keeps it off to the end of the process."""
+    import gc
+
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert invoke("generate", "-o", str(tmp_path / "a"))[0] == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert invoke("generate", "-o", str(tmp_path / "b"))[0] == 0
+    assert gc.isenabled()
