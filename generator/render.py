@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -198,11 +199,14 @@ def _nested(text: str) -> str:
     return text.replace("\n", "\n    ")
 
 
+_BRACKETS_AND_QUOTES = re.compile(r"""[()\[\]{}'"]""")
+
+
 def _opening(text: str) -> int:
     """The index of the bracket that the last character of ``text`` closes (-1: none)."""
     depth = 0
     quote = ""
-    for i in range(len(text) - 1, -1, -1):
+    for i in reversed([match.start() for match in _BRACKETS_AND_QUOTES.finditer(text)]):
         char = text[i]
         if quote:
             if char == quote and (i == 0 or text[i - 1] != "\\"):

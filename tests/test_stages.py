@@ -259,6 +259,72 @@ def test_compiled_templates_are_kept_and_a_changed_template_is_compiled_again(tm
     assert render._compile_settings(other) != folder.name
 
 
+def _split_top_level_by_char(text: str, separator: str, keep_empty: bool) -> list[str]:
+    """The character-by-character scan ``split_top_level`` used to be: the oracle."""
+    parts: list[str] = []
+    depth, quote, start = 0, "", 0
+    for i, char in enumerate(text):
+        if quote:
+            if char == quote and text[i - 1] != "\\":
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == separator and depth == 0:
+            if separator == "=" and (text[i + 1 : i + 2] == "=" or text[i - 1 : i] in "=<>!"):
+                continue
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts if keep_empty else [part for part in parts if part]
+
+
+def _opening_by_char(text: str) -> int:
+    depth, quote = 0, ""
+    for i in range(len(text) - 1, -1, -1):
+        char = text[i]
+        if quote:
+            if char == quote and (i == 0 or text[i - 1] != "\\"):
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in ")]}":
+            depth += 1
+        elif char in "([{":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def test_bracket_scans_skip_to_the_characters_they_act_on() -> None:
+    """``split_top_level`` and ``render._opening`` jump between brackets, quotes and the
+    separator with a regular expression; they give what the character-by-character scans
+    gave, on generated annotations and on arbitrary text made of the characters that matter."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from mcptasks_gen.naming import split_top_level
+
+    samples = ['x: Annotated[int | None, Field(description="a = b, (c]")] = None', "a == b, c <= d", "=x", "f'a\\'b', [1, 2]", "x | y[1 | 2]"]
+    for sample in samples:
+        for separator in ("=", ",", "|"):
+            for keep in (False, True):
+                assert split_top_level(sample, separator, keep_empty=keep) == _split_top_level_by_char(sample, separator, keep)
+        assert render._opening(sample) == _opening_by_char(sample)
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.text(alphabet="ab =,|()[]{}'\"\\<>!", max_size=40), st.sampled_from(["=", ",", "|"]), st.booleans())
+    def same(text: str, separator: str, keep: bool) -> None:
+        assert split_top_level(text, separator, keep_empty=keep) == _split_top_level_by_char(text, separator, keep)
+        assert render._opening(text) == _opening_by_char(text)
+
+    same()
+
+
 def test_fit_lays_out_long_statements_as_black_does() -> None:
     """The template filter that keeps rendered code in black's form (one black pass)."""
     import black
