@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import pickle
 import re
 import sys
 import tempfile
@@ -91,6 +92,8 @@ class CompiledTemplates(jinja2.BytecodeCache):
                 bucket.load_bytecode(fh)
         except OSError:
             pass
+        except (EOFError, ValueError, TypeError, IndexError, KeyError, pickle.UnpicklingError):
+            bucket.reset()  # a damaged file (Jinja only checks the code part): compile again
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         if sys.dont_write_bytecode:
