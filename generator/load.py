@@ -152,8 +152,8 @@ def _check_root(raw: Any, loc: Location) -> dict[str, Any]:
 
 def subschemas(node: Any) -> Iterator[dict[str, Any]]:
     """Every subschema below ``node`` (itself included), in the order of ``walk``, without
-    their locations: a walk that only looks at the schemas (most do; locations are for
-    messages) need not build one ``Location`` a node."""
+    their locations: a walk that only looks at the schemas (detecting the revision, finding
+    the definitions a node refers to) need not build one ``Location`` a node."""
     stack = [node]
     while stack:
         node = stack.pop()
@@ -173,11 +173,6 @@ def subschemas(node: Any) -> Iterator[dict[str, Any]]:
             children.extend(node["items"])
         children.reverse()
         stack.extend(children)
-
-
-def location_of(target: dict[str, Any], node: Any, loc: Location) -> Location:
-    """The location of the subschema ``target`` (found by identity) below ``node``."""
-    return next(at for sub, at in walk(node, loc) if sub is target)
 
 
 def walk(node: Any, loc: Location) -> Iterator[tuple[dict[str, Any], Location]]:
@@ -219,17 +214,17 @@ def resolve_pointer(doc: Document, ref: str) -> Any:
 
 def _check_nodes(doc: Document) -> None:
     """Check every ``$ref`` and ``type`` in the document."""
-    for node in subschemas(doc.raw):
+    for node, loc in walk(doc.raw, doc.loc):
         ref = node.get("$ref")
         if ref is not None:
             if not isinstance(ref, str):
-                raise fail("$ref must be a string", location_of(node, doc.raw, doc.loc).child("$ref"))
+                raise fail("$ref must be a string", loc.child("$ref"))
             if not ref.startswith("#"):
-                raise fail(f'remote $ref "{ref}" is not supported (only local "#/..." references; nothing is fetched)', location_of(node, doc.raw, doc.loc).child("$ref"))
+                raise fail(f'remote $ref "{ref}" is not supported (only local "#/..." references; nothing is fetched)', loc.child("$ref"))
             if resolve_pointer(doc, ref) is None:
-                raise fail(f'dangling $ref "{ref}" (no such definition)', location_of(node, doc.raw, doc.loc).child("$ref"))
+                raise fail(f'dangling $ref "{ref}" (no such definition)', loc.child("$ref"))
         types = node.get("type")
         if types is not None:
             for t in types if isinstance(types, list) else [types]:
                 if t not in JSON_TYPES:
-                    raise fail(f"unsupported type {json.dumps(t)} (expected one of {', '.join(JSON_TYPES)})", location_of(node, doc.raw, doc.loc).child("type"))
+                    raise fail(f"unsupported type {json.dumps(t)} (expected one of {', '.join(JSON_TYPES)})", loc.child("type"))

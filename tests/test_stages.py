@@ -90,7 +90,7 @@ def test_walk_tells_keywords_from_property_names() -> None:
 def test_subschemas_visit_what_walk_visits_in_the_same_order() -> None:
     """``subschemas`` (no locations) is ``walk`` without the locations, on the official schemas
     and on every kind of keyword, including the draft-07 tuple form of ``items``."""
-    from mcptasks_gen.load import location_of, subschemas
+    from mcptasks_gen.load import subschemas
 
     node = {
         "allOf": [{"items": [{"type": "string"}, {"not": {"type": "null"}}]}, 3],
@@ -100,10 +100,7 @@ def test_subschemas_visit_what_walk_visits_in_the_same_order() -> None:
     }
     docs = [node, *(load(p).raw for p in sorted((ROOT / "schema").glob("*/schema.json")))]
     for doc in docs:
-        walked = list(walk(doc, Location(file="f", pointer="")))
-        assert [id(n) for n in subschemas(doc)] == [id(n) for n, _ in walked]
-        for sub, loc in walked[:50]:
-            assert location_of(sub, doc, Location(file="f", pointer="")) == loc
+        assert [id(n) for n in subschemas(doc)] == [id(n) for n, _ in walk(doc, Location(file="f", pointer=""))]
 
 
 def test_const_data_is_not_checked_as_schema(tmp_path: Path) -> None:
