@@ -1,5 +1,5 @@
 """Allow ``python -m mcptasks_gen``."""
 
-from mcptasks_gen.cli import main
+from mcptasks_gen.cli import run
 
-main()
+run()

@@ -8,6 +8,7 @@ Input: arguments. Output: files (through ``write``), messages, and the exit stat
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from pathlib import Path
 
@@ -66,6 +67,36 @@ def main() -> None:
     """
 
 
+def run() -> None:
+    """The console entry point (``mcptasks-gen``, ``python -m mcptasks_gen``): ``main``, then
+    the process ends without tearing the interpreter down.
+
+    By the time a command returns, every file it writes is closed and in place; what the
+    interpreter would still do is free every object of the run one by one and make a last
+    pass of the cyclic collector over them all (black's syntax trees above all), about a
+    twentieth of a ``generate`` run's CPU time for nothing. So the output streams are flushed
+    and the process exits at once, with the command's status (atexit handlers do not run; the
+    command registers none). Tests call ``main`` in-process and keep the ordinary exit.
+
+    The cyclic garbage collector stays off for the whole process, not only while ``generate``
+    runs: re-enabled at its end, its first pass would walk everything the run made (about
+    4 ms) just before the exit frees it all at once.
+    """
+    gc.disable()
+    try:
+        main()
+    except SystemExit as exc:
+        status = exc.code
+        if status is not None and not isinstance(status, int):
+            raise  # a message to print: the ordinary exit prints it
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            raise exc from None  # a closed or broken stream: let the interpreter report it
+        os._exit(status or 0)
+
+
 @main.command(help=GENERATE_HELP)
 @click.argument("schemas", nargs=-1, type=click.Path(dir_okay=True, path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Folder that receives the package folder (default: .).")
@@ -79,12 +110,15 @@ def generate(schemas: tuple[Path, ...], output: Path | None, package: str | None
     # A short run that keeps almost everything it makes until it ends: the cyclic garbage
     # collector would walk the growing heap (black's syntax trees above all) again and again
     # for next to nothing, about a tenth of the run's CPU time. It is off while the command
-    # runs; what a package leaves behind is collected before the next one.
+    # runs (and stays off when it was off: see ``run``); what a package leaves behind is
+    # collected before the next one.
+    enabled = gc.isenabled()
     gc.disable()
     try:
         _generate(schemas, output, package, revision, templates, statuses, check, force)
     finally:
-        gc.enable()
+        if enabled:
+            gc.enable()
 
 
 def _generate(schemas: tuple[Path, ...], output: Path | None, package: str | None, revision: str | None, templates: Path | None, statuses: tuple[str, ...], check: bool, force: bool) -> None:

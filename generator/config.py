@@ -6,6 +6,7 @@ Input: CLI options or the ``[tool.mcptasks-gen]`` table. Output: frozen ``Target
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -59,6 +60,22 @@ class Target:
 def embedded_schema(revision: str = DEFAULT_SCHEMA) -> Path:
     """The path of a schema shipped inside the generator."""
     return package_folder("mcptasks_gen.schema") / revision / "schema.json"
+
+
+CACHE_OFF = ("", "0", "off", "no", "false")
+"""Values of ``MCPTASKS_GEN_CACHE`` that turn the cache of formatted files off."""
+
+
+def cache_root() -> Path:
+    """The folder the generator keeps what it caches in: ``$MCPTASKS_GEN_CACHE`` when it names
+    a folder, else ``$XDG_CACHE_HOME/mcptasks-gen`` or ``~/.cache/mcptasks-gen`` (also when
+    ``MCPTASKS_GEN_CACHE`` turns the formatted-file cache off: compiled templates still go
+    there, as Python's bytecode would)."""
+    setting = os.environ.get("MCPTASKS_GEN_CACHE")
+    if setting is not None and setting.lower() not in CACHE_OFF:
+        return Path(setting)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mcptasks-gen"
 
 
 def package_folder(name: str) -> Path:

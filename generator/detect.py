@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcptasks_gen.errors import fail
-from mcptasks_gen.load import Document, walk
+from mcptasks_gen.load import Document, subschemas
 from mcptasks_gen.revisions import ALIASES, EXTENSION, REVISIONS, CORE_2025_11_25, Revision
 
 
@@ -17,7 +17,7 @@ def method_constants(doc: Document) -> dict[str, str]:
     """Map each definition that declares a ``method`` constant to that method."""
     found: dict[str, str] = {}
     for name, node in doc.defs.items():
-        for sub, _ in walk(node, doc.loc):
+        for sub in subschemas(node):
             method: Any = sub.get("properties", {}).get("method") if isinstance(sub.get("properties"), dict) else None
             if isinstance(method, dict) and isinstance(method.get("const"), str):
                 found[name] = method["const"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from mcptasks_gen.detect import is_task_method, method_constants
 from mcptasks_gen.errors import Location
-from mcptasks_gen.load import Document, resolve_pointer, walk
+from mcptasks_gen.load import Document, resolve_pointer, subschemas
 from mcptasks_gen.revisions import Revision
 
 
@@ -71,7 +71,7 @@ def referenced_defs(doc: Document, node: Any) -> frozenset[str]:
     followed: set[str] = set()
     nodes = [node]
     while nodes:
-        for sub, _ in walk(nodes.pop(), doc.loc):
+        for sub in subschemas(nodes.pop()):
             ref = sub.get("$ref")
             if not isinstance(ref, str):
                 continue

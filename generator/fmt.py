@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mcptasks_gen.config import CACHE_OFF, cache_root
 from mcptasks_gen.errors import Location, fail
 
 if TYPE_CHECKING:
@@ -31,10 +32,9 @@ def cache_dir() -> Path | None:
     """Where formatted files are cached: ``$MCPTASKS_GEN_CACHE`` ("off" disables it), else
     ``$XDG_CACHE_HOME/mcptasks-gen`` or ``~/.cache/mcptasks-gen``."""
     setting = os.environ.get("MCPTASKS_GEN_CACHE")
-    if setting is not None:
-        return None if setting.lower() in ("", "0", "off", "no", "false") else Path(setting)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mcptasks-gen"
+    if setting is not None and setting.lower() in CACHE_OFF:
+        return None
+    return cache_root()
 
 
 def _key(text: str) -> str:

@@ -154,6 +154,31 @@ def _check_root(raw: Any, loc: Location) -> dict[str, Any]:
     return raw
 
 
+def subschemas(node: Any) -> Iterator[dict[str, Any]]:
+    """Every subschema below ``node`` (itself included), in the order of ``walk``, without
+    their locations: a walk that only looks at the schemas (detecting the revision, finding
+    the definitions a node refers to) need not build one ``Location`` a node."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        yield node
+        children: list[Any] = [node[key] for key in _SCHEMA_KEYS if key in node]
+        for key in _SCHEMA_MAP_KEYS:
+            values = node.get(key)
+            if isinstance(values, dict):
+                children.extend(values.values())
+        for key in _SCHEMA_LIST_KEYS:
+            values = node.get(key)
+            if isinstance(values, list):
+                children.extend(values)
+        if isinstance(node.get("items"), list):  # draft-07 tuple form
+            children.extend(node["items"])
+        children.reverse()
+        stack.extend(children)
+
+
 def walk(node: Any, loc: Location) -> Iterator[tuple[dict[str, Any], Location]]:
     """Yield every subschema below ``node`` (itself included) with its location."""
     if not isinstance(node, dict):

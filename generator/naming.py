@@ -6,6 +6,7 @@ Output: ``PyIdent`` and ``ClassName`` strings that are guaranteed to be valid.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 import unicodedata
@@ -62,12 +63,21 @@ class ClassName(PyIdent):
         return super().__new__(cls, value)  # type: ignore[return-value]
 
 
-def _words(name: str) -> list[str]:
-    """Split camelCase, PascalCase, snake_case, kebab-case and dotted names into words."""
-    name = re.sub(r"[^A-Za-z0-9]+", " ", name)
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", name)
-    return [w for w in name.split() if w]
+_SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
+_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+_ACRONYM_WORD = re.compile(r"([A-Z]+)([A-Z][a-z])")
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(name: str) -> tuple[str, ...]:
+    """Split camelCase, PascalCase, snake_case, kebab-case and dotted names into words.
+
+    Cached: a schema names the same properties (``taskId``, ``_meta``, ...) in many objects.
+    """
+    name = _SEPARATORS.sub(" ", name)
+    name = _LOWER_UPPER.sub(r"\1 \2", name)
+    name = _ACRONYM_WORD.sub(r"\1 \2", name)
+    return tuple(name.split())
 
 
 def snake(name: str) -> str:
@@ -80,6 +90,7 @@ def pascal(name: str) -> str:
     return "".join(w[:1].upper() + w[1:] for w in _words(name))
 
 
+@functools.lru_cache(maxsize=4096)
 def field_ident(wire_name: str) -> PyIdent:
     """The attribute name for a wire property (namespaced ``_meta`` keys use their last segment)."""
     base = snake(wire_name.rsplit("/", 1)[-1]) or "value"
@@ -148,15 +159,22 @@ def _double_quoted(char: str) -> str:
     return repr(char)[1:-1]
 
 
+_SYNTAX = {sep: re.compile("[\"'()\\[\\]{}" + re.escape(sep) + "]") for sep in ("=", ",", "|")}
+"""Per separator: the characters ``split_top_level`` acts on (the rest are skipped in C)."""
+
+
 def split_top_level(text: str, separator: str, *, keep_empty: bool = False) -> list[str]:
     """Python source ``text`` split at ``separator`` where it stands outside brackets and
     strings (a ``=`` only where it is an assignment, not part of ``==``, ``<=`` or
     ``!=``), stripped; empty parts are dropped unless ``keep_empty``."""
+    syntax = _SYNTAX.get(separator) or re.compile("[\"'()\\[\\]{}" + re.escape(separator) + "]")
     parts: list[str] = []
     depth = 0
     quote = ""
     start = 0
-    for i, char in enumerate(text):
+    for match in syntax.finditer(text):
+        i = match.start()
+        char = text[i]
         if quote:
             if char == quote and text[i - 1] != "\\":
                 quote = ""

@@ -9,13 +9,20 @@ name without ``.jinja``; every plain ``.py`` file in ``runtime/`` is copied as i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import pickle
+import re
+import sys
+import tempfile
 from pathlib import Path
 
 import jinja2
+import jinja2.bccache
 
 from mcptasks_gen import ir
-from mcptasks_gen.config import package_folder
+from mcptasks_gen.config import cache_root, package_folder
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.naming import split_top_level
 from mcptasks_gen.profile import PROFILES, RUNTIME_ADAPTERS
@@ -57,7 +64,62 @@ def environment(override: Path | None) -> jinja2.Environment:
     )
     env.filters["indent_doc"] = _indent_doc
     env.filters["fit"] = fit
+    env.bytecode_cache = CompiledTemplates(cache_root() / "jinja" / _compile_settings(env))
     return env
+
+
+class CompiledTemplates(jinja2.BytecodeCache):
+    """Compiled templates kept between runs, as Python keeps the bytecode of modules.
+
+    Compiling the templates (Jinja's lexer, parser and code generator, then Python's
+    compiler) costs more than rendering them, and gives the same code every time for the
+    same template text. Each template's code is kept in ``folder`` under a key made of its
+    name and file, and Jinja stores the sha1 of the template's text with it: a changed
+    template (an edited built-in in a checkout, an override given with ``--templates``) no
+    longer matches and is compiled again. ``folder`` names the Jinja version, the Python
+    bytecode tag and the environment's compile settings, so code from another Jinja,
+    Python or setting is never loaded. Like Python's own bytecode, it is not written under
+    ``PYTHONDONTWRITEBYTECODE`` (or ``python -B``), and a folder that cannot be written is
+    simply not used.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            with open(self.folder / bucket.key, "rb") as fh:
+                bucket.load_bytecode(fh)
+        except OSError:
+            pass
+        except (EOFError, ValueError, TypeError, IndexError, KeyError, pickle.UnpicklingError):
+            bucket.reset()  # a damaged file (Jinja only checks the code part): compile again
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if sys.dont_write_bytecode:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=bucket.key, suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    bucket.write_bytecode(fh)
+                os.replace(tmp, self.folder / bucket.key)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except OSError:
+            pass
+
+
+def _compile_settings(env: jinja2.Environment) -> str:
+    """What the compiled code of a template depends on besides its text: the Jinja version,
+    the Python bytecode tag and the environment's syntax and compile options."""
+    syntax = (env.block_start_string, env.block_end_string, env.variable_start_string, env.variable_end_string, env.comment_start_string, env.comment_end_string, env.line_statement_prefix, env.line_comment_prefix)
+    options = (env.trim_blocks, env.lstrip_blocks, env.newline_sequence, env.keep_trailing_newline, env.optimized, env.autoescape, env.is_async, sorted(env.extensions))
+    settings = repr((syntax, options)).encode()
+    return f"{jinja2.__version__}-{sys.implementation.cache_tag}-{hashlib.sha256(settings).hexdigest()[:16]}"
 
 
 LINE_LENGTH = 88
@@ -140,11 +202,14 @@ def _nested(text: str) -> str:
     return text.replace("\n", "\n    ")
 
 
+_BRACKETS_AND_QUOTES = re.compile(r"""[()\[\]{}'"]""")
+
+
 def _opening(text: str) -> int:
     """The index of the bracket that the last character of ``text`` closes (-1: none)."""
     depth = 0
     quote = ""
-    for i in range(len(text) - 1, -1, -1):
+    for i in reversed([match.start() for match in _BRACKETS_AND_QUOTES.finditer(text)]):
         char = text[i]
         if quote:
             if char == quote and (i == 0 or text[i - 1] != "\\"):

@@ -195,3 +195,36 @@ def test_real_subprocess_from_unrelated_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["mcp_tasks"]
     bad = subprocess.run([str(exe), "generate", "missing.json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr == "missing.json: error: no such file\n"
+
+
+def test_console_entry_point_exits_without_interpreter_teardown(tmp_path: Path) -> None:
+    """``run`` (the console script and ``python -m mcptasks_gen``) flushes the command's output
+    and ends the process with its status, skipping the interpreter's teardown: an atexit
+    handler (which runs at the very start of an ordinary teardown) never runs."""
+    probe = "import atexit, sys; atexit.register(lambda: print('teardown', file=sys.stderr)); from mcptasks_gen.cli import run; run()"
+    ok = subprocess.run([sys.executable, "-c", probe, "generate", "-o", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and ok.stdout.startswith("out/mcp_tasks: wrote "), ok.stderr
+    assert "teardown" not in ok.stderr
+    assert (tmp_path / "out" / "mcp_tasks" / "__init__.py").is_file()
+    stale = subprocess.run([sys.executable, "-c", probe, "generate", "-o", "out", "--package", "other", "--check"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert stale.returncode == 1 and "stale" in stale.stdout and "teardown" not in stale.stderr
+    bad = subprocess.run([sys.executable, "-c", probe, "generate", "missing.json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr == "missing.json: error: no such file\n"
+    module = subprocess.run([sys.executable, "-m", "mcptasks_gen", "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert module.returncode == 0 and "mcptasks-gen" in module.stdout
+
+
+def test_generate_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
+    """``generate`` turns the cyclic collector off while it runs and back on only if it was on:
+    the console entry point keeps it off to the end of the process."""
+    import gc
+
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert invoke("generate", "-o", str(tmp_path / "a"))[0] == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert invoke("generate", "-o", str(tmp_path / "b"))[0] == 0
+    assert gc.isenabled()

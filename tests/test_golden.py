@@ -60,6 +60,24 @@ def test_generation_is_deterministic(rendered: dict[str, dict[str, str]]) -> Non
         assert pipeline.generate(target) == rendered[target.package]
 
 
+def test_compiled_templates_give_the_same_files(rendered: dict[str, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Templates compiled in this run, and the same templates loaded compiled from the cache
+    folder in the next, render the golden files byte for byte."""
+    import jinja2
+
+    monkeypatch.setenv("MCPTASKS_GEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr("sys.dont_write_bytecode", False)
+    for target in _targets():
+        assert pipeline.generate(target) == rendered[target.package]
+
+    def no_compile(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a template was compiled although its compiled code is kept")
+
+    monkeypatch.setattr(jinja2.Environment, "compile", no_compile)
+    for target in _targets():
+        assert pipeline.generate(target) == rendered[target.package]
+
+
 RUNTIME = ROOT / "templates" / "runtime"
 
 

@@ -87,6 +87,22 @@ def test_walk_tells_keywords_from_property_names() -> None:
     assert pointers == ["", "/properties/type", "/properties/$ref"]
 
 
+def test_subschemas_visit_what_walk_visits_in_the_same_order() -> None:
+    """``subschemas`` (no locations) is ``walk`` without the locations, on the official schemas
+    and on every kind of keyword, including the draft-07 tuple form of ``items``."""
+    from mcptasks_gen.load import subschemas
+
+    node = {
+        "allOf": [{"items": [{"type": "string"}, {"not": {"type": "null"}}]}, 3],
+        "properties": {"a": {"anyOf": [{"$ref": "#/x"}]}, "b": True},
+        "additionalProperties": {"prefixItems": [{}, {"if": {}, "then": {}, "else": {}}]},
+        "$defs": {"d": {"dependentSchemas": {"e": {}}, "patternProperties": {"^x": {}}}},
+    }
+    docs = [node, *(load(p).raw for p in sorted((ROOT / "schema").glob("*/schema.json")))]
+    for doc in docs:
+        assert [id(n) for n in subschemas(doc)] == [id(n) for n, _ in walk(doc, Location(file="f", pointer=""))]
+
+
 def test_const_data_is_not_checked_as_schema(tmp_path: Path) -> None:
     """``const``/``enum`` values are data: a ``type`` inside them is not a schema type."""
     load(_schema(tmp_path, {"A": {"const": {"type": "tuple"}}}), "s.json")
@@ -192,6 +208,123 @@ def test_field_macro_on_a_hand_built_node() -> None:
     field = ir.Field(name=PyIdent("task_id"), wire_name="taskId", annotation="str", required=True, default="", constant=False, doc="The id.", loc=Location(file="f"))
     text = env.from_string('{% import "_macros.jinja" as m %}{{ m.field(f) }}').render(f=field)
     assert text == 'task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")\n"""The id."""\n'
+
+
+def test_compiled_templates_are_kept_and_a_changed_template_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiled templates go to the cache folder (also with the formatted-file cache off) and
+    are loaded from there; a template whose text changed is compiled again, never served
+    from the old code; nothing is written under PYTHONDONTWRITEBYTECODE."""
+    import jinja2
+
+    monkeypatch.setenv("MCPTASKS_GEN_CACHE", "off")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr("sys.dont_write_bytecode", True)
+    override = tmp_path / "templates"
+    (override / "package").mkdir(parents=True)
+    template = override / "package" / "note.txt.jinja"
+    template.write_text("first {{ pkg }}\n")
+    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "first p\n"
+    assert not (tmp_path / "cache").exists()
+
+    monkeypatch.setattr("sys.dont_write_bytecode", False)
+    env = render.environment(override)
+    folder = env.bytecode_cache.folder  # type: ignore[union-attr]
+    assert folder.parent == tmp_path / "cache" / "mcptasks-gen" / "jinja"
+    env.get_template("package/note.txt.jinja")
+    env.get_template("package/models.py.jinja")
+    env.get_template("_macros.jinja")
+    assert len(list(folder.iterdir())) == 3
+
+    compile_ = jinja2.Environment.compile
+
+    def no_compile(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a kept template was compiled again")
+
+    monkeypatch.setattr(jinja2.Environment, "compile", no_compile)
+    warm = render.environment(override)
+    assert warm.get_template("package/note.txt.jinja").render(pkg="p") == "first p\n"
+    warm.get_template("package/models.py.jinja")
+    warm.get_template("_macros.jinja")
+
+    template.write_text("second {{ pkg }}\n")
+    monkeypatch.setattr(jinja2.Environment, "compile", compile_)
+    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "second p\n"
+    monkeypatch.setattr(jinja2.Environment, "compile", no_compile)
+    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "second p\n"
+
+    other = jinja2.Environment(trim_blocks=False)
+    assert render._compile_settings(other) != folder.name
+
+    monkeypatch.setattr(jinja2.Environment, "compile", compile_)
+    for kept in folder.iterdir():  # damaged files (cut short after Jinja's header) are compiled again
+        kept.write_bytes(kept.read_bytes()[: len(jinja2.bccache.bc_magic) + 2])
+    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "second p\n"
+
+
+def _split_top_level_by_char(text: str, separator: str, keep_empty: bool) -> list[str]:
+    """The character-by-character scan ``split_top_level`` used to be: the oracle."""
+    parts: list[str] = []
+    depth, quote, start = 0, "", 0
+    for i, char in enumerate(text):
+        if quote:
+            if char == quote and text[i - 1] != "\\":
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == separator and depth == 0:
+            if separator == "=" and (text[i + 1 : i + 2] == "=" or text[i - 1 : i] in "=<>!"):
+                continue
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts if keep_empty else [part for part in parts if part]
+
+
+def _opening_by_char(text: str) -> int:
+    depth, quote = 0, ""
+    for i in range(len(text) - 1, -1, -1):
+        char = text[i]
+        if quote:
+            if char == quote and (i == 0 or text[i - 1] != "\\"):
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in ")]}":
+            depth += 1
+        elif char in "([{":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def test_bracket_scans_skip_to_the_characters_they_act_on() -> None:
+    """``split_top_level`` and ``render._opening`` jump between brackets, quotes and the
+    separator with a regular expression; they give what the character-by-character scans
+    gave, on generated annotations and on arbitrary text made of the characters that matter."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from mcptasks_gen.naming import split_top_level
+
+    samples = ['x: Annotated[int | None, Field(description="a = b, (c]")] = None', "a == b, c <= d", "=x", "f'a\\'b', [1, 2]", "x | y[1 | 2]"]
+    for sample in samples:
+        for separator in ("=", ",", "|"):
+            for keep in (False, True):
+                assert split_top_level(sample, separator, keep_empty=keep) == _split_top_level_by_char(sample, separator, keep)
+        assert render._opening(sample) == _opening_by_char(sample)
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.text(alphabet="ab =,|()[]{}'\"\\<>!", max_size=40), st.sampled_from(["=", ",", "|"]), st.booleans())
+    def same(text: str, separator: str, keep: bool) -> None:
+        assert split_top_level(text, separator, keep_empty=keep) == _split_top_level_by_char(text, separator, keep)
+        assert render._opening(text) == _opening_by_char(text)
+
+    same()
 
 
 def test_fit_lays_out_long_statements_as_black_does() -> None:
