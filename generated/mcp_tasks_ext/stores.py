@@ -27,6 +27,7 @@ import asyncio
 import bisect
 import json
 import sqlite3
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -434,6 +435,20 @@ _COLUMNS = "seq, task_id, owner, status, body"
 
 _GET_SQL = f"SELECT {_COLUMNS} FROM tasks WHERE task_id = ?"
 
+_SEQ_SQL = "SELECT seq FROM tasks WHERE task_id = ?"
+"""Whether a task is still stored, and as which row (``seq`` is never reused): an
+index-only lookup."""
+
+
+def _parsed_bytes(body: str) -> int:
+    """An estimate, from above, of the memory the record parsed from ``body`` takes:
+    its JSON size, 80 bytes per object, array and element beyond the first (a comma),
+    and 1 KiB for the record itself. Measured with ``tracemalloc`` on results of small
+    dicts, nested lists, numbers and long text, a parsed record took 0.1 to 0.9 times
+    this."""
+    structures = body.count("{") + body.count("[") + body.count(",")
+    return len(body) + 80 * structures + 1024
+
 
 def _in_memory(path: str) -> bool:
     """Whether ``path`` names a database private to one connection (in memory, or
@@ -448,12 +463,24 @@ class SQLiteTaskStore:
     thread that owns the writing connection. Writes commit before they return (WAL
     journal, ``synchronous=FULL`` by default), so a task survives ``kill -9`` as soon
     as ``create`` returns. Recently used unfinished records are kept in a small
-    write-through cache so that polling does not hit the disk (finished ones, with
-    their results, stay in the file only); the cache assumes this process is the only
-    writer of the file.
+    write-through cache so that polling does not hit the disk; that cache assumes
+    this process is the only writer of the file.
 
-    ``get`` of a task not in the cache (every finished one) reads on the caller's
-    thread through a second, read-only connection: one lookup on the ``task_id``
+    Finished records never change (no write leaves a terminal status; the result and
+    error are fixed), so the last ones read twice (the tasks clients poll for their
+    results; not those read once, as when reads are spread over many tasks) are kept
+    as well, bounded by ``finished_cache_size`` records and
+    ``finished_cache_bytes`` of memory (estimated from each record's JSON,
+    ``_parsed_bytes``; a record above 1/64 of that is not kept). Such a record is
+    served only while its TTL has not run out and while the file still holds it: an
+    index-only lookup of its ``seq`` (``_SEQ_SQL``, a few microseconds, instead of
+    reading and parsing the row) sees a deletion by this store or by another process
+    at once (the server itself deletes only tasks whose TTL ran out, which are never
+    served from here anyway). A finished task's row must therefore never be changed
+    in place outside this class (its writes never do). Without a second connection
+    (an in-memory database, private to this store) no lookup is needed.
+
+    ``get`` of a task in neither cache reads on the caller's thread through a second, read-only connection: one lookup on the ``task_id``
     index, a few pages that the operating system normally holds in memory, which
     costs less than the hand-off to the worker thread and back (and does not wait
     for the worker's turn at the GIL behind a busy event loop, which set the p99 of
@@ -464,12 +491,31 @@ class SQLiteTaskStore:
     """
 
     def __init__(
-        self, path: str, *, synchronous: str = "FULL", cache_size: int = 10_000
+        self,
+        path: str,
+        *,
+        synchronous: str = "FULL",
+        cache_size: int = 10_000,
+        finished_cache_size: int = 10_000,
+        finished_cache_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         self._path = path
         self._synchronous = synchronous
         self._cache_size = cache_size
         self._cache: OrderedDict[str, TaskRecord] = OrderedDict()
+        self._finished_size = finished_cache_size
+        self._finished_bytes = finished_cache_bytes
+        self._finished: OrderedDict[str, tuple[TaskRecord, int]] = OrderedDict()
+        """Finished records read from the file, with the bytes charged for each
+        (``_parsed_bytes``)."""
+        self._finished_total = 0
+        """The bytes charged for every record in ``_finished``."""
+        self._read_once: OrderedDict[str, bool] = OrderedDict()
+        """IDs of the last finished tasks read once (at most ``finished_cache_size``):
+        a finished record is kept when it is read again."""
+        self._deletions = 0
+        """How many ``delete`` calls began (a read that waited on the worker while one
+        ran does not keep what it read)."""
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
@@ -501,8 +547,8 @@ class SQLiteTaskStore:
         return fn(conn)
 
     def _remember(self, record: TaskRecord) -> None:
-        """Cache an unfinished record, evicting the least recently used (a finished
-        one is read from the file: its result must not stay in memory)."""
+        """Cache an unfinished record, evicting the least recently used (finished
+        ones go to ``_keep_finished``)."""
         if record.is_terminal:
             self._cache.pop(record.task_id, None)
             return
@@ -510,6 +556,64 @@ class SQLiteTaskStore:
         self._cache.move_to_end(record.task_id)
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
+
+    def _keep_finished(self, record: TaskRecord, body: str) -> None:
+        """Keep a finished record read from the file (``body`` is its JSON column)
+        the second time it is read, evicting the least recently used beyond the
+        bounds. The first read only notes its ID: reads spread over many tasks, each
+        read once, would otherwise replace a kept record at every read (its parsing,
+        an eviction, and a record that lives long enough for the cyclic garbage
+        collector to walk it), for nothing."""
+        task_id = record.task_id
+        if self._read_once.pop(task_id, None) is None:
+            self._read_once[task_id] = True
+            if len(self._read_once) > self._finished_size:
+                self._read_once.popitem(last=False)
+            return
+        if record.is_expired(time.time()):
+            return
+        charge = _parsed_bytes(body)
+        if charge > self._finished_bytes // 64 or self._finished_size <= 0:
+            return
+        self._forget_finished(task_id)
+        self._finished[task_id] = (record, charge)
+        self._finished_total += charge
+        while (
+            len(self._finished) > self._finished_size
+            or self._finished_total > self._finished_bytes
+        ):
+            _, (_, evicted) = self._finished.popitem(last=False)
+            self._finished_total -= evicted
+
+    def _forget_finished(self, task_id: str) -> None:
+        """Drop a finished record from the cache, if kept."""
+        kept = self._finished.pop(task_id, None)
+        if kept is not None:
+            self._finished_total -= kept[1]
+
+    def _cached_finished(self, task_id: str) -> tuple[bool, TaskRecord | None]:
+        """Whether the finished cache answers for ``task_id``, and its answer: the kept
+        record while it is unexpired and still stored, None once the file no longer
+        holds the task. Not answered: the row must be read."""
+        kept = self._finished.get(task_id)
+        if kept is None:
+            return False, None
+        record = kept[0]
+        if record.is_expired(time.time()):
+            self._forget_finished(task_id)
+            return False, None
+        reader = self._reader
+        if reader is not None:  # another process may have deleted it
+            try:
+                rows = reader.execute(_SEQ_SQL, (task_id,)).fetchall()
+            except sqlite3.OperationalError:  # the file is busy: read on the thread
+                return False, None
+            if not rows or rows[0][0] != record.seq:
+                self._forget_finished(task_id)
+                return not rows, None
+        # else a database private to this store: only ``delete`` removes a row
+        self._finished.move_to_end(task_id)
+        return True, record
 
     async def open(self) -> None:
         """Start the worker thread and create the schema."""
@@ -540,6 +644,9 @@ class SQLiteTaskStore:
         self._executor.shutdown(wait=True)
         self._executor = None
         self._cache.clear()
+        self._finished.clear()
+        self._finished_total = 0
+        self._read_once.clear()
 
     async def create(self, record: TaskRecord) -> TaskRecord:
         """Insert a new task and commit; return it with ``seq`` assigned."""
@@ -568,11 +675,14 @@ class SQLiteTaskStore:
         return stored
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        """The task with this ID, or None (served from the cache when possible, else
+        """The task with this ID, or None (served from a cache when possible, else
         read on this thread; see the class)."""
         cached = self._cache.get(task_id)
         if cached is not None:
             return cached
+        answered, finished = self._cached_finished(task_id)
+        if answered:
+            return finished
 
         def select(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             # fetchall: the statement runs to its end, so no read stays open
@@ -585,12 +695,15 @@ class SQLiteTaskStore:
                 rows = select(reader)
             except sqlite3.OperationalError:  # the file is busy: wait on the thread
                 rows = None
+        deletions = self._deletions
         if rows is None:
             rows = await self._run(select)
         if not rows:
             return None
         record = _record(rows[0])
         self._remember(record)
+        if record.is_terminal and deletions == self._deletions:
+            self._keep_finished(record, rows[0][4])
         return record
 
     async def put(self, record: TaskRecord) -> None:
@@ -673,6 +786,9 @@ class SQLiteTaskStore:
         """Forget these tasks and commit."""
         if not task_ids:
             return
+        self._deletions += 1
+        for task_id in task_ids:
+            self._forget_finished(task_id)
 
         def remove(conn: sqlite3.Connection) -> None:
             with conn:
@@ -683,6 +799,7 @@ class SQLiteTaskStore:
         await self._run(remove)
         for task_id in task_ids:
             self._cache.pop(task_id, None)
+            self._forget_finished(task_id)
 
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
