@@ -472,13 +472,15 @@ class SQLiteTaskStore:
     as well, bounded by ``finished_cache_size`` records and
     ``finished_cache_bytes`` of memory (estimated from each record's JSON,
     ``_parsed_bytes``; a record above 1/64 of that is not kept). Such a record is
-    served only while its TTL has not run out and while the file still holds it: an
-    index-only lookup of its ``seq`` (``_SEQ_SQL``, a few microseconds, instead of
-    reading and parsing the row) sees a deletion by this store or by another process
-    at once (the server itself deletes only tasks whose TTL ran out, which are never
-    served from here anyway). A finished task's row must therefore never be changed
-    in place outside this class (its writes never do). Without a second connection
-    (an in-memory database, private to this store) no lookup is needed.
+    served only while its TTL has not run out and while the file still holds it. This
+    store's own ``delete`` drops it at once; a deletion by another process (the server
+    itself deletes only tasks whose TTL ran out, which are never served from here
+    anyway) is seen within ``finished_recheck_s``: a kept record is checked against the
+    file again (an index-only lookup of its ``seq``, ``_SEQ_SQL``, instead of reading
+    and parsing the row) when it is served that long after its last check. ``0``
+    checks on every read. A finished task's row must therefore never be changed in
+    place outside this class (its writes never do). Without a second connection (an
+    in-memory database, private to this store) no check is needed.
 
     ``get`` of a task in neither cache reads on the caller's thread through a second, read-only connection: one lookup on the ``task_id``
     index, a few pages that the operating system normally holds in memory, which
@@ -498,6 +500,7 @@ class SQLiteTaskStore:
         cache_size: int = 10_000,
         finished_cache_size: int = 10_000,
         finished_cache_bytes: int = 16 * 1024 * 1024,
+        finished_recheck_s: float = 0.5,
     ) -> None:
         self._path = path
         self._synchronous = synchronous
@@ -505,9 +508,10 @@ class SQLiteTaskStore:
         self._cache: OrderedDict[str, TaskRecord] = OrderedDict()
         self._finished_size = finished_cache_size
         self._finished_bytes = finished_cache_bytes
-        self._finished: OrderedDict[str, tuple[TaskRecord, int]] = OrderedDict()
+        self._finished_recheck_s = finished_recheck_s
+        self._finished: OrderedDict[str, tuple[TaskRecord, int, float]] = OrderedDict()
         """Finished records read from the file, with the bytes charged for each
-        (``_parsed_bytes``)."""
+        (``_parsed_bytes``) and when the file last showed it (``time.monotonic``)."""
         self._finished_total = 0
         """The bytes charged for every record in ``_finished``."""
         self._read_once: OrderedDict[str, bool] = OrderedDict()
@@ -576,13 +580,13 @@ class SQLiteTaskStore:
         if charge > self._finished_bytes // 64 or self._finished_size <= 0:
             return
         self._forget_finished(task_id)
-        self._finished[task_id] = (record, charge)
+        self._finished[task_id] = (record, charge, time.monotonic())
         self._finished_total += charge
         while (
             len(self._finished) > self._finished_size
             or self._finished_total > self._finished_bytes
         ):
-            _, (_, evicted) = self._finished.popitem(last=False)
+            _, (_, evicted, _) = self._finished.popitem(last=False)
             self._finished_total -= evicted
 
     def _forget_finished(self, task_id: str) -> None:
@@ -598,12 +602,14 @@ class SQLiteTaskStore:
         kept = self._finished.get(task_id)
         if kept is None:
             return False, None
-        record = kept[0]
+        record, charge, checked = kept
         if record.is_expired(time.time()):
             self._forget_finished(task_id)
             return False, None
         reader = self._reader
-        if reader is not None:  # another process may have deleted it
+        now = time.monotonic()
+        if reader is not None and now - checked >= self._finished_recheck_s:
+            # another process may have deleted it (this store's deletes drop it here)
             try:
                 rows = reader.execute(_SEQ_SQL, (task_id,)).fetchall()
             except sqlite3.OperationalError:  # the file is busy: read on the thread
@@ -611,6 +617,7 @@ class SQLiteTaskStore:
             if not rows or rows[0][0] != record.seq:
                 self._forget_finished(task_id)
                 return not rows, None
+            self._finished[task_id] = (record, charge, now)
         # else a database private to this store: only ``delete`` removes a row
         self._finished.move_to_end(task_id)
         return True, record

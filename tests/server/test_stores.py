@@ -124,7 +124,7 @@ async def test_sqlite_get_reads_in_place_beside_a_writer(
     """A ``get`` that misses the cache reads committed state on the caller's thread,
     also while another connection holds the write lock, and never hops to the worker."""
     path = str(tmp_path / "tasks.sqlite3")
-    store = SQLiteTaskStore(path)
+    store = SQLiteTaskStore(path, finished_recheck_s=0)
     await store.open()
     try:
         await store.create(record("a"))
@@ -263,7 +263,7 @@ async def test_sqlite_kept_finished_record_follows_other_store_objects(
     """Another process deleting a kept finished task, or storing a new task under
     its ID, is seen by the next ``get``."""
     path = str(tmp_path / "t.sqlite3")
-    one, two = SQLiteTaskStore(path), SQLiteTaskStore(path)
+    one, two = SQLiteTaskStore(path, finished_recheck_s=0), SQLiteTaskStore(path)
     await one.open()
     await two.open()
     try:
@@ -283,6 +283,70 @@ async def test_sqlite_kept_finished_record_follows_other_store_objects(
         await two.close()
 
 
+async def test_sqlite_kept_finished_record_is_checked_again_after_the_recheck_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By default a kept record is checked against the file at most every
+    ``finished_recheck_s`` (polling one finished task costs no lookup per read); a
+    deletion by another process is seen once that long has passed, one by this store
+    at once."""
+    path = str(tmp_path / "t.sqlite3")
+    one, two = SQLiteTaskStore(path, finished_recheck_s=0.5), SQLiteTaskStore(path)
+    await one.open()
+    await two.open()
+    clock = [time.monotonic()]
+
+    class Clock:
+        @staticmethod
+        def time() -> float:
+            return time.time()
+
+        @staticmethod
+        def monotonic() -> float:
+            return clock[0]
+
+    monkeypatch.setattr(ext_stores, "time", Clock)
+    try:
+        for task_id in ("a", "b"):
+            await two.create(record(task_id, status="completed", result={"n": 1}))
+            for _ in range(2):  # read twice: kept
+                assert await one.get(task_id) is not None
+        lookups: list[str] = []
+        reader = one._reader  # type: ignore[attr-defined]
+        one._reader = _Tracing(reader, lookups)  # type: ignore[attr-defined]
+        await two.delete(["a"])
+        assert await one.get("a") is not None  # within the interval: still kept
+        assert lookups == []
+        clock[0] += 0.5
+        assert await one.get("a") is None  # checked again: deleted elsewhere
+        assert await one.get("b") is not None  # checked again: still there
+        assert len(lookups) == 2
+        clock[0] += 0.25
+        assert await one.get("b") is not None
+        assert len(lookups) == 2  # checked a quarter second ago
+        await one.delete(["b"])
+        assert await one.get("b") is None  # this store's own delete: at once
+        one._reader = reader  # type: ignore[attr-defined]
+    finally:
+        await one.close()
+        await two.close()
+
+
+class _Tracing:
+    """A connection that records the statements it runs."""
+
+    def __init__(self, conn: Any, seen: list[str]) -> None:
+        self.conn = conn
+        self.seen = seen
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self.seen.append(sql)
+        return self.conn.execute(sql, *args)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 async def test_sqlite_kept_finished_record_is_checked_on_the_worker_when_busy(
     tmp_path: Path,
 ) -> None:
@@ -293,7 +357,7 @@ async def test_sqlite_kept_finished_record_is_checked_on_the_worker_when_busy(
         def close(self) -> None:
             pass
 
-    store = SQLiteTaskStore(str(tmp_path / "tasks.sqlite3"))
+    store = SQLiteTaskStore(str(tmp_path / "tasks.sqlite3"), finished_recheck_s=0)
     await store.open()
     try:
         done = await store.create(record("a", status="completed"))
@@ -357,7 +421,7 @@ async def test_sqlite_finished_cache_is_bounded_in_records_and_bytes(
             for _ in range(2):
                 assert await store.get(f"m{n}") is not None
         total = store._finished_total  # type: ignore[attr-defined]
-        charges = [charge for _, charge in kept.values()]
+        charges = [charge for _, charge, _ in kept.values()]
         assert total == sum(charges) and bound - max(charges) < total <= bound
         assert 2_000 < max(charges) <= 4_000
         assert 40 < len(kept) < 120 and "m119" in kept and "m0" not in kept
