@@ -298,6 +298,34 @@ def test_model_preferences_bounds(generated: tuple[dict[str, Json], Any]) -> Non
     assert models.ModelPreferences.model_validate({"costPriority": 0.5}).to_wire() == {"costPriority": 0.5}
 
 
+def _models_with(tmp_path: Path, package: str, defs: dict[str, Json]) -> Any:
+    """The models module of a package generated from the extension schema plus ``defs``."""
+    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
+    raw["$defs"].update(defs)
+    schema = tmp_path / f"{package}.json"
+    schema.write_text(json.dumps(raw))
+    target = Target(schema=schema, schema_label=schema.name, output=tmp_path, package=package, revision=None, templates=None, regenerate="x")
+    write.write(target.package_dir, pipeline.generate(target), force=False)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        return importlib.import_module(f"{package}.models")
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def _accepts_like_the_schema(model: Any, node: Json, values: list[Json], wrap: Callable[[Json], Json] = lambda v: v) -> None:
+    """``model`` accepts exactly the values of ``values`` that ``node`` accepts
+    (``jsonschema`` as the oracle); each value is validated as ``wrap(value)``."""
+    oracle = jsonschema.Draft202012Validator(node)
+    for value in values:
+        try:
+            model.model_validate(wrap(value))
+            accepted = True
+        except pydantic.ValidationError:
+            accepted = False
+        assert accepted == oracle.is_valid(value), (node, value)
+
+
 BOUNDS = {
     "ge": {"type": "integer", "minimum": 1.5},
     "le": {"type": "integer", "maximum": 7.5},
@@ -316,44 +344,24 @@ def test_integer_bounds_given_as_fractions_keep_their_meaning(tmp_path: Path) ->
     coercible to an integer"; found by fuzzing). Each field now accepts exactly the integers
     the schema accepts (``jsonschema`` as the oracle), from -20 to 40 (and around 1e20, where
     ``jsonschema``'s float division is still exact enough to be the oracle)."""
-    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
-    raw["$defs"]["BoundsTask"] = {"type": "object", "properties": BOUNDS}
-    schema = tmp_path / "bounds.json"
-    schema.write_text(json.dumps(raw))
-    target = Target(schema=schema, schema_label="bounds.json", output=tmp_path, package="bounds_pkg", revision=None, templates=None, regenerate="x")
-    write.write(target.package_dir, pipeline.generate(target), force=False)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        model = importlib.import_module("bounds_pkg.models").BoundsTask
-    finally:
-        sys.path.remove(str(tmp_path))
+    model = _models_with(tmp_path, "bounds_pkg", {"BoundsTask": {"type": "object", "properties": BOUNDS}}).BoundsTask
     for name, node in BOUNDS.items():
-        oracle = jsonschema.Draft202012Validator(node)
-        for value in [*range(-20, 41), *([10**20, 10**20 + 1] if name == "huge" else [])]:
-            try:
-                model.model_validate({name: value})
-                accepted = True
-            except pydantic.ValidationError:
-                accepted = False
-            assert accepted == oracle.is_valid(value), (name, value)
+        values: list[Json] = [*range(-20, 41), *([10**20, 10**20 + 1] if name == "huge" else [])]
+        _accepts_like_the_schema(model, node, values, lambda value, name=name: {name: value})
 
 
 def test_patterns_with_lookarounds_are_checked(tmp_path: Path) -> None:
     """``^(?=x)`` and ``(?<!q)`` are valid JSON Schema patterns that pydantic's default Rust
     engine cannot compile: the package used to fail at import (found by fuzzing). The models of
     such a package use Python's ``re``; the official schemas have no pattern and keep Rust's."""
-    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
-    raw["$defs"]["PatternTask"] = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^(?=x)x+$"}}}
-    raw["$defs"]["PatternListTask"] = {"type": "array", "items": {"type": "string", "pattern": "(?<!q)z"}}
-    schema = tmp_path / "patterns.json"
-    schema.write_text(json.dumps(raw))
-    target = Target(schema=schema, schema_label="patterns.json", output=tmp_path, package="patterns_pkg", revision=None, templates=None, regenerate="x")
-    write.write(target.package_dir, pipeline.generate(target), force=False)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        models = importlib.import_module("patterns_pkg.models")
-    finally:
-        sys.path.remove(str(tmp_path))
+    models = _models_with(
+        tmp_path,
+        "patterns_pkg",
+        {
+            "PatternTask": {"type": "object", "properties": {"a": {"type": "string", "pattern": "^(?=x)x+$"}}},
+            "PatternListTask": {"type": "array", "items": {"type": "string", "pattern": "(?<!q)z"}},
+        },
+    )
     assert models.PatternTask.model_validate({"a": "xx"}).to_wire() == {"a": "xx"}
     assert models.PatternListTask.model_validate(["az"]).to_wire() == ["az"]
     for bad in ({"a": "yx"},):
@@ -378,56 +386,19 @@ def test_all_of_over_values_that_are_not_objects(tmp_path: Path) -> None:
     a definition became an empty object model, and a union branch a reference to its own
     union (``class EitherTask(McpRootModel["EitherTask"])``, which fails on every value with
     a recursion error; found by fuzzing). Each now accepts what ``jsonschema`` accepts."""
-    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
-    raw["$defs"].update(ALL_OF_VALUES)
-    schema = tmp_path / "all_of.json"
-    schema.write_text(json.dumps(raw))
-    target = Target(schema=schema, schema_label="all_of.json", output=tmp_path, package="all_of_pkg", revision=None, templates=None, regenerate="x")
-    write.write(target.package_dir, pipeline.generate(target), force=False)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        models = importlib.import_module("all_of_pkg.models")
-    finally:
-        sys.path.remove(str(tmp_path))
-    samples: list[Json] = ["", "ab", "abc", 0, 5, -1, 1.5, None, [], [1, 2], ["x"], {}, {"a": 1}, True]
+    models = _models_with(tmp_path, "all_of_pkg", ALL_OF_VALUES)
+    samples: list[Json] = ["", "ab", "abc", 0, 5, -1, 1.5, None, [], [1, 2], ["x"], {}, {"a": 1}]  # no booleans: lax mode converts them
     for name, node in ALL_OF_VALUES.items():
-        oracle = jsonschema.Draft202012Validator(node)
-        model = getattr(models, name)
-        for value in samples:
-            if isinstance(value, bool) or (isinstance(value, float) and oracle.is_valid(int(value))):
-                continue  # lax mode: booleans and whole floats convert (see the module docstring)
-            try:
-                model.model_validate(value)
-                accepted = True
-            except pydantic.ValidationError:
-                accepted = False
-            assert accepted == oracle.is_valid(value), (name, value)
+        _accepts_like_the_schema(getattr(models, name), node, samples)
 
 
 def test_a_string_constant_that_reads_as_python_in_a_union(tmp_path: Path) -> None:
     """``Literal["class"]`` inside a root model's union: the pass that decides which models
     count constants read the string as a forward reference and stopped with a SyntaxError
     traceback (found by fuzzing)."""
-    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
-    node = {"oneOf": [{"type": "string", "const": "class"}, {"type": ["integer", "null"]}]}
-    raw["$defs"]["KeywordTask"] = node
-    schema = tmp_path / "keyword.json"
-    schema.write_text(json.dumps(raw))
-    target = Target(schema=schema, schema_label="keyword.json", output=tmp_path, package="keyword_pkg", revision=None, templates=None, regenerate="x")
-    write.write(target.package_dir, pipeline.generate(target), force=False)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        model = importlib.import_module("keyword_pkg.models").KeywordTask
-    finally:
-        sys.path.remove(str(tmp_path))
-    oracle = jsonschema.Draft202012Validator(node)
-    for value in ("class", "x", 3, None, [], {}):
-        try:
-            model.model_validate(value)
-            accepted = True
-        except pydantic.ValidationError:
-            accepted = False
-        assert accepted == oracle.is_valid(value), value
+    node: Json = {"oneOf": [{"type": "string", "const": "class"}, {"type": ["integer", "null"]}]}
+    model = _models_with(tmp_path, "keyword_pkg", {"KeywordTask": node}).KeywordTask
+    _accepts_like_the_schema(model, node, ["class", "x", 3, None, [], {}])
 
 
 LITERALS = {
@@ -440,26 +411,9 @@ LITERALS = {
 def test_enum_and_const_values_of_every_literal_kind(tmp_path: Path) -> None:
     """``enum: [null]`` used to render ``Literal[] | None`` (no valid Python); ``True`` and ``1``
     are different values to JSON Schema and stay apart in the ``Literal``."""
-    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
-    raw["$defs"].update(LITERALS)
-    schema = tmp_path / "literals.json"
-    schema.write_text(json.dumps(raw))
-    target = Target(schema=schema, schema_label="literals.json", output=tmp_path, package="literals_pkg", revision=None, templates=None, regenerate="x")
-    write.write(target.package_dir, pipeline.generate(target), force=False)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        models = importlib.import_module("literals_pkg.models")
-    finally:
-        sys.path.remove(str(tmp_path))
+    models = _models_with(tmp_path, "literals_pkg", LITERALS)
     for name, node in LITERALS.items():
-        oracle = jsonschema.Draft202012Validator(node)
-        for value in (True, False, 1, 2, None, "x", "y"):
-            try:
-                getattr(models, name).model_validate(value)
-                accepted = True
-            except pydantic.ValidationError:
-                accepted = False
-            assert accepted == oracle.is_valid(value), (name, value)
+        _accepts_like_the_schema(getattr(models, name), node, [True, False, 1, 2, None, "x", "y"])
 
 
 BOOLEANS = {
@@ -473,23 +427,6 @@ BOOLEANS = {
 def test_boolean_schemas_anywhere_a_schema_goes(tmp_path: Path) -> None:
     """``true`` as a definition or a union branch used to stop generation with an
     AttributeError traceback (found by fuzzing); each is now the schema ``{}``."""
-    raw = json.loads((ROOT / SCHEMAS["ext"]).read_text(encoding="utf-8"))
-    raw["$defs"].update(BOOLEANS)
-    schema = tmp_path / "booleans.json"
-    schema.write_text(json.dumps(raw))
-    target = Target(schema=schema, schema_label="booleans.json", output=tmp_path, package="booleans_pkg", revision=None, templates=None, regenerate="x")
-    write.write(target.package_dir, pipeline.generate(target), force=False)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        models = importlib.import_module("booleans_pkg.models")
-    finally:
-        sys.path.remove(str(tmp_path))
+    models = _models_with(tmp_path, "booleans_pkg", BOOLEANS)
     for name, node in BOOLEANS.items():
-        oracle = jsonschema.Draft202012Validator(node)
-        for value in ("x", 3, None, [1, "a"], {"a": [1]}, {"b": "no"}):
-            try:
-                getattr(models, name).model_validate(value)
-                accepted = True
-            except pydantic.ValidationError:
-                accepted = False
-            assert accepted == oracle.is_valid(value), (name, value)
+        _accepts_like_the_schema(getattr(models, name), node, ["x", 3, None, [1, "a"], {"a": [1]}, {"b": "no"}])
