@@ -369,28 +369,28 @@ class _Normalizer:
         return literal + " | None" if None in values and keyword == "enum" else literal
 
     def _constrained(self, annotation: str, node: dict[str, Any], json_type: str, loc: Location) -> str:
-        """``annotation`` with the node's validation keywords for ``json_type`` as constraints."""
+        """``annotation`` with the node's validation keywords for ``json_type`` as constraints.
+
+        ``load`` has checked each keyword's JSON type (a string pattern, non-negative
+        integer lengths, numeric bounds); what is left to check here is what a JSON type
+        cannot say."""
         args = []
         for keyword, name in _CONSTRAINTS.get(json_type, ()):
             if keyword not in node:
                 continue
             value = node[keyword]
             if keyword == "pattern":
-                if not isinstance(value, str):
-                    raise fail("pattern must be a string", loc.child(keyword))
                 engine, problem = _regex_engine(value)
                 if engine is None:
                     raise fail(f"pattern is not a regular expression the models can check: {problem}", loc.child(keyword))
                 self.cx.python_re |= engine == "python-re"
-            elif name in ("min_length", "max_length"):
-                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                    raise fail(f"{keyword} must be a non-negative integer", loc.child(keyword))
-            elif not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or value in (float("inf"), float("-inf")):
-                raise fail(f"{keyword} must be a finite number", loc.child(keyword))
-            elif keyword == "multipleOf" and value <= 0:
-                raise fail("multipleOf must be greater than 0", loc.child(keyword))
-            elif json_type == "integer" and isinstance(value, float):
-                name, value = _integer_bound(name, value)
+            elif name not in ("min_length", "max_length"):  # a bound or a step
+                if value != value or value in (float("inf"), float("-inf")):  # json reads NaN, Infinity
+                    raise fail(f"{keyword} must be a finite number", loc.child(keyword))
+                if keyword == "multipleOf" and value <= 0:
+                    raise fail("multipleOf must be greater than 0", loc.child(keyword))
+                if json_type == "integer" and isinstance(value, float):
+                    name, value = _integer_bound(name, value)
             args.append(f"{name}={value!r}")
         if not args:
             return annotation
