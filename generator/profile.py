@@ -374,14 +374,17 @@ def _wire_fields(package: ir.Package, profile: Profile, classes: Mapping[str, st
 
     A status the user classified as ``input`` has the fields of ``input_required``'s
     variant (the runtime fills them for every input status); one classified ``active`` or
-    ``terminal`` has none."""
-    needed: list[tuple[ir.ObjectModel | None, tuple[str, ...]]] = []
+    ``terminal`` has none. A model several statuses share (2025-11-25's ``Task``) is
+    checked once."""
     as_input = profile.status_roles["INPUT_REQUIRED"]
+    fields: dict[str, tuple[str, ...]] = {}
     for variant in variants:
         status = variant.status
         if status not in profile.statuses and classes[status] == "input":
             status = as_input
-        model, wires = _object(package, variant.model), profile.variant_fields.get(status, ())
+        fields[variant.model] = (*fields.get(variant.model, ()), *profile.variant_fields.get(status, ()))
+    for name, wires in fields.items():
+        model = _object(package, name)
         if model is not None:
             _needs(model, wires)
             _fillable(model, (*profile.task_fields, *wires))
@@ -390,11 +393,11 @@ def _wire_fields(package: ir.Package, profile: Profile, classes: Mapping[str, st
         params = _object(package, method.params_model)
         if wires and params is None:
             raise fail(f'the runtime needs params of "{method.name}" with field "{wires[0]}"', schema.child("$defs", method.message))
-        needed.append((params, wires))
+        if params is not None:
+            _needs(params, wires)
     for name, wires in profile.model_fields.items():
-        needed.append((_object(package, name), wires))
-    for model, wires in needed:
-        if model is not None and wires:
+        model = _object(package, name)
+        if model is not None:
             _needs(model, wires)
 
 
