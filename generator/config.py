@@ -5,6 +5,7 @@ Input: CLI options or the ``[tool.mcptasks-gen]`` table. Output: frozen ``Target
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -76,6 +77,27 @@ def cache_root() -> Path:
         return Path(setting)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "mcptasks-gen"
+
+
+def write_cached(path: Path, data: bytes) -> None:
+    """Put ``data`` at ``path`` in the cache folder: written to a temporary file beside it,
+    then renamed, so a reader never sees half a file. A cache that cannot be written is
+    simply not used; the temporary file is removed when writing it fails."""
+    import tempfile  # only when something is cached
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError:
+        pass
 
 
 def package_folder(name: str) -> Path:

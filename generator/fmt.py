@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcptasks_gen.config import CACHE_OFF, cache_root
+from mcptasks_gen.config import CACHE_OFF, cache_root, write_cached
 from mcptasks_gen.errors import Location, fail
 
 if TYPE_CHECKING:
@@ -68,18 +68,8 @@ def _cached(folder: Path | None, key: str) -> str | None:
 
 def _remember(folder: Path | None, key: str, text: str) -> None:
     """Store a formatted file; a cache that cannot be written is simply not used."""
-    if folder is None:
-        return
-    import tempfile
-
-    try:
-        (folder / key[:2]).mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder / key[:2])
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, folder / key[:2] / key)
-    except OSError:
-        pass
+    if folder is not None:
+        write_cached(folder / key[:2] / key, text.encode("utf-8"))
 
 
 def _split_header(text: str) -> tuple[str, str]:

@@ -9,20 +9,18 @@ name without ``.jinja``; every plain ``.py`` file in ``runtime/`` is copied as i
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
+import io
 import pickle
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 import jinja2
 import jinja2.bccache
 
 from mcptasks_gen import ir
-from mcptasks_gen.config import cache_root, package_folder
+from mcptasks_gen.config import cache_root, package_folder, write_cached
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.naming import split_top_level
 from mcptasks_gen.profile import PROFILES, RUNTIME_ADAPTERS
@@ -98,19 +96,9 @@ class CompiledTemplates(jinja2.BytecodeCache):
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         if sys.dont_write_bytecode:
             return
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=bucket.key, suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    bucket.write_bytecode(fh)
-                os.replace(tmp, self.folder / bucket.key)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-        except OSError:
-            pass
+        code = io.BytesIO()
+        bucket.write_bytecode(code)
+        write_cached(self.folder / bucket.key, code.getvalue())
 
 
 def _compile_settings(env: jinja2.Environment) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -403,3 +404,22 @@ def test_black_workers_follow_the_cpus_the_process_may_use(monkeypatch: pytest.M
     monkeypatch.setattr(fmt, "_PARALLEL_MIN_CHARS", 0)  # small files would not be parallel anyway
     files = {f"m{i}.py": f"x{i} = [  {i},{i}  ]\n" for i in range(4)}
     assert fmt.format_files(files, "p") == {f"m{i}.py": f"x{i} = [{i}, {i}]\n" for i in range(4)}
+
+
+def test_cached_files_are_whole_or_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both caches (formatted files, compiled templates) write through ``write_cached``: a
+    finished write is the whole file, a failed one leaves nothing behind (the formatted-file
+    cache used to leave its temporary file when the write itself failed)."""
+    from mcptasks_gen import config, fmt
+
+    target = tmp_path / "cache" / "ab" / "abcdef"
+    config.write_cached(target, b"formatted")
+    assert target.read_bytes() == b"formatted" and sorted(p.name for p in target.parent.iterdir()) == ["abcdef"]
+
+    def broken(fd: int, *args: Any, **kwargs: Any) -> Any:
+        os.close(fd)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(config.os, "fdopen", broken)
+    fmt._remember(tmp_path / "other", "cdef01", "text")  # type: ignore[attr-defined]
+    assert [p for p in (tmp_path / "other").rglob("*") if p.is_file()] == []
