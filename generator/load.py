@@ -3,9 +3,11 @@
 Input: a path. Output: ``Document`` (parsed JSON, its sha256, its display name).
 Checks: the file exists and is JSON (errors carry line:column), it looks like a JSON Schema
 (draft 2020-12 or 07), every ``$ref`` is local and resolves, every ``type`` is a JSON type,
-every keyword the generator reads has a value of the right JSON type, and nothing is nested deeper than ``MAX_DEPTH`` arrays and objects (checked without recursion
-before parsing, so later stages, pydantic and black never meet a structure deep enough to
-exhaust Python's stack). Nothing is ever fetched: a remote ``$ref`` is an error.
+every keyword the generator reads has a value of the right JSON type, and nothing is
+nested deeper than ``MAX_DEPTH`` arrays and objects (checked without recursion before
+parsing, so later stages, pydantic and black never meet a structure deep enough to exhaust
+Python's stack). Nothing is ever fetched: a remote ``$ref`` is an error. Boolean
+subschemas are written as the objects they stand for, so later stages see only objects.
 """
 
 from __future__ import annotations

@@ -159,15 +159,17 @@ def _double_quoted(char: str) -> str:
     return repr(char)[1:-1]
 
 
-_SYNTAX = {sep: re.compile("[\"'()\\[\\]{}" + re.escape(sep) + "]") for sep in ("=", ",", "|")}
-"""Per separator: the characters ``split_top_level`` acts on (the rest are skipped in C)."""
+@functools.lru_cache(maxsize=None)
+def _syntax(separator: str) -> re.Pattern[str]:
+    """The characters ``split_top_level`` acts on for ``separator`` (the rest are skipped in C)."""
+    return re.compile("[\"'()\\[\\]{}" + re.escape(separator) + "]")
 
 
 def split_top_level(text: str, separator: str, *, keep_empty: bool = False) -> list[str]:
     """Python source ``text`` split at ``separator`` where it stands outside brackets and
     strings (a ``=`` only where it is an assignment, not part of ``==``, ``<=`` or
     ``!=``), stripped; empty parts are dropped unless ``keep_empty``."""
-    syntax = _SYNTAX.get(separator) or re.compile("[\"'()\\[\\]{}" + re.escape(separator) + "]")
+    syntax = _syntax(separator)
     parts: list[str] = []
     depth = 0
     quote = ""

@@ -12,8 +12,9 @@ tool, or those ``tasks/result`` delivers), in which case it becomes a
 ``text/event-stream`` that ends with the response; an error response gets the HTTP
 status the server's revision asks for (``server.http_status``).
 
-For a server with sessions (2025-11-25), ``initialize`` opens a session (``Mcp-Session-Id`` response header) that every later
-request names; GET opens the session's notification stream and DELETE ends it. A
+For a server with sessions (2025-11-25), ``initialize`` opens a session
+(``Mcp-Session-Id`` response header) that every later request names; GET opens the
+session's notification stream and DELETE ends it. A
 response is JSON unless its handler sends messages of its own first (input requests
 of a synchronous tool, or those ``tasks/result`` delivers), in which case it becomes
 a ``text/event-stream`` that ends with the response.

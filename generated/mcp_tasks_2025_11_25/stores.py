@@ -482,9 +482,10 @@ class SQLiteTaskStore:
     place outside this class (its writes never do). Without a second connection (an
     in-memory database, private to this store) no check is needed.
 
-    ``get`` of a task in neither cache reads on the caller's thread through a second, read-only connection: one lookup on the ``task_id``
-    index, a few pages that the operating system normally holds in memory, which
-    costs less than the hand-off to the worker thread and back (and does not wait
+    ``get`` of a task in neither cache reads on the caller's thread through a second,
+    read-only connection: one lookup on the ``task_id`` index, a few pages that the
+    operating system normally holds in memory, which costs less than the hand-off to
+    the worker thread and back (and does not wait
     for the worker's turn at the GIL behind a busy event loop, which set the p99 of
     ``tasks/get`` on finished tasks). WAL lets it read committed state while the
     worker writes; when the file is busy (``SQLITE_BUSY``, as during WAL recovery) the
@@ -618,7 +619,8 @@ class SQLiteTaskStore:
                 self._forget_finished(task_id)
                 return not rows, None
             self._finished[task_id] = (record, charge, now)
-        # else a database private to this store: only ``delete`` removes a row
+        # else checked within the interval, or a database private to this store (only
+        # ``delete`` removes a row, and it drops the record here)
         self._finished.move_to_end(task_id)
         return True, record
 
