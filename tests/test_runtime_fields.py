@@ -63,12 +63,17 @@ def _rename(node: Any, old: str, new: str) -> None:
             _rename(value, old, new)
 
 
+def _edited(tmp_path: Path, raw: dict[str, Any], statuses: tuple[tuple[str, str], ...] = ()) -> Target:
+    """A target for the edited schema ``raw`` (written into ``tmp_path``)."""
+    schema = tmp_path / "edited.schema.json"
+    schema.write_text(json.dumps(raw))
+    return Target(schema=schema, schema_label="edited.schema.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="mcptasks-gen generate", statuses=statuses)
+
+
 def _target(tmp_path: Path, shared: Path, revision: str, old: str) -> Target:
     raw = json.loads((shared / "schemas" / SCHEMAS[revision]).read_text())
     _rename(raw, old, old + "Renamed")
-    schema = tmp_path / "edited.schema.json"
-    schema.write_text(json.dumps(raw))
-    return Target(schema=schema, schema_label="edited.schema.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="mcptasks-gen generate")
+    return _edited(tmp_path, raw)
 
 
 @pytest.mark.parametrize(("revision", "field", "model"), RENAMES, ids=[f"{r}-{f}" for r, f, _ in RENAMES])
@@ -125,9 +130,7 @@ CHANGES = [
 def test_changing_a_field_the_runtime_uses_stops_generation(tmp_path: Path, shared: Path, revision: str, field: str, change: str, expected: str) -> None:
     raw = json.loads((shared / "schemas" / SCHEMAS[revision]).read_text())
     _edit(raw, field, change)
-    schema = tmp_path / "edited.schema.json"
-    schema.write_text(json.dumps(raw))
-    target = Target(schema=schema, schema_label="edited.schema.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="mcptasks-gen generate")
+    target = _edited(tmp_path, raw)
     with pytest.raises(GenError) as raised:
         pipeline.package(target)
     assert expected in str(raised.value), str(raised.value)
@@ -142,9 +145,7 @@ def test_a_new_required_task_field_stops_generation(tmp_path: Path, shared: Path
     task = raw["$defs"]["Task"]
     task["properties"]["progress"] = {"type": "number"}
     task["required"] = [*task.get("required", []), "progress"]
-    schema = tmp_path / "edited.schema.json"
-    schema.write_text(json.dumps(raw))
-    target = Target(schema=schema, schema_label="edited.schema.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="mcptasks-gen generate")
+    target = _edited(tmp_path, raw)
     with pytest.raises(GenError, match='cannot fill required field "progress" of "Task"'):
         pipeline.package(target)
 
@@ -152,9 +153,7 @@ def test_a_new_required_task_field_stops_generation(tmp_path: Path, shared: Path
 def test_a_field_the_runtime_only_writes_may_become_optional(tmp_path: Path, shared: Path) -> None:
     raw = json.loads((shared / "schemas" / SCHEMAS["ext"]).read_text())
     _edit(raw["$defs"]["ElicitRequestFormParams"], "message", "optional")
-    schema = tmp_path / "edited.schema.json"
-    schema.write_text(json.dumps(raw))
-    target = Target(schema=schema, schema_label="edited.schema.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="mcptasks-gen generate")
+    target = _edited(tmp_path, raw)
     assert pipeline.package(target).revisions
 
 
@@ -164,9 +163,7 @@ def test_a_classified_status_variant_is_checked_like_its_class(tmp_path: Path, s
     input status); a ``terminal`` one copied from ``failed`` requires an ``error`` that the
     runtime gives only to ``failed``."""
     raw = add_status(json.loads((shared / "schemas" / SCHEMAS["ext"]).read_text()), status, like)
-    schema = tmp_path / "edited.schema.json"
-    schema.write_text(json.dumps(raw))
-    target = Target(schema=schema, schema_label="edited.schema.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="mcptasks-gen generate", statuses=((status, klass),))
+    target = _edited(tmp_path, raw, ((status, klass),))
     if generates:
         assert pipeline.package(target).revisions
     else:
