@@ -71,6 +71,8 @@ class RevisionTables:
     """The params model of the ``get`` method (built with ``task_id=``)."""
     cancel_params: type[BaseModel]
     """The params model of the ``cancel`` method (built with ``task_id=``)."""
+    task_model: type[BaseModel]
+    """The task model (the entries of a ``list`` result; every status's class in 2025-11-25)."""
     task_requests: frozenset[str] = field(init=False)
     """The Tasks requests a client sends (rate-limited; gated by the extension)."""
 

@@ -24,6 +24,7 @@ from mcp_tasks_ext.client import (
     TaskFailed,
     TaskNotFound,
     TasksClient,
+    TasksClientError,
     UnsupportedProtocolVersion,
     WaitTimeout,
 )
@@ -177,9 +178,12 @@ def test_c2_02_never_sends_task_param_tasks_result_or_tasks_list() -> None:
         await client.call_tool("job", {"a": 1})
         assert "task" not in peer.of("tools/call")[0].params
         assert not {"tasks/result", "tasks/list"} & set(peer.methods())
-        assert not hasattr(client, "list_tasks") and not hasattr(
-            client, "get_task_payload"
-        )
+        # The schema has no list or result role: the shared methods refuse, sending nothing.
+        with pytest.raises(TasksClientError, match="tasks/list"):
+            await client.list_tasks()
+        with pytest.raises(TasksClientError, match="tasks/result"):
+            await client.get_task_payload(TASK_ID)
+        assert not {"tasks/result", "tasks/list"} & set(peer.methods())
 
     run(scenario())
 
