@@ -83,7 +83,7 @@ class TasksClient(ClientCore[Result]):
     def decode(self, raw: Mapping[str, Any]) -> TaskState:
         if _result_type(raw) != "complete":
             raise InvalidResponse("a task state must have resultType 'complete'")
-        return cast(TaskState, decode_state(raw, protocol.TABLES))
+        return cast(TaskState, decode_state(raw, self.tables))
 
     def client_capabilities(self) -> dict[str, Any]:
         """The capabilities declared on every request."""

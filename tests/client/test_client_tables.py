@@ -9,6 +9,7 @@ not know stay on the snapshots.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 import pytest
@@ -16,8 +17,8 @@ import pytest
 from mcp_tasks_2025_11_25.client import InvalidResponse as LegacyInvalidResponse
 from mcp_tasks_2025_11_25.client import TasksClient as LegacyClient
 from mcp_tasks_ext import protocol_ext as protocol
-from mcp_tasks_ext.client import InvalidResponse, TasksClientError
-from mcp_tasks_ext.models import WorkingTask
+from mcp_tasks_ext.client import InvalidResponse, TaskEnded, TasksClient, TasksClientError
+from mcp_tasks_ext.models import Task, WorkingTask
 
 from .fakes import TASK_ID, TEXT_RESULT, FakePeer, run, task_2025, task_ext
 from .test_client_ext import NAME_REQUEST, Server, accept_name, make
@@ -106,5 +107,90 @@ def test_task_fields_the_runtime_does_not_know_stay_on_the_snapshots() -> None:
             "job", on_status=lambda task: seen.append(task.to_wire().get("progress"))
         )
         assert seen == [None, 0.5, 1.0]
+
+    run(scenario())
+
+
+class ArchivedTask(WorkingTask):
+    """A configured terminal status whose variant carries no outcome."""
+
+    status: Literal["archived"] = "archived"  # type: ignore[assignment]
+
+
+class ListingServer(Server):
+    """The scripted extension server, also answering ``tasks/list`` (two pages) and
+    ``tasks/result``."""
+
+    async def __call__(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "tasks/list":
+            if params.get("cursor") is None:
+                page = [task_ext("working", task_id="a")]
+                return {"resultType": "complete", "tasks": page, "nextCursor": "2"}
+            return {"resultType": "complete", "tasks": [task_ext("completed")]}
+        if method == "tasks/result":
+            return dict(TEXT_RESULT)
+        return await super().__call__(method, params)
+
+
+def _widened(
+    monkeypatch: pytest.MonkeyPatch, **changes: Any
+) -> None:
+    """Regenerated tables of an extension schema edited as ``changes`` say."""
+    tables = dataclasses.replace(protocol.TABLES, **changes)
+    monkeypatch.setattr(TasksClient, "tables", tables)
+
+
+def test_a_list_role_in_the_schema_gets_list_tasks_following_next_cursor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _widened(monkeypatch, roles={**protocol.ROLES, "list": "tasks/list"})
+
+    async def scenario() -> None:
+        client, peer, _ = make(ListingServer())
+        tasks = await client.list_tasks()
+        assert [(t.task_id, t.status) for t in tasks] == [
+            ("a", "working"),
+            (TASK_ID, "completed"),
+        ]
+        # Listed entries are the schema's Task: a completed one needs no inline result.
+        assert all(type(t) is Task for t in tasks)
+        assert [s.params.get("cursor") for s in peer.sent] == [None, "2"]
+
+    run(scenario())
+
+
+def test_a_result_role_fetches_the_outcome_a_terminal_status_does_not_carry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _widened(
+        monkeypatch,
+        roles={**protocol.ROLES, "result": "tasks/result"},
+        terminal=protocol.TERMINAL_STATUSES | {"archived"},
+        task_by_status={**protocol.TASK_BY_STATUS, "archived": ArchivedTask},
+    )
+
+    async def scenario() -> None:
+        client, peer, _ = make(ListingServer(gets=[task_ext("archived")]))
+        result = await client.call_tool("job")
+        assert result["content"] == TEXT_RESULT["content"]
+        assert peer.of("tasks/result")[0].params["taskId"] == TASK_ID
+
+    run(scenario())
+
+
+def test_without_a_result_role_a_terminal_status_without_outcome_ends_the_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _widened(
+        monkeypatch,
+        terminal=protocol.TERMINAL_STATUSES | {"archived"},
+        task_by_status={**protocol.TASK_BY_STATUS, "archived": ArchivedTask},
+    )
+
+    async def scenario() -> None:
+        client, peer, _ = make(ListingServer(gets=[task_ext("archived")]))
+        with pytest.raises(TaskEnded, match="archived"):
+            await client.call_tool("job")
+        assert not peer.of("tasks/result")
 
     run(scenario())
