@@ -3,9 +3,9 @@
 The client asks for a task on ``tools/call`` only when the server declared
 ``capabilities.tasks.requests.tools.call`` and the tool's ``execution.taskSupport``
 allows it; the shared polling loop then follows the task at the server's
-``pollInterval``, and ``tasks/result`` is called once to collect the outcome (while it is
-pending, the elicitation or sampling requests the server sends for the task are
-answered on its stream). The caller gets the tool's ``CallToolResult`` as if the call
+``pollInterval`` and collects the outcome with ``tasks/result`` (the schema's ``result``
+role; the requests the server sends for the task on its stream are answered). The
+caller gets the tool's ``CallToolResult`` as if the call
 had been answered at once::
 
     async with TasksClient(HttpTransport("http://127.0.0.1:8000/mcp")) as client:

@@ -1,11 +1,14 @@
 """Revision-neutral client runtime: errors, input handling, the client base and the polling loop.
 
-The polling loop (:class:`TaskHandle`) is written once and driven by the generated
-``protocol`` tables (status classes, variants, method roles). What a revision does
-differently lives in its adapter (``client_2025`` or ``client_ext``): a subclass of
-:class:`ClientCore` that says how a call starts and how the state is decoded, and a
-:class:`Wait` with the hooks the loop calls while a handle waits (how input is
-delivered and how the outcome is obtained).
+The polling loop (:class:`TaskHandle`) and the Tasks mechanisms (:class:`Wait`: the
+outcome inline or through ``tasks/result``, input through ``tasks/update`` or on the
+``tasks/result`` stream, push through ``subscriptions/listen``; ``tasks/list``; the
+typed errors) are written once, each chosen by the generated ``protocol`` tables (method
+roles, the fields of each status's class, ``_meta`` keys, the schema's error codes), so
+a schema that gains a method or a field gets its mechanism on regeneration. What is the
+revision's own lives in its adapter (``client_2025`` or ``client_ext``), a subclass of
+:class:`ClientCore`: how a connection opens and a call starts, per-request ``_meta``
+and ``resultType``, capability negotiation.
 """
 
 from __future__ import annotations
@@ -373,14 +376,7 @@ class Wait(Generic[R]):
             )
             handle.fail(TasksClientError(f"task {task.task_id} {message}"))
             return
-        responses: dict[str, dict[str, Any]] = {}
-        for key, request in pending.items():
-            entry = answer_to_wire(request) if isinstance(request, BaseModel) else {}
-            params = json_object(entry.get("params")) or {}
-            method = str(entry.get("method"))
-            answer = await self.client.answer_input(method, params, task.task_id, key)
-            if answer is not None:
-                responses[key] = answer
+        responses = await self.client.answer_requests(pending, task.task_id)
         if responses:
             await self.client.update_task(task.task_id, responses)
             handle.answered.update(responses)
@@ -699,8 +695,9 @@ class ClientCore(Generic[R]):
       that a task is required, instead of raising ``TaskAugmentationRequired``.
     * ``declare_tasks`` (extension): declare the extension on every request (default).
       Without it the server must not create tasks, and a task result is rejected.
-    * ``subscribe`` (extension): also ask for ``notifications/tasks`` through
-      ``subscriptions/listen``; acknowledged tasks are then followed by push.
+    * ``subscribe`` (a schema with the ``notify`` role and a subscription ``_meta`` key):
+      also ask for the task's notifications through ``subscriptions/listen``;
+      acknowledged tasks are then followed by push.
     * ``max_input_rounds`` (extension): how many ``input_required`` answers one
       ``tools/call`` may need.
     """
@@ -1105,6 +1102,22 @@ class ClientCore(Generic[R]):
             return None
         answer = await handler(InputContext(method, params, task_id, key))
         return answer_to_wire(answer) if answer is not None else None
+
+    async def answer_requests(
+        self, requests: Mapping[str, object], task_id: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Answer an ``inputRequests`` map (key -> request, a model or its wire form) with
+        the registered handlers: the answers by key, unanswered keys left out."""
+        responses: dict[str, dict[str, Any]] = {}
+        for key, request in requests.items():
+            wire = to_wire(request) if isinstance(request, BaseModel) else request
+            entry = json_object(wire) or {}
+            params = json_object(entry.get("params")) or {}
+            method = str(entry.get("method"))
+            answer = await self.answer_input(method, params, task_id, key)
+            if answer is not None:
+                responses[key] = answer
+        return responses
 
     def watch(self, task_id: str, handle: TaskHandle[R]) -> None:
         """Route status notifications for ``task_id`` to ``handle`` (while it waits)."""

@@ -153,13 +153,8 @@ class TasksClient(ClientCore[Result]):
     ) -> dict[str, Any]:
         """The params of the retry after an ``input_required`` result: answers and request state."""
         retry = {k: v for k, v in params.items() if k not in _RETRY_KEYS}
-        responses: dict[str, Any] = {}
-        for key, entry in (json_object(result.get("inputRequests")) or {}).items():
-            request = json_object(entry) or {}
-            method, raw = str(request.get("method")), request.get("params")
-            answer = await self.answer_input(method, json_object(raw) or {}, None, key)
-            if answer is not None:
-                responses[key] = answer
+        requests = json_object(result.get("inputRequests")) or {}
+        responses = await self.answer_requests(requests)
         if responses:
             retry["inputResponses"] = responses
         state = result.get("requestState")
