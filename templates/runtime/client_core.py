@@ -304,7 +304,9 @@ class Wait(Generic[R]):
       asked beside the polling once the task leaves the active statuses (again after the
       next poll when its stream broke off), and the server's requests for the task
       arrive on that stream (see :meth:`ClientCore.on_input_request`);
-    * the ``inputRequests`` of a snapshot are answered through the ``update`` role;
+    * the ``inputRequests`` of a snapshot are answered through the ``update`` role (a
+      schema with the ``result`` role and no ``update`` role sends them as requests on
+      the ``tasks/result`` stream instead);
     * with ``subscribe`` and a schema that has the ``notify`` role and a subscription
       ``_meta`` key, a ``subscriptions/listen`` stream is held for the task, and the
       polling waits while the server acknowledged it.
@@ -359,7 +361,13 @@ class Wait(Generic[R]):
             code = code if isinstance(code, int) else INTERNAL_ERROR
             message = str(wire.get("message"))
             handle.fail(TaskFailed(task.task_id, code, message, wire.get("data")))
-        elif status in tables.input and isinstance(requests, Mapping):
+        elif (
+            status in tables.input
+            and isinstance(requests, Mapping)
+            and (tables.has_role("update") or not tables.has_role("result"))
+        ):
+            # Without an update role, a result role brings input as server requests on
+            # the tasks/result stream; without either, _answer fails the wait.
             await self._answer(task, cast("Mapping[str, Any]", requests))
         elif tables.has_role("result"):
             await self._payload(task, status)

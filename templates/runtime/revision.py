@@ -48,6 +48,8 @@ class RevisionTables:
     """The import name of the package (the default client name on the wire)."""
     models: ModuleType
     """The revision's generated models module."""
+    task_model: type[BaseModel]
+    """The task model (the entries of a ``list`` result; every status's class in 2025-11-25)."""
     statuses: tuple[str, ...]
     initial: str
     working: str
@@ -71,8 +73,6 @@ class RevisionTables:
     """The params model of the ``get`` method (built with ``task_id=``)."""
     cancel_params: type[BaseModel]
     """The params model of the ``cancel`` method (built with ``task_id=``)."""
-    task_model: type[BaseModel]
-    """The task model (the entries of a ``list`` result; every status's class in 2025-11-25)."""
     task_requests: frozenset[str] = field(init=False)
     """The Tasks requests a client sends (rate-limited; gated by the extension)."""
 

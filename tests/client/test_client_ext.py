@@ -652,3 +652,29 @@ def test_cancelling_the_waiter_sends_tasks_cancel_and_leaks_no_tasks() -> None:
         assert await store.pending() == []
 
     run(scenario())
+
+
+def test_server_requests_are_answered_without_a_related_task_meta_key() -> None:
+    """The shared client answers ``ping`` and input requests it has a handler for; the
+    extension's tables have no related-task ``_meta`` key, so nothing is echoed and the
+    handler sees no task."""
+
+    async def scenario() -> None:
+        seen: list[InputContext] = []
+
+        async def elicit(context: InputContext) -> dict[str, Any]:
+            seen.append(context)
+            return {"action": "decline"}
+
+        client, peer, _ = make(Server(), elicitation_handler=elicit)
+        assert await peer.to_client_request("ping", {}) == {}
+        related = {"io.modelcontextprotocol/related-task": {"taskId": TASK_ID}}
+        params = {"message": "ok?", "requestedSchema": {}, "_meta": related}
+        reply = await peer.to_client_request("elicitation/create", params)
+        assert reply == {"action": "decline"}
+        assert seen[0].task_id is None
+        with pytest.raises(JsonRpcError) as refused:
+            await peer.to_client_request("sampling/createMessage", {})
+        assert refused.value.code == -32601
+
+    run(scenario())

@@ -194,3 +194,22 @@ def test_without_a_result_role_a_terminal_status_without_outcome_ends_the_wait(
         assert not peer.of("tasks/result")
 
     run(scenario())
+
+
+def test_with_a_result_role_and_no_update_role_input_waits_for_tasks_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Input then travels as server requests on the ``tasks/result`` stream: the wait
+    does not fail for the missing ``tasks/update``."""
+    roles = {k: v for k, v in protocol.ROLES.items() if k != "update"}
+    _widened(monkeypatch, roles={**roles, "result": "tasks/result"})
+
+    async def scenario() -> None:
+        waiting = task_ext("input_required", inputRequests={"name": NAME_REQUEST})
+        server = ListingServer(gets=[waiting])
+        client, peer, _ = make(server, elicitation_handler=accept_name)
+        result = await client.call_tool("job")
+        assert result["content"] == TEXT_RESULT["content"]
+        assert peer.of("tasks/result") and not peer.of("tasks/update")
+
+    run(scenario())
