@@ -5,8 +5,9 @@
 What differs from the extension lives here: ``initialize`` and its capabilities,
 sessions, ``params.task`` and the nested ``CreateTaskResult``, ``tasks/result``
 blocking until the task is terminal while it delivers the task's input requests (with
-related-task ``_meta``) on its stream, ``tasks/list`` cursors, ``notifications/tasks/status``
-and the ``mcp`` 1.x mount. Dispatch, workers and the state machine are in ``server_core``.
+related-task ``_meta``) on its stream, ``tasks/list`` cursors and
+``notifications/tasks/status``. Dispatch, workers, the state machine and the hosting in
+the official SDKs (``mount``) are in ``server_core`` and ``sdk``.
 """
 
 from __future__ import annotations
@@ -14,10 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import importlib
 import time
-import weakref
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -52,7 +50,6 @@ from .server_core import (
     Tool,
     ToolContext,
     ToolError,
-    http_headers,
     json_integer,
     missing_capability,
     task_id_param,
@@ -73,23 +70,6 @@ __all__ = [
     "ToolContext",
     "ToolError",
 ]
-
-_INPUT_RESULT_TYPES = {
-    "elicitation/create": "ElicitResult",
-    "sampling/createMessage": "CreateMessageResult",
-    "roots/list": "ListRootsResult",
-}
-"""``mcp.types`` result class of each server-to-client request (SDK mounting)."""
-
-_MOUNTED_REQUESTS = {
-    "ListToolsRequest": "ListToolsResult",
-    "CallToolRequest": "CallToolResult",
-    "GetTaskRequest": "GetTaskResult",
-    "GetTaskPayloadRequest": "GetTaskPayloadResult",
-    "ListTasksRequest": "ListTasksResult",
-    "CancelTaskRequest": "CancelTaskResult",
-}
-"""``mcp.types`` request class -> result class answered through ``handle`` (SDK mounting)."""
 
 
 @dataclass(slots=True)
@@ -482,111 +462,3 @@ class TasksServer(TaskServerCore):
             INVALID_PARAMS,
             f"Cannot cancel task: already in terminal status {record.status!r}",
         )
-
-    # -- hosting in the official SDK ------------------------------------------------
-
-    def mount(self, sdk_server: Any) -> None:
-        """Serve the tools and the Tasks methods from an ``mcp`` 1.x low-level ``Server``.
-
-        Registers request handlers (``tools/list``, ``tools/call``, ``tasks/*``) that
-        answer through ``handle``, and adds ``capabilities.tasks`` to what the SDK
-        declares. Input requests of a task travel on the pending ``tasks/result``
-        response stream, as the SDK's ``related_request_id`` routes them. The SDK runs
-        its lifespan once per session, so start and close this server in the
-        application's lifespan (for example next to
-        ``StreamableHTTPSessionManager.run()``). Needs ``mcp>=1.23,<2``, imported here.
-        """
-        types: Any = importlib.import_module("mcp.types")
-        mcp_error: Any = getattr(
-            importlib.import_module("mcp.shared.exceptions"), "McpError"
-        )
-        metadata_type: Any = getattr(
-            importlib.import_module("mcp.shared.message"), "ServerMessageMetadata"
-        )
-        sessions: weakref.WeakKeyDictionary[Any, Session] = weakref.WeakKeyDictionary()
-
-        def our_session(sdk_session: Any) -> Session:
-            session = sessions.get(sdk_session)
-            if session is None or session.id not in self.sessions:
-                session = self.open_session()
-                params = sdk_session.client_params
-                if params is not None:
-                    session.client_capabilities = params.capabilities.model_dump(
-                        by_alias=True, mode="json", exclude_none=True
-                    )
-                sessions[sdk_session] = session
-            return session
-
-        def emitter(ctx: Any) -> Emit:
-            related = metadata_type(related_request_id=ctx.request_id)
-
-            async def relay(message: dict[str, Any]) -> None:
-                try:
-                    request = types.ServerRequest.model_validate(
-                        {"method": message["method"], "params": message["params"]}
-                    )
-                    result_type = getattr(types, _INPUT_RESULT_TYPES[message["method"]])
-                    result = await ctx.session.send_request(
-                        request, result_type, metadata=related
-                    )
-                    wire = result.model_dump(
-                        by_alias=True, mode="json", exclude_none=True
-                    )
-                    reply: dict[str, Any] = {"id": message["id"], "result": wire}
-                except mcp_error as error:
-                    failure = {"code": error.error.code, "message": error.error.message}
-                    reply = {"id": message["id"], "error": failure}
-                pending = self._replies.get(message["id"])
-                if pending is not None:  # the SDK session it was sent on answered
-                    self._settle(pending, reply)
-
-            async def emit(message: dict[str, Any]) -> None:
-                if "id" in message:  # a request: its reply arrives later
-                    asyncio.get_running_loop().create_task(relay(message))
-                else:
-                    notification = types.ServerNotification.model_validate(
-                        {"method": message["method"], "params": message["params"]}
-                    )
-                    await ctx.session.send_notification(
-                        notification, related_request_id=ctx.request_id
-                    )
-
-            return emit
-
-        def handler_for(result_name: str) -> Callable[[Any], Awaitable[Any]]:
-            async def answer(request: Any) -> Any:
-                ctx = sdk_server.request_context
-                message = request.model_dump(
-                    by_alias=True, mode="json", exclude_none=True
-                )
-                message.update(jsonrpc="2.0", id=ctx.request_id)
-                info = RequestInfo(
-                    headers=http_headers(ctx), session_id=our_session(ctx.session).id
-                )
-                response = await self.handle(message, info, emitter(ctx))
-                if response is None or "error" in response:
-                    error = (response or {}).get("error") or {
-                        "code": INTERNAL_ERROR,
-                        "message": "No response",
-                    }
-                    raise mcp_error(types.ErrorData.model_validate(error))
-                result = response["result"]
-                name = "CreateTaskResult" if "task" in result else result_name
-                return types.ServerResult(getattr(types, name).model_validate(result))
-
-            return answer
-
-        for request_name, result_name in _MOUNTED_REQUESTS.items():
-            sdk_server.request_handlers[getattr(types, request_name)] = handler_for(
-                result_name
-            )
-        sdk_capabilities = sdk_server.get_capabilities
-
-        def get_capabilities(*args: Any, **kwargs: Any) -> Any:
-            capabilities = sdk_capabilities(*args, **kwargs)
-            capabilities.tasks = types.ServerTasksCapability.model_validate(
-                self.capabilities()["tasks"]
-            )
-            return capabilities
-
-        sdk_server.get_capabilities = get_capabilities

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import json
 import logging
 import math
@@ -1262,8 +1263,31 @@ class TaskServerCore:
         """Revision hook run by ``close`` before the store closes."""
 
     def mount(self, sdk_server: Any) -> None:
-        """Serve the Tasks methods inside an official SDK's low-level server (revision hook)."""
-        raise NotImplementedError
+        """Serve the tools and the Tasks methods from an official SDK's low-level ``Server``.
+
+        On ``mcp`` 2.x (the Tasks extension), a ``Server.middleware`` entry answers
+        ``tools/list``, ``tools/call`` and ``tasks/*`` through ``handle`` (with the HTTP
+        headers, so routing headers and ``authenticate`` work), the SDK's
+        ``server/discover`` advertises the extension, and the SDK server's lifespan
+        starts and closes this server; everything else stays with the SDK. Needs
+        ``mcp>=2.3``.
+
+        On ``mcp`` 1.x (2025-11-25), request handlers answer ``tools/list``,
+        ``tools/call`` and the ``tasks/*`` requests through ``handle``, and the SDK's
+        capabilities gain ``tasks``. Input requests of a task travel on the pending
+        ``tasks/result`` response stream, as the SDK's ``related_request_id`` routes
+        them. The SDK runs its lifespan once per session, so start and close this
+        server in the application's lifespan (for example next to
+        ``StreamableHTTPSessionManager.run()``). Needs ``mcp>=1.23,<2``.
+
+        The SDK is imported here, never at import time.
+        """
+        sdk: Any = importlib.import_module(".sdk", __package__)
+        sdk.mount(self, sdk_server)
+
+    def capabilities(self) -> dict[str, Any]:
+        """The server capabilities a session handshake declares (revision hook; none)."""
+        return {}
 
     async def _recover(self) -> None:
         """Mark every unfinished task failed: its worker died with the previous process."""
@@ -1682,6 +1706,14 @@ class TaskServerCore:
             return False
         self._settle(pending, message)
         return True
+
+    def settle_reply(self, message: dict[str, Any]) -> None:
+        """Resolve the request ``message`` answers, when the carrier already vouches for
+        its sender (an SDK session the request was sent on); unknown IDs are ignored."""
+        request_id = message.get("id")
+        pending = self._replies.get(request_id) if isinstance(request_id, str) else None
+        if pending is not None:
+            self._settle(pending, message)
 
     def _settle(self, pending: PendingRequest, message: dict[str, Any]) -> None:
         """Resolve a pending request with the client's reply (checked by the caller)."""

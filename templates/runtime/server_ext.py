@@ -6,8 +6,8 @@ capabilities count, so no task answers a request that did not declare the extens
 (a task-only tool gets ``-32021``); ``server/discover``; the ``Mcp-Method``/``Mcp-Name``
 routing headers (``-32020``); ``resultType``; MRTR preflight questions;
 ``inputRequests`` answered with ``tasks/update``; ``subscriptions/listen`` streaming
-``notifications/tasks``; the ``mcp`` 2.x mount. Dispatch, workers and the state
-machine are in ``server_core``.
+``notifications/tasks``. Dispatch, workers, the state machine and the hosting in the
+official SDKs (``mount``) are in ``server_core`` and ``sdk``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
-import importlib
 import secrets
-from collections.abc import AsyncGenerator
 from dataclasses import replace
 from typing import Any, cast
 
@@ -60,7 +57,6 @@ from .server_core import (
     ToolContext,
     ToolError,
     check_answer,
-    http_headers,
     missing_capability,
     task_id_param,
 )
@@ -85,13 +81,6 @@ HEADER_MISMATCH = int(ErrorCode.HEADER_MISMATCH)
 MISSING_REQUIRED_CLIENT_CAPABILITY = int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY)
 UNSUPPORTED_PROTOCOL_VERSION = int(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION)
 
-_MOUNTED_METHODS = TABLES.task_requests | {
-    "tools/list",
-    "tools/call",
-    "tasks/result",
-    "tasks/list",
-}
-"""Methods a mounted server answers (the 2025-11-25 ones with ``-32601``)."""
 _STATUS_BY_CODE = {
     int(ErrorCode.PARSE_ERROR): 400,
     int(ErrorCode.INVALID_REQUEST): 400,
@@ -550,51 +539,3 @@ class TasksServer(TaskServerCore):
         for listeners in self._listeners.values():
             for queue in listeners:
                 queue.put_nowait(None)
-
-    # -- hosting in the official SDK ------------------------------------------------
-
-    def mount(self, sdk_server: Any) -> None:
-        """Serve the tools and the Tasks methods from an ``mcp`` 2.x low-level ``Server``.
-
-        Adds a ``Server.middleware`` entry that answers ``tools/list``, ``tools/call``
-        and ``tasks/*`` through ``handle`` (with the HTTP headers, so routing headers
-        and the ``authenticate`` hook work), advertises the extension in the SDK's
-        ``server/discover``, and wraps the SDK server's lifespan so that this server
-        starts and closes with it. Everything else (``server/discover``,
-        ``subscriptions/listen``, other features) stays with the SDK. Needs
-        ``mcp>=2.3``, imported here.
-        """
-        mcp_error: Any = getattr(
-            importlib.import_module("mcp.shared.exceptions"), "MCPError"
-        )
-        sdk_server.extensions[EXTENSION_ID] = {}
-
-        async def middleware(ctx: Any, call_next: Any) -> Any:
-            if ctx.request_id is None or ctx.method not in _MOUNTED_METHODS:
-                return await call_next(ctx)
-            message = {
-                "jsonrpc": "2.0",
-                "id": ctx.request_id,
-                "method": ctx.method,
-                "params": dict(ctx.params or {}),
-            }
-            response = await self.handle(
-                message, RequestInfo(headers=http_headers(ctx))
-            )
-            if response is None:
-                return None
-            if "error" in response:
-                error = response["error"]
-                raise mcp_error(error["code"], error["message"], error.get("data"))
-            return response["result"]
-
-        sdk_server.middleware.insert(0, middleware)
-        sdk_lifespan = sdk_server.lifespan
-
-        @contextlib.asynccontextmanager
-        async def lifespan(app: Any) -> AsyncGenerator[Any, None]:
-            async with self:
-                async with sdk_lifespan(app) as state:
-                    yield state
-
-        sdk_server.lifespan = lifespan
