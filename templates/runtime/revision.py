@@ -31,6 +31,9 @@ class MethodSpec:
     sender: Literal["client", "server"]
     message: type[BaseModel]
     notification: bool
+    result: type[BaseModel] | None = None
+    """The result model of a request (None for a notification or a result the schema
+    leaves open)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
