@@ -531,13 +531,16 @@ def _encode_cursor(seq: int) -> str:
 
 
 def _decode_cursor(cursor: Any) -> int:
-    """The position in a cursor made by ``_encode_cursor``; ``-32602`` otherwise."""
+    """The position in a cursor made by ``_encode_cursor``; ``-32602`` otherwise (also
+    for a forged position no store can hold)."""
     try:
         prefix, _, number = (
             base64.urlsafe_b64decode(str(cursor).encode()).decode().partition(":")
         )
-        if prefix != "after":
+        if prefix != "after" or not (number.isascii() and number.isdigit()):
             raise ValueError(prefix)
+        if len(number) > 18:  # positions are SQLite / Redis 64-bit integers
+            raise ValueError(number)
         return int(number)
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise JsonRpcError(INVALID_PARAMS, "Invalid cursor") from None
@@ -801,7 +804,8 @@ class ToolContext:
         """Ask the client for input mid-flight and wait for the answer.
 
         As a task, the task is ``input_required`` until the client answers; how the
-        request travels depends on the revision (see the server's ``request_input``).
+        request travels follows the schema's method roles (see the server's
+        ``request_input``).
         """
         return await self._server.request_input(self, method, params)
 
