@@ -1,26 +1,24 @@
 """Server adapter for MCP revision 2025-11-25 with its experimental Tasks.
 
 What differs from the extension outside the protocol tables lives here: ``initialize``
-and its capabilities, sessions, ``params.task`` and the nested ``CreateTaskResult``,
-``isError`` failing a task, and the ``mcp`` 1.x mount.
-Dispatch, workers, the state machine and the mechanisms of the Tasks roles
+and its capabilities (sessions themselves are in the core), ``params.task`` asking for a
+task, ``execution.taskSupport`` on tools, ``isError`` failing a task, and the ``mcp``
+1.x mount. Dispatch, workers, the state machine and the mechanisms of the Tasks roles
 (``tasks/result`` blocking while it carries the task's input requests, ``tasks/list``,
-``notifications/tasks/status``) are in ``server_core``, chosen by the tables.
+``notifications/tasks/status``, the nested ``CreateTaskResult``) are in
+``server_core``, chosen by the tables.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
-import time
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from .models_2025 import CreateTaskResult
 from .protocol_2025 import (
     TABLES,
-    META_MODEL_IMMEDIATE_RESPONSE,
     PROTOCOL_VERSION,
 )
 from .server_core import (
@@ -44,7 +42,6 @@ from .server_core import (
     http_headers,
     json_integer,
 )
-from .stores import TaskRecord
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -110,19 +107,6 @@ class TasksServer(TaskServerCore):
 
     # -- dispatch -------------------------------------------------------------------
 
-    def _begin(
-        self,
-        method: str,
-        params: dict[str, Any],
-        request: RequestInfo,
-        emit: Emit | None,
-    ) -> Call:
-        call = super()._begin(method, params, request, emit)
-        call.session = self.sessions.get(request.session_id or "")
-        if call.session is not None:
-            call.session.last_used = time.monotonic()
-        return call
-
     def _revision_routes(self) -> dict[str, Route]:
         return {"initialize": self._initialize}
 
@@ -174,14 +158,6 @@ class TasksServer(TaskServerCore):
         if ttl is None:
             return True, None
         return True, json_integer(ttl, "params.task.ttl")
-
-    def _created(self, record: TaskRecord, ctx: ToolContext) -> dict[str, Any]:
-        created: dict[str, Any] = {"task": self._task_model(record)}
-        if ctx.tool.immediate_response is not None:
-            created["meta"] = {
-                META_MODEL_IMMEDIATE_RESPONSE: ctx.tool.immediate_response
-            }
-        return CreateTaskResult.model_validate(created).to_wire()
 
     def _failed_result(self, result: dict[str, Any]) -> bool:
         return bool(result.get("isError"))

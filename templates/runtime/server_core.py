@@ -1071,8 +1071,9 @@ class TaskServerCore:
         request: RequestInfo,
         emit: Emit | None,
     ) -> Call:
-        """Check a request's envelope and build its ``Call`` (adapters add checks)."""
-        return Call(
+        """Check a request's envelope and build its ``Call``, with the session it names
+        (if ``initialize`` opened one); adapters add checks."""
+        call = Call(
             method=method,
             params=params,
             request=request,
@@ -1080,6 +1081,10 @@ class TaskServerCore:
             emit=emit,
             request_id=None,
         )
+        call.session = self.sessions.get(request.session_id or "")
+        if call.session is not None:
+            call.session.last_used = time.monotonic()
+        return call
 
     def _revision_routes(self) -> dict[str, Route]:
         """Methods of the revision that play no Tasks role, by name."""
@@ -1098,7 +1103,13 @@ class TaskServerCore:
         }
 
     def _respond(self, result: dict[str, Any]) -> dict[str, Any]:
-        """Last touch on every result (e.g. server ``_meta``)."""
+        """Last touch on every result: the server's name and version in ``_meta``
+        where the schema has a key for them."""
+        key = self.tables.meta_keys.get("SERVER_INFO")
+        if key is not None:
+            meta = dict(result.get("_meta") or {})
+            meta[key] = {"name": self.name, "version": self.version}
+            result["_meta"] = meta
         return result
 
     def _complete(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -1129,8 +1140,19 @@ class TaskServerCore:
         raise NotImplementedError
 
     def _created(self, record: TaskRecord, ctx: ToolContext) -> dict[str, Any]:
-        """The ``CreateTaskResult`` of a new task."""
-        raise NotImplementedError
+        """The create result of a new task, as the schema's model has it: the task
+        under ``task`` or its fields inline, and the tool's ``immediate_response`` in
+        ``_meta`` where the schema has that key."""
+        model = self.tables.create_result
+        created: dict[str, Any] = (
+            {"task": self._task_model(record)}
+            if "task" in model.model_fields
+            else self._task_values(record)
+        )
+        immediate = self.tables.meta_keys.get("MODEL_IMMEDIATE_RESPONSE")
+        if immediate is not None and ctx.tool.immediate_response is not None:
+            created["meta"] = {immediate: ctx.tool.immediate_response}
+        return cast(dict[str, Any], cast(Any, model.model_validate(created)).to_wire())
 
     def _failed_result(self, result: dict[str, Any]) -> bool:
         """Whether a tool's ``CallToolResult`` fails its task (else it completes)."""

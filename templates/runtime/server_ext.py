@@ -21,13 +21,12 @@ import importlib
 from collections.abc import AsyncGenerator
 from typing import Any, cast
 
-from .models_ext import CreateTaskResult, ErrorCode
+from .models_ext import ErrorCode
 from .protocol_ext import (
     TABLES,
     EXTENSION_ID,
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     PROTOCOL_VERSION,
     ROLES,
@@ -169,12 +168,6 @@ class TasksServer(TaskServerCore):
     def _revision_routes(self) -> dict[str, Route]:
         return {"server/discover": self._discover, "subscriptions/listen": self._listen}
 
-    def _respond(self, result: dict[str, Any]) -> dict[str, Any]:
-        meta = dict(result.get("_meta") or {})
-        meta[META_SERVER_INFO] = {"name": self.name, "version": self.version}
-        result["_meta"] = meta
-        return result
-
     def _complete(self, result: dict[str, Any]) -> dict[str, Any]:
         result["resultType"] = "complete"
         return result
@@ -288,9 +281,6 @@ class TasksServer(TaskServerCore):
         if tool.task_support == "required":
             raise _missing_extension(f"tool {tool.name!r}")
         return False, None
-
-    def _created(self, record: TaskRecord, ctx: ToolContext) -> dict[str, Any]:
-        return CreateTaskResult.model_validate(self._task_values(record)).to_wire()
 
     async def _input_without_task(
         self, ctx: ToolContext, method: str, params: dict[str, Any]
