@@ -19,8 +19,8 @@ Statuses, transitions, method roles and task models come from the generated
 ``protocol`` module, so a status the schema adds (and the configuration classifies), a
 task field, a removed method or an added method with a known role (``list``,
 ``update``, ``result``, ...) is handled here without code changes: each role's
-mechanism is served wherever the schema has the role. Every task is bound to the principal from the
-``authenticate`` hook; other principals get "not found".
+mechanism is served wherever the schema has the role. Every task is bound to the
+principal from the ``authenticate`` hook; other principals get "not found".
 """
 
 from __future__ import annotations
@@ -811,7 +811,9 @@ class ToolContext:
 
 
 class TaskServerCore:
-    """Revision-neutral plumbing: tools, store, limits, lifecycle, workers, transitions.
+    """Revision-neutral plumbing: tools, store, limits, lifecycle, workers, transitions,
+    and the mechanism of each Tasks role the revision's tables name (``_role_routes``,
+    ``request_input``, ``_published``).
 
     ``uses_sessions`` tells the HTTP app whether ``initialize`` opens a session that
     later requests must name (2025-11-25) or every request stands alone (extension).

@@ -1,14 +1,14 @@
 """Server adapter for the MCP Tasks extension ``io.modelcontextprotocol/tasks``.
 
 What differs from 2025-11-25 outside the protocol tables lives here (core protocol
-2026-07-28): every request carries its ``_meta`` (protocol version, client capabilities)
-and only that request's capabilities count, so no task answers a request that did not
-declare the extension (a task-only tool gets ``-32021``); ``server/discover``; the
-``Mcp-Method``/``Mcp-Name`` routing headers (``-32020``); ``resultType``; MRTR preflight
-questions; ``subscriptions/listen``; error codes and their HTTP statuses; the ``mcp`` 2.x
-mount. Dispatch, workers, the state machine and the mechanisms of the Tasks roles
-(``inputRequests`` answered with ``tasks/update``, status notifications, ...) are in
-``server_core``, chosen by the tables.
+2026-07-28): every request carries its ``_meta`` (protocol version, client
+capabilities) and only that request's capabilities count, so no task answers a
+request that did not declare the extension (a task-only tool gets ``-32021``);
+``server/discover``; the ``Mcp-Method``/``Mcp-Name`` routing headers (``-32020``);
+``resultType``; MRTR preflight questions; ``subscriptions/listen``; error codes and
+their HTTP statuses; the ``mcp`` 2.x mount. Dispatch, workers, the state machine and
+the mechanisms of the Tasks roles (``inputRequests`` answered with ``tasks/update``,
+status notifications, ...) are in ``server_core``, chosen by the tables.
 """
 
 from __future__ import annotations
