@@ -244,6 +244,11 @@ class ProtocolMethod:
     python_name: PyIdent
     kwargs: tuple[Kwarg, ...]
 
+    @property
+    def result_model(self) -> bool:
+        """Whether the result is a generated model (not a plain object, not a notification)."""
+        return self.result not in ("dict[str, Any]", "None")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Protocol:
@@ -278,7 +283,7 @@ class Protocol:
     @property
     def result_checks(self) -> tuple[ProtocolMethod, ...]:
         """Requests whose result model the checker validates: the client's, with a model result."""
-        return tuple(m for m in self.client_requests if m.result not in ("dict[str, Any]", "None"))
+        return tuple(m for m in self.client_requests if m.result_model)
 
     @property
     def notifications(self) -> tuple[ProtocolMethod, ...]:

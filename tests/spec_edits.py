@@ -9,7 +9,9 @@ a) a new status ``paused`` with a ``PausedTask`` variant (a copy of the ``workin
 b) a new optional number ``progress`` on every task shape;
 c) ``pollIntervalMs`` renamed ``pollInterval`` everywhere;
 d) a new request ``tasks/list`` (``params.cursor``; result ``tasks`` and ``nextCursor``);
-e) ``tasks/update`` removed.
+e) ``tasks/update`` removed;
+f) ``tasks/update`` removed and a new request ``tasks/result`` (``params.taskId``; an open
+   result) added.
 """
 
 from __future__ import annotations
@@ -143,10 +145,24 @@ def remove_tasks_update(raw: Schema) -> Schema:
     return raw
 
 
+def add_tasks_result(raw: Schema) -> Schema:
+    """f) ``tasks/result`` added (params ``taskId``, an open result) and ``tasks/update``
+    removed: input can only travel as server-to-client requests on the result's stream."""
+    raw = remove_tasks_update(raw)
+    defs = raw["$defs"]
+    request = copy.deepcopy(defs["GetTaskRequest"])
+    request["allOf"][1]["properties"]["method"]["const"] = "tasks/result"
+    request["description"] = "Waits for a task to end and returns its outcome."
+    defs["GetTaskPayloadRequest"] = request
+    defs["GetTaskPayloadResult"] = {"description": "The outcome of a task.", "allOf": [{"$ref": "#/$defs/Result"}]}
+    return raw
+
+
 EDITS: dict[str, Callable[[Schema], Schema]] = {
     "a_paused": add_paused_status,
     "b_progress": add_progress_field,
     "c_rename": rename_poll_interval,
     "d_list": add_tasks_list,
     "e_no_update": remove_tasks_update,
+    "f_result": add_tasks_result,
 }

@@ -12,14 +12,21 @@ b) ``progress``: the tool sets it with the typed ``TaskFields``; the client read
    snapshot.
 c) ``pollIntervalMs`` renamed: generation stops with exit 2 and the JSON pointer of the
    field the runtime needs; nothing is written.
-d) ``tasks/list``: ``client.tasks_list(...)`` is typed and answered by the handler the
-   server registered with ``on_tasks_list``; without a handler the method is -32601.
+d) ``tasks/list``: ``client.tasks_list(...)`` is typed, and the server answers it with the
+   runtime's built-in list role (pages of the caller's tasks behind opaque cursors, built
+   through the schema's ``ListTasksResult``) once ``enable_list`` is on; off, -32601. A
+   method with a runtime role gets no ``on_<method>`` registration: the runtime serves it.
 e) ``tasks/update`` removed: the revision is still detected, neither side has the method
    (the server answers -32601) and a tool asking for input fails its task clearly.
+f) ``tasks/update`` removed and ``tasks/result`` added: the server's built-in result role
+   blocks until the task ends and carries the tool's input request on its stream as a
+   server-to-client request (the mechanism the schema's roles select), then returns the
+   outcome.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import subprocess
@@ -37,7 +44,7 @@ from tests.support.procs import free_port, run_server
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 CLASSIFY = {"a_paused": ["--status", "paused=active"]}
-RUNNING = ["a_paused", "b_progress", "d_list", "e_no_update"]
+RUNNING = ["a_paused", "b_progress", "d_list", "e_no_update", "f_result"]
 
 pytestmark = pytest.mark.anyio
 
@@ -58,8 +65,8 @@ from p_a_paused.server import ToolContext as PausedContext
 from p_b_progress.protocol import TaskFields
 from p_b_progress.server import ToolContext as ProgressContext
 from p_d_list.client import TasksClient as ListClient
-from p_d_list.models import ListTasksRequestParams, ListTasksResult
-from p_d_list.server import HandlerContext, TasksServer as ListServer
+from p_d_list.models import ListTasksResult
+from p_d_list.server import TasksServer as ListServer
 
 
 async def pause(ctx: PausedContext) -> None:
@@ -76,10 +83,8 @@ async def page(client: ListClient) -> ListTasksResult:
     return await client.tasks_list(cursor="abc")
 
 
-def serve(server: ListServer) -> None:
-    @server.on_tasks_list
-    async def handler(params: ListTasksRequestParams, ctx: HandlerContext) -> ListTasksResult:
-        return ListTasksResult(result_type="complete", tasks=[], next_cursor=params.cursor)
+def serve() -> ListServer:
+    return ListServer("listing", enable_list=True, page_size=10)
 '''
 
 
@@ -185,18 +190,12 @@ async def counting(ctx: ToolContext, arguments: dict) -> str:
     return "counted"
 ''',
     "d_list": '''
-from {pkg}.models import ListTasksRequestParams, ListTasksResult, Task
-from {pkg}.server import HandlerContext
+server.enable_list = True
+server.page_size = 2
 
 @server.tool(task_support="required")
 async def quick(ctx: ToolContext, arguments: dict) -> str:
     return "quick"
-
-@server.on_tasks_list
-async def list_tasks(params: ListTasksRequestParams, ctx: HandlerContext) -> ListTasksResult:
-    records = await server.store.list_tasks(ctx.principal, 0, 10)
-    tasks = [Task(task_id=r.task_id, status=r.status, created_at="c", last_updated_at="u", ttl_ms=None) for r in records]
-    return ListTasksResult(result_type="complete", tasks=tasks, next_cursor=params.cursor)
 ''',
     "e_no_update": '''
 @server.tool(task_support="required")
@@ -258,25 +257,37 @@ async def test_b_tool_sets_an_added_field_and_the_client_reads_it(served: tuple[
 
 
 @pytest.mark.parametrize("served", ["d_list"], indirect=True)
-async def test_d_added_method_is_a_typed_client_method_answered_by_a_registered_handler(served: tuple[ModuleType, str]) -> None:
+async def test_d_added_method_is_a_typed_client_method_served_by_the_built_in_list(served: tuple[ModuleType, str]) -> None:
     client_module, url = served
     models = _module(client_module.__name__.rsplit(".", 1)[0] + ".models")
+    transport = _module(client_module.__name__.rsplit(".", 1)[0] + ".transport")
     async with _client(client_module, url) as client:
-        first = await client.call_tool("quick", {})
-        assert "quick" in json.dumps(first)
-        page = await client.tasks_list(cursor="page-2")
-    assert isinstance(page, models.ListTasksResult)
-    assert page.next_cursor == "page-2"
-    assert len(page.tasks) == 1 and page.tasks[0].status == "completed"
+        for _ in range(3):
+            assert "quick" in json.dumps(await client.call_tool("quick", {}))
+        first = await client.tasks_list()
+        assert isinstance(first, models.ListTasksResult)
+        assert len(first.tasks) == 2 and first.next_cursor is not None
+        second = await client.tasks_list(cursor=first.next_cursor)
+        with pytest.raises(transport.JsonRpcError, match="Invalid cursor"):
+            await client.tasks_list(cursor="page-2")
+    assert len(second.tasks) == 1 and second.next_cursor is None
+    assert all(t.status == "completed" for t in [*first.tasks, *second.tasks])
+    assert len({t.task_id for t in [*first.tasks, *second.tasks]}) == 3
 
 
-async def test_d_without_a_handler_the_added_method_is_method_not_found(packages: Path) -> None:
+async def test_d_the_added_method_is_method_not_found_until_the_list_is_enabled(packages: Path) -> None:
     server_module = _module("p_d_list.server")
-    server = server_module.TasksServer("edits", store=_module("p_d_list.stores").InMemoryTaskStore())
-    assert "tasks/list" in server.HANDLER_METHODS
+    stores = _module("p_d_list.stores")
+    server = server_module.TasksServer("edits", store=stores.InMemoryTaskStore())
+    assert "tasks/list" not in server.HANDLER_METHODS and not hasattr(server, "on_tasks_list")
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
-    answer = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {"_meta": meta}})
+    ask = {"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {"_meta": meta}}
+    answer = await server.handle(ask)
     assert answer is not None and answer["error"]["code"] == -32601, answer
+    listing = server_module.TasksServer("edits", store=stores.InMemoryTaskStore(), enable_list=True)
+    answer = await listing.handle(ask)
+    assert answer is not None and answer["result"]["tasks"] == [] and answer["result"]["resultType"] == "complete", answer
+    assert "nextCursor" not in answer["result"]
 
 
 @pytest.mark.parametrize("served", ["e_no_update"], indirect=True)
@@ -294,7 +305,7 @@ async def test_e_removed_method_is_gone_from_both_sides(served: tuple[ModuleType
         client.handlers["elicitation/create"] = elicit
         with pytest.raises(client_module.MethodNotFound):
             await client.request("tasks/update", {"taskId": "x", "inputResponses": {}})
-        with pytest.raises(client_module.TaskFailed, match="tasks/update"):
+        with pytest.raises(client_module.TaskFailed, match="neither an update nor a result method"):
             await client.call_tool("asking", {})
 
 
@@ -317,3 +328,38 @@ def test_a_schema_change_rewrites_only_the_schema_dependent_files(tmp_path: Path
     runtime = sorted(p.name for p in (ROOT / "templates" / "runtime").glob("*.py"))
     assert not set(changed) & set(runtime)
     assert f"wrote {len(changed)} of {len(after)} files" in proc.stdout, proc.stdout
+
+
+async def test_f_added_result_method_carries_the_input_request_on_its_stream(packages: Path) -> None:
+    server_module = _module("p_f_result.server")
+    protocol = _module("p_f_result.protocol")
+    assert protocol.ROLES.get("result") == "tasks/result" and not protocol.has_role("update")
+    server = server_module.TasksServer("edits", store=_module("p_f_result.stores").InMemoryTaskStore())
+
+    @server.tool(task_support="required")
+    async def asking(ctx: Any, arguments: dict[str, Any]) -> str:
+        answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
+        return f"answered {answer['action']}"
+
+    capabilities = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}}
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": capabilities}
+    sent: list[dict[str, Any]] = []
+    answers: list[Any] = []
+
+    async def emit(message: dict[str, Any]) -> None:  # the client: answer the elicitation
+        sent.append(message)
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept", "content": {}}}
+        answers.append(asyncio.get_running_loop().create_task(server.handle(reply)))
+
+    async with server:
+        call = {"name": "asking", "arguments": {}, "_meta": meta}
+        created = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        assert created is not None and "result" in created, created
+        task_id = created["result"]["taskId"]
+        ask = {"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": task_id, "_meta": meta}}
+        outcome = await asyncio.wait_for(server.handle(ask, emit=emit), 30)
+        foreign = await server.handle({**ask, "params": {"taskId": "nope", "_meta": meta}})
+    assert [m["method"] for m in sent] == ["elicitation/create"], sent
+    assert outcome is not None and outcome["result"]["resultType"] == "complete", outcome
+    assert "answered accept" in json.dumps(outcome["result"]["content"])
+    assert foreign is not None and "error" in foreign

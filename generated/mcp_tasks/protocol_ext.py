@@ -166,6 +166,7 @@ METHODS: dict[str, MethodSpec] = {
         sender="server",
         message=TaskStatusNotification,
         notification=True,
+        result=None,
     ),
     "tasks/cancel": MethodSpec(
         name="tasks/cancel",
@@ -173,6 +174,7 @@ METHODS: dict[str, MethodSpec] = {
         sender="client",
         message=CancelTaskRequest,
         notification=False,
+        result=models_ext.CancelTaskResult,
     ),
     "tasks/get": MethodSpec(
         name="tasks/get",
@@ -180,6 +182,7 @@ METHODS: dict[str, MethodSpec] = {
         sender="client",
         message=GetTaskRequest,
         notification=False,
+        result=models_ext.GetTaskResult,
     ),
     "tasks/update": MethodSpec(
         name="tasks/update",
@@ -187,6 +190,7 @@ METHODS: dict[str, MethodSpec] = {
         sender="client",
         message=UpdateTaskRequest,
         notification=False,
+        result=models_ext.UpdateTaskResult,
     ),
 }
 """Every Tasks method and notification of the schema, by name."""
@@ -236,6 +240,7 @@ TABLES = RevisionTables(
     },
     get_params=models_ext.GetTaskRequestParams,
     cancel_params=models_ext.CancelTaskRequestParams,
+    create_result=models_ext.CreateTaskResult,
 )
 """This revision's tables as one object, for the shared runtime."""
 

@@ -153,6 +153,7 @@ METHODS: dict[str, MethodSpec] = {
         sender="server",
         message=TaskStatusNotification,
         notification=True,
+        result=None,
     ),
     "tasks/cancel": MethodSpec(
         name="tasks/cancel",
@@ -160,6 +161,7 @@ METHODS: dict[str, MethodSpec] = {
         sender="client",
         message=CancelTaskRequest,
         notification=False,
+        result=models_2025.CancelTaskResult,
     ),
     "tasks/get": MethodSpec(
         name="tasks/get",
@@ -167,6 +169,7 @@ METHODS: dict[str, MethodSpec] = {
         sender="client",
         message=GetTaskRequest,
         notification=False,
+        result=models_2025.GetTaskResult,
     ),
     "tasks/list": MethodSpec(
         name="tasks/list",
@@ -174,6 +177,7 @@ METHODS: dict[str, MethodSpec] = {
         sender="client",
         message=ListTasksRequest,
         notification=False,
+        result=models_2025.ListTasksResult,
     ),
     "tasks/result": MethodSpec(
         name="tasks/result",
@@ -181,6 +185,7 @@ METHODS: dict[str, MethodSpec] = {
         sender="client",
         message=GetTaskPayloadRequest,
         notification=False,
+        result=models_2025.GetTaskPayloadResult,
     ),
 }
 """Every Tasks method and notification of the schema, by name."""
@@ -228,6 +233,7 @@ TABLES = RevisionTables(
     },
     get_params=models_2025.GetTaskRequestParams,
     cancel_params=models_2025.CancelTaskRequestParams,
+    create_result=models_2025.CreateTaskResult,
 )
 """This revision's tables as one object, for the shared runtime."""
 

@@ -33,6 +33,9 @@ class MethodSpec:
     sender: Literal["client", "server"]
     message: type[BaseModel]
     notification: bool
+    result: type[BaseModel] | None = None
+    """The result model of a request (None for a notification or a result the schema
+    leaves open)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +76,9 @@ class RevisionTables:
     """The params model of the ``get`` method (built with ``task_id=``)."""
     cancel_params: type[BaseModel]
     """The params model of the ``cancel`` method (built with ``task_id=``)."""
+    create_result: type[BaseModel]
+    """The result of a task-creating request (the task nested under ``task``, or its
+    fields inline)."""
     task_requests: frozenset[str] = field(init=False)
     """The Tasks requests a client sends (rate-limited; gated by the extension)."""
 

@@ -14,17 +14,22 @@ A server author registers tools and writes only their work::
 ``TasksServer.handle`` answers one parsed JSON-RPC message (transport-agnostic);
 ``asgi.create_app(server)`` serves it over streamable HTTP. The revision adapter
 (``server_2025`` for MCP 2025-11-25, ``server_ext`` for the Tasks extension) overrides
-the hooks of ``TaskServerCore`` where its revision differs. Statuses, transitions,
-method roles and task models come from the generated ``protocol`` module, so a status
-the schema adds (and the configuration classifies), a task field or a removed method
-is handled here without code changes. Every task is bound to the principal from the
-``authenticate`` hook; other principals get "not found".
+the hooks of ``TaskServerCore`` where its revision differs outside the tables.
+Statuses, transitions, method roles and task models come from the generated
+``protocol`` module, so a status the schema adds (and the configuration classifies), a
+task field, a removed method or an added method with a known role (``list``,
+``update``, ``result``, ...) is handled here without code changes: each role's
+mechanism is served wherever the schema has the role. Every task is bound to the
+principal from the ``authenticate`` hook; other principals get "not found".
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import functools
+import importlib
 import json
 import logging
 import math
@@ -521,6 +526,27 @@ def _form_value_problem(spec: dict[str, Any], value: object) -> str | None:
     return None
 
 
+def _encode_cursor(seq: int) -> str:
+    """An opaque cursor of the list role for a position."""
+    return base64.urlsafe_b64encode(f"after:{seq}".encode()).decode()
+
+
+def _decode_cursor(cursor: Any) -> int:
+    """The position in a cursor made by ``_encode_cursor``; ``-32602`` otherwise (also
+    for a forged position no store can hold)."""
+    try:
+        prefix, _, number = (
+            base64.urlsafe_b64decode(str(cursor).encode()).decode().partition(":")
+        )
+        if prefix != "after" or not (number.isascii() and number.isdigit()):
+            raise ValueError(prefix)
+        if len(number) > 18:  # positions are SQLite / Redis 64-bit integers
+            raise ValueError(number)
+        return int(number)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise JsonRpcError(INVALID_PARAMS, "Invalid cursor") from None
+
+
 @dataclass(slots=True, kw_only=True)
 class Call:
     """One incoming request as the dispatcher sees it.
@@ -661,6 +687,30 @@ class PendingRequest:
     sessions: set[str | None] = field(default_factory=set[Optional[str]])
 
 
+@dataclass(slots=True)
+class _Channel:
+    """Server-to-client requests of one task, waiting for a stream to carry them (the
+    result role's input mechanism).
+
+    Each open stream of the result role carries them (a new one again, for a client
+    that dropped its stream unanswered); while none is open, the GET stream of the
+    task's session carries each request not yet sent, once.
+    """
+
+    outstanding: dict[str, dict[str, Any]] = field(
+        default_factory=dict[str, dict[str, Any]]
+    )
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    session: Session | None = None
+    """The session of the task's ``tools/call``, whose GET stream may carry requests."""
+    readers: int = 0
+    """How many result-role streams of the task are open."""
+    delivered: set[str] = field(default_factory=set[str])
+    """Outstanding requests sent on some stream."""
+    pushed: set[str] = field(default_factory=set[str])
+    """Outstanding requests sent on a GET stream (no result-role stream repeats them)."""
+
+
 class ToolContext:
     """What a tool handler gets: its task, status reporting, input and cancellation.
 
@@ -755,13 +805,16 @@ class ToolContext:
         """Ask the client for input mid-flight and wait for the answer.
 
         As a task, the task is ``input_required`` until the client answers; how the
-        request travels depends on the revision (see the server's ``request_input``).
+        request travels follows the schema's method roles (see the server's
+        ``request_input``).
         """
         return await self._server.request_input(self, method, params)
 
 
 class TaskServerCore:
-    """Revision-neutral plumbing: tools, store, limits, lifecycle, workers, transitions.
+    """Revision-neutral plumbing: tools, store, limits, lifecycle, workers, transitions,
+    and the mechanism of each Tasks role the revision's tables name (``_role_routes``,
+    ``request_input``, ``_published``).
 
     ``uses_sessions`` tells the HTTP app whether ``initialize`` opens a session that
     later requests must name (2025-11-25) or every request stands alone (extension).
@@ -769,11 +822,12 @@ class TaskServerCore:
     Options of one revision (the other ignores them): sessions (2025-11-25) -
     ``max_sessions`` open at once, ``max_sessions_per_client`` per principal (or, when
     anonymous, per client address), ``session_idle_s`` after which an unused session
-    with no open stream is closed to make room; ``enable_list`` (default: whether
-    ``authenticate`` is set) and ``page_size`` for ``tasks/list``;
-    ``task_mismatch_code`` for a ``params.task`` the tool's ``taskSupport`` does not
-    allow. ``require_routing_headers`` (extension) refuses ``tasks/*`` requests without
-    ``Mcp-Method`` and ``Mcp-Name``.
+    with no open stream is closed to make room; ``task_mismatch_code`` for a
+    ``params.task`` the tool's ``taskSupport`` does not allow.
+    ``require_routing_headers`` (extension) refuses ``tasks/*`` requests without
+    ``Mcp-Method`` and ``Mcp-Name``. ``enable_list`` (default: whether ``authenticate``
+    is set) and ``page_size`` serve the list role (``tasks/list``) wherever the schema
+    has it.
     """
 
     uses_sessions: ClassVar[bool] = False
@@ -845,6 +899,14 @@ class TaskServerCore:
         self._contexts: dict[str, ToolContext] = {}
         self._replies: dict[str, PendingRequest] = {}
         self._session_owners: dict[str, set[str]] = {}
+        self._answers: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
+        """Input requests of local workers waiting for the update role, by task and key."""
+        self._channels: dict[str, _Channel] = {}
+        """Server-to-client input requests of local tasks (the result role), by task."""
+        self._task_sessions: dict[str, Session] = {}
+        """The session that created each live task (it gets the notify role's messages)."""
+        self._listeners: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
+        """Subscriptions following each task (they get its new states)."""
         self._routes: dict[str, Route] = {
             "ping": self._ping,
             "tools/list": self._tools_list,
@@ -937,11 +999,24 @@ class TaskServerCore:
                         del self._session_owners[session.owner]
 
     def stream_opened(self, session: Session) -> None:
-        """Called by the HTTP app once a GET stream of ``session`` is open."""
+        """Called by the HTTP app once a GET stream of ``session`` is open: it carries
+        the session's waiting input requests."""
+        for channel in self._channels.values():
+            if channel.session is session:
+                self._push_input(channel)
 
     def stream_closed(self, session: Session, unsent: list[dict[str, Any]]) -> None:
         """Called by the HTTP app when a GET stream of ``session`` ended before it
-        sent the messages ``unsent``."""
+        sent the messages ``unsent``: those requests wait for another stream again."""
+        returned = {str(m["id"]) for m in unsent if "id" in m and "method" in m}
+        if not returned:
+            return
+        for channel in self._channels.values():
+            if channel.session is session and channel.pushed & returned:
+                channel.pushed -= returned
+                channel.delivered -= returned
+                channel.changed.set()  # a waiting result-role stream may carry them now
+                self._push_input(channel)
 
     async def handle(
         self,
@@ -999,8 +1074,9 @@ class TaskServerCore:
         request: RequestInfo,
         emit: Emit | None,
     ) -> Call:
-        """Check a request's envelope and build its ``Call`` (adapters add checks)."""
-        return Call(
+        """Check a request's envelope and build its ``Call``, with the session it names
+        (if ``initialize`` opened one); adapters add checks."""
+        call = Call(
             method=method,
             params=params,
             request=request,
@@ -1008,17 +1084,35 @@ class TaskServerCore:
             emit=emit,
             request_id=None,
         )
+        call.session = self.sessions.get(request.session_id or "")
+        if call.session is not None:
+            call.session.last_used = time.monotonic()
+        return call
 
     def _revision_routes(self) -> dict[str, Route]:
         """Methods of the revision that play no Tasks role, by name."""
         return {}
 
     def _role_routes(self) -> dict[str, Route]:
-        """Tasks methods served by the runtime, by role (the revision's ``ROLES``)."""
-        return {"get": self._tasks_get, "cancel": self._tasks_cancel}
+        """Tasks methods served by the runtime, by role (the revision's ``ROLES``); only
+        the roles the schema has are served, so a method the schema adds with a known
+        role gets its mechanism on regeneration."""
+        return {
+            "get": self._tasks_get,
+            "cancel": self._tasks_cancel,
+            "list": self._tasks_list,
+            "update": self._tasks_update,
+            "result": self._tasks_result,
+        }
 
     def _respond(self, result: dict[str, Any]) -> dict[str, Any]:
-        """Last touch on every result (e.g. server ``_meta``)."""
+        """Last touch on every result: the server's name and version in ``_meta``
+        where the schema has a key for them."""
+        key = self.tables.meta_keys.get("SERVER_INFO")
+        if key is not None:
+            meta = dict(result.get("_meta") or {})
+            meta[key] = {"name": self.name, "version": self.version}
+            result["_meta"] = meta
         return result
 
     def _complete(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -1049,25 +1143,67 @@ class TaskServerCore:
         raise NotImplementedError
 
     def _created(self, record: TaskRecord, ctx: ToolContext) -> dict[str, Any]:
-        """The ``CreateTaskResult`` of a new task."""
-        raise NotImplementedError
+        """The create result of a new task, as the schema's model has it: the task
+        under ``task`` or its fields inline, and the tool's ``immediate_response`` in
+        ``_meta`` where the schema has that key."""
+        model = self.tables.create_result
+        created: dict[str, Any] = (
+            {"task": self._task_model(record)}
+            if "task" in model.model_fields
+            else self._task_values(record)
+        )
+        immediate = self.tables.meta_keys.get("MODEL_IMMEDIATE_RESPONSE")
+        if immediate is not None and ctx.tool.immediate_response is not None:
+            created["meta"] = {immediate: ctx.tool.immediate_response}
+        return cast(dict[str, Any], cast(Any, model.model_validate(created)).to_wire())
 
     def _failed_result(self, result: dict[str, Any]) -> bool:
         """Whether a tool's ``CallToolResult`` fails its task (else it completes)."""
         return False
 
     def _status_payload(self, record: TaskRecord) -> dict[str, Any]:
-        """Fields of the record's status variant beyond the common task fields."""
-        return {}
+        """Fields of the record's status variant beyond the common task fields: its
+        ``inputRequests``, ``result`` or ``error``, as far as the variant's class has
+        them (a required one is always filled in)."""
+        fields = self.tables.task_by_status[record.status].model_fields
+        payload: dict[str, Any] = {}
+        if "input_requests" in fields:
+            payload["input_requests"] = dict(record.input_requests)
+        if "result" in fields and (record.result or fields["result"].is_required()):
+            payload["result"] = record.result or {}
+        if "error" in fields and (record.error or fields["error"].is_required()):
+            fallback = {
+                "code": INTERNAL_ERROR,
+                "message": record.status_message or "Task failed",
+            }
+            payload["error"] = record.error or fallback
+        return payload
 
     async def _cancel_result(
         self, cancelled: TaskRecord | None, record: TaskRecord, principal: str | None
     ) -> dict[str, Any]:
-        """The ``tasks/cancel`` result (``cancelled`` is None when it was too late)."""
-        return self._complete({})
+        """The cancel role's result (``cancelled`` is None when it was too late).
+
+        Where the schema's result carries the task, it is the cancelled task, and a
+        task that already was terminal is ``-32602`` (there is no cancelled task to
+        report); otherwise the result is empty and cancelling is idempotent.
+        """
+        model = self.tables.methods[self.tables.roles["cancel"]].result
+        key = next(iter(self.tables.task_fields))
+        if model is None or key not in model.model_fields:
+            return self._complete({})
+        if cancelled is not None:
+            return self._complete(self._task(cancelled))
+        if not record.is_terminal:  # it ended while we tried
+            record = await self._lookup(record.task_id, principal)
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"Cannot cancel task: already in terminal status {record.status!r}",
+        )
 
     def _task_ended(self, task_id: str) -> None:
         """Called when a task's local worker stops."""
+        self._channels.pop(task_id, None)
 
     async def _custom(self, call: Call) -> dict[str, Any]:
         """Serve ``method`` with its registered handler, or answer ``-32601``.
@@ -1089,11 +1225,292 @@ class TaskServerCore:
                 INVALID_PARAMS, f"Invalid params for {call.method}: {error}"
             ) from None
 
+    # -- input: the mechanism follows the schema's roles --------------------------
+
     async def request_input(
         self, ctx: ToolContext, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
-        """Deliver an input request of ``ctx``'s tool and wait for the answer (revision)."""
-        raise JsonRpcError(METHOD_NOT_FOUND, f"{method} is not available")
+        """Ask the client for input mid-flight and wait for the answer.
+
+        Without a task, ``_input_without_task`` (the revision's way). As a task, the
+        schema decides: with an update role whose input status variant carries
+        ``inputRequests``, the task shows the request under a new key until the client
+        answers with the update method (``wait_for_input``); else, with a result role,
+        the request goes to the client as a server-to-client request on the result
+        role's stream, or the session's GET stream (``_ask_on_streams``); the task is
+        ``input_required`` meanwhile. Raises ``-32601`` when the schema has neither,
+        the revision's missing-capability error when the client did not declare the
+        capability the request needs, and ``-32602`` for a request the schema does not
+        allow.
+        """
+        if ctx.task_id is None:
+            return await self._input_without_task(ctx, method, params)
+        input_variant = self.tables.task_by_status[self.tables.input_required]
+        by_update = (
+            self.tables.has_role("update")
+            and "input_requests" in input_variant.model_fields
+        )
+        if not by_update and not self.tables.has_role("result"):
+            raise JsonRpcError(
+                METHOD_NOT_FOUND,
+                f"{method}: this schema has neither an update nor a result method to"
+                " answer input requests through",
+            )
+        capability = missing_capability(method, ctx.client_capabilities)
+        if capability is not None:
+            raise self._missing_capability(capability, method)
+        if not by_update:
+            return await self._ask_on_streams(ctx, ctx.task_id, method, params)
+        prefix = method.split("/")[0]
+        key = f"{prefix}-{secrets.token_hex(8)}"
+        while key in ctx.issued_keys:
+            key = f"{prefix}-{secrets.token_hex(8)}"
+        ctx.issued_keys.add(key)
+        return await self.wait_for_input(
+            ctx.task_id, key, {"method": method, "params": params}
+        )
+
+    async def _input_without_task(
+        self, ctx: ToolContext, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """An input request of a tool not running as a task: a server-to-client request
+        on the call's own response stream (revisions without one override this)."""
+        capability = missing_capability(method, ctx.client_capabilities)
+        if capability is not None:
+            raise self._missing_capability(capability, method)
+        if ctx.emit is None:
+            raise JsonRpcError(
+                INTERNAL_ERROR, f"No response stream to send {method} on"
+            )
+        return await self.request_on_stream(
+            ctx.emit,
+            method,
+            params,
+            principal=ctx.principal,
+            session_id=ctx.session.id if ctx.session is not None else None,
+        )
+
+    def _missing_capability(self, capability: str, method: str) -> JsonRpcError:
+        """The error for an input request whose capability the client did not declare."""
+        return JsonRpcError(
+            INVALID_REQUEST,
+            f"The client did not declare the {capability!r} capability that"
+            f" {method} needs",
+        )
+
+    async def wait_for_input(
+        self, task_id: str, key: str, request: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Publish one input request under ``key`` in the task's ``inputRequests`` and
+        wait for its answer through the update role.
+
+        The task is ``input_required`` while any key is outstanding.
+        """
+        answer: asyncio.Future[dict[str, Any]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._answers[(task_id, key)] = answer
+        input_required = self.tables.input_required
+        try:
+
+            def ask(record: TaskRecord) -> dict[str, Any]:
+                asking = {**record.input_requests, key: request}
+                try:  # refuse what the schema does not allow before the task shows it
+                    self._task_model(
+                        replace(record, status=input_required, input_requests=asking)
+                    )
+                except ValueError as error:
+                    raise JsonRpcError(
+                        INVALID_PARAMS, f"Invalid input request: {error}"
+                    ) from None
+                # answers the local worker already took are dropped from the task
+                waiting = {
+                    k: v
+                    for k, v in record.answers.items()
+                    if (task_id, k) in self._answers
+                    and not self._answers[(task_id, k)].done()
+                }
+                return {
+                    "status": input_required,
+                    "input_requests": asking,
+                    "answers": waiting,
+                }
+
+            asked = await self._mutate(task_id, ask)
+            if asked is None:
+                raise asyncio.CancelledError  # the task already ended
+            return await answer
+        finally:
+            self._answers.pop((task_id, key), None)
+
+    async def _tasks_update(self, call: Call) -> dict[str, Any]:
+        """The update role: store answers for outstanding keys; ignore every other key."""
+        task_id = task_id_param(call.params)
+        responses = call.params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise JsonRpcError(
+                INVALID_PARAMS, "params.inputResponses must be an object"
+            )
+        self._check_size("params.inputResponses", responses)
+        await self._lookup(task_id, call.principal)
+        answered: dict[str, dict[str, Any]] = {}
+
+        def answer(record: TaskRecord) -> dict[str, Any] | None:
+            answered.clear()
+            for key, value in cast(dict[str, Any], responses).items():
+                asked: Any = record.input_requests.get(key)
+                if not isinstance(asked, dict):
+                    continue  # unknown, answered or superseded: ignored
+                request = cast(dict[str, Any], asked)
+                params: Any = request.get("params")
+                try:
+                    answered[key] = check_answer(
+                        str(request.get("method")),
+                        (
+                            cast(dict[str, Any], params)
+                            if isinstance(params, dict)
+                            else {}
+                        ),
+                        value,
+                        self.tables.models,
+                    )
+                except JsonRpcError as error:  # nothing is stored; the key stays open
+                    raise JsonRpcError(
+                        INVALID_PARAMS, f"inputResponses[{key!r}]: {error.message}"
+                    ) from None
+            if not answered:
+                return None
+            remaining = {
+                k: v for k, v in record.input_requests.items() if k not in answered
+            }
+            status = self.tables.input_required if remaining else self.tables.working
+            # kept in the task too: the worker's replica may miss the signal below
+            stored = {**record.answers, **answered}
+            return {"status": status, "input_requests": remaining, "answers": stored}
+
+        if await self._mutate(task_id, answer) is None:
+            answered.clear()
+        if self._deliver_answers(task_id, answered):
+            # some waiting worker runs on another replica
+            await self._signal("answers", task_id, answers=answered)
+        return self._complete({})
+
+    def _deliver_answers(self, task_id: str, answers: dict[str, Any]) -> bool:
+        """Hand answers to the local ``wait_for_input`` calls; True if any was not here."""
+        elsewhere = False
+        for key, value in answers.items():
+            future = self._answers.get((task_id, key))
+            if future is None:
+                elsewhere = True
+            elif not future.done():
+                future.set_result(cast(dict[str, Any], value))
+        return elsewhere
+
+    async def _ask_on_streams(
+        self, ctx: ToolContext, task_id: str, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Send a task's input request to the client and wait for its result.
+
+        The request (with the related-task ``_meta``, where the schema has that key)
+        waits for the client's result-role stream or, while none is open, goes out once
+        on the session's GET stream; the task works again once every outstanding
+        request is answered. Raises ``JsonRpcError`` when the client answered with an
+        error.
+        """
+        related_key = self.tables.meta_keys.get("RELATED_TASK")
+        if related_key is not None:
+            meta = {**params.get("_meta", {}), related_key: {"taskId": task_id}}
+            params = {**params, "_meta": meta}
+        request_id, message, pending = self._new_request(method, params, ctx.principal)
+        channel = self._channels.setdefault(task_id, _Channel())
+        channel.session = ctx.session
+        channel.outstanding[request_id] = message
+        try:
+            if await self._update(task_id, status=self.tables.input_required) is None:
+                raise asyncio.CancelledError  # the task already ended
+            self._push_input(channel)
+            result = await pending.reply
+        finally:
+            self._replies.pop(request_id, None)
+            channel.outstanding.pop(request_id, None)
+            channel.delivered.discard(request_id)
+            channel.pushed.discard(request_id)
+        if not channel.outstanding:
+            await self._update(task_id, status=self.tables.working)
+        return result
+
+    def _push_input(self, channel: _Channel) -> None:
+        """Send a task's unsent requests on its session's GET stream (none while a
+        result-role stream is open to carry them); that session may answer them."""
+        session = channel.session
+        if session is None or channel.readers:
+            return
+        for request_id, message in channel.outstanding.items():
+            pending = self._replies.get(request_id)
+            if pending is None or request_id in channel.delivered:
+                continue
+            if not session.send(message):
+                return  # no GET stream is open; the next one gets it
+            pending.sessions.add(session.id)
+            channel.delivered.add(request_id)
+            channel.pushed.add(request_id)
+
+    async def _tasks_result(self, call: Call) -> dict[str, Any]:
+        """The result role: block until the task is terminal, carrying its input
+        requests on this stream; then replay the outcome (the stored error, or the
+        result with the related-task ``_meta`` where the schema has that key)."""
+        task_id = task_id_param(call.params)
+        await self._lookup(task_id, call.principal)
+        sent: set[str] = set()
+        channel = self._channels.setdefault(task_id, _Channel())
+        if call.emit is not None:
+            channel.readers += 1
+        try:
+            while True:
+                channel.changed.clear()  # before reading, so no change is missed
+                record = await self._lookup(task_id, call.principal)
+                if record.is_terminal:
+                    break
+                for request_id, message in list(channel.outstanding.items()):
+                    if (
+                        call.emit is not None
+                        and request_id not in sent
+                        and request_id not in channel.pushed  # the GET stream sent it
+                    ):
+                        sent.add(request_id)
+                        channel.delivered.add(request_id)
+                        pending = self._replies.get(request_id)
+                        if pending is not None:  # only this session may answer it
+                            pending.sessions.add(call.request.session_id)
+                        await call.emit(message)
+                if not self._started:
+                    raise JsonRpcError(INTERNAL_ERROR, "Server is shutting down")
+                await channel.changed.wait()
+        finally:
+            if call.emit is not None:
+                channel.readers -= 1
+            if not channel.outstanding and task_id not in self._contexts:
+                self._channels.pop(task_id, None)
+            else:  # what no result-role stream carries now goes to the GET stream
+                self._push_input(channel)
+        self._emit_audit("result_retrieved", task_id, call.principal)
+        if record.error is not None:
+            stored = record.error
+            raise JsonRpcError(
+                int(stored.get("code", INTERNAL_ERROR)),
+                str(stored.get("message", "")),
+                stored.get("data"),
+            )
+        if record.result is None:
+            raise JsonRpcError(INTERNAL_ERROR, "Task was cancelled; it has no result")
+        result = dict(record.result)
+        related_key = self.tables.meta_keys.get("RELATED_TASK")
+        if related_key is not None:
+            result["_meta"] = {
+                **result.get("_meta", {}),
+                related_key: {"taskId": task_id},
+            }
+        return self._complete(result)
 
     async def send_progress(
         self,
@@ -1102,7 +1519,26 @@ class TaskServerCore:
         total: float | None,
         message: str | None,
     ) -> None:
-        """Send a progress notification for ``ctx`` (revision; by default dropped)."""
+        """``notifications/progress`` on the call's stream or, for a task, on the stream
+        of the session that created it (dropped where there is no session)."""
+        params: dict[str, Any] = {
+            "progressToken": ctx.progress_token,
+            "progress": progress,
+        }
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        notification = {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": params,
+        }
+        if ctx.task_id is None:
+            if ctx.emit is not None:
+                await ctx.emit(notification)
+        elif ctx.session is not None:
+            ctx.session.notify(notification)
 
     async def set_task_fields(self, task_id: str, fields: TaskFields) -> None:
         """Store values of ``protocol.TaskFields`` on a live task, by wire name."""
@@ -1259,11 +1695,42 @@ class TaskServerCore:
         await self.close()
 
     async def _on_close(self) -> None:
-        """Revision hook run by ``close`` before the store closes."""
+        """Run by ``close`` before the store closes: end every session's streams, wake
+        every result-role waiter and end every subscription gracefully."""
+        for session_id in list(self.sessions):
+            self.close_session(session_id)
+        for channel in self._channels.values():
+            channel.changed.set()
+        for listeners in self._listeners.values():
+            for queue in listeners:
+                queue.put_nowait(None)
 
     def mount(self, sdk_server: Any) -> None:
-        """Serve the Tasks methods inside an official SDK's low-level server (revision hook)."""
-        raise NotImplementedError
+        """Serve the tools and the Tasks methods from an official SDK's low-level ``Server``.
+
+        On ``mcp`` 2.x (the Tasks extension), a ``Server.middleware`` entry answers
+        ``tools/list``, ``tools/call`` and ``tasks/*`` through ``handle`` (with the HTTP
+        headers, so routing headers and ``authenticate`` work), the SDK's
+        ``server/discover`` advertises the extension, and the SDK server's lifespan
+        starts and closes this server; everything else stays with the SDK. Needs
+        ``mcp>=2.3``.
+
+        On ``mcp`` 1.x (2025-11-25), request handlers answer ``tools/list``,
+        ``tools/call`` and the ``tasks/*`` requests through ``handle``, and the SDK's
+        capabilities gain ``tasks``. Input requests of a task travel on the pending
+        ``tasks/result`` response stream, as the SDK's ``related_request_id`` routes
+        them. The SDK runs its lifespan once per session, so start and close this
+        server in the application's lifespan (for example next to
+        ``StreamableHTTPSessionManager.run()``). Needs ``mcp>=1.23,<2``.
+
+        The SDK is imported here, never at import time.
+        """
+        sdk: Any = importlib.import_module(".sdk", __package__)
+        sdk.mount(self, sdk_server)
+
+    def capabilities(self) -> dict[str, Any]:
+        """The server capabilities a session handshake declares (revision hook; none)."""
+        return {}
 
     async def _recover(self) -> None:
         """Mark every unfinished task failed: its worker died with the previous process."""
@@ -1448,10 +1915,14 @@ class TaskServerCore:
         self._stop_worker(record.task_id)
 
     def _stored_answers(self, record: TaskRecord) -> None:
-        """Revision hook: hand ``record.answers`` to local workers still waiting."""
+        """Answers stored in the task for a worker here that missed their signal."""
+        self._deliver_answers(record.task_id, record.answers)
 
     def _on_revision_signal(self, kind: Any, task_id: str, signal: Signal) -> None:
-        """Revision hook for signals the core does not know."""
+        """Answers given through another replica for a worker running here."""
+        answers: Any = signal.get("answers")
+        if kind == "answers" and isinstance(answers, dict):
+            self._deliver_answers(task_id, cast(dict[str, Any], answers))
 
     async def purge_expired(self) -> list[str]:
         """Delete every task whose TTL has elapsed (stopping its worker); return their IDs.
@@ -1474,7 +1945,12 @@ class TaskServerCore:
         return expired
 
     def _purged(self, task_id: str) -> None:
-        """Revision hook called for each task deleted after its TTL."""
+        """Called for each task deleted after its TTL: wake its result-role waiters
+        (they answer not-found)."""
+        channel = self._channels.pop(task_id, None)
+        if channel is not None:
+            channel.changed.set()
+        self._task_sessions.pop(task_id, None)
 
     # -- the Tasks flow ---------------------------------------------------------
 
@@ -1516,6 +1992,8 @@ class TaskServerCore:
         record = await self._new_task(tool, call.principal, ttl)
         ctx.task_id = record.task_id
         self._contexts[record.task_id] = ctx
+        if ctx.session is not None:  # it gets the task's status notifications
+            self._task_sessions[record.task_id] = ctx.session
         self._spawn(record.task_id, self._work(record.task_id, ctx, arguments))
         return self._created(record, ctx)
 
@@ -1592,6 +2070,25 @@ class TaskServerCore:
                 # the worker may run on another replica
                 await self._signal("cancel", record.task_id)
         return await self._cancel_result(cancelled, record, call.principal)
+
+    async def _tasks_list(self, call: Call) -> dict[str, Any]:
+        """One page of the caller's tasks, built through the schema's result model of the
+        list role; an opaque ``nextCursor`` while more remain. Only with ``enable_list``
+        (else ``-32601``): principals must be told apart for a list to be private."""
+        if not self.enable_list:
+            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
+        cursor = call.params.get("cursor")
+        after = 0 if cursor is None else _decode_cursor(cursor)
+        size = self.page_size
+        page = await self._page(call.principal, after, size)
+        listed: dict[str, Any] = {"tasks": [self._task(r) for r in page[:size]]}
+        if len(page) > size:
+            listed["nextCursor"] = _encode_cursor(page[size - 1].seq)
+        listed = self._complete(listed)
+        model = self.tables.methods[call.method].result
+        if model is None:
+            return listed
+        return cast(dict[str, Any], cast(Any, model.model_validate(listed)).to_wire())
 
     cancel_message: ClassVar[str] = "Cancelled by request"
     """The ``statusMessage`` of a task cancelled through ``tasks/cancel``."""
@@ -1682,6 +2179,14 @@ class TaskServerCore:
             return False
         self._settle(pending, message)
         return True
+
+    def settle_reply(self, message: dict[str, Any]) -> None:
+        """Resolve the request ``message`` answers, when the carrier already vouches for
+        its sender (an SDK session the request was sent on); unknown IDs are ignored."""
+        request_id = message.get("id")
+        pending = self._replies.get(request_id) if isinstance(request_id, str) else None
+        if pending is not None:
+            self._settle(pending, message)
 
     def _settle(self, pending: PendingRequest, message: dict[str, Any]) -> None:
         """Resolve a pending request with the client's reply (checked by the caller)."""
@@ -1932,7 +2437,23 @@ class TaskServerCore:
         return updated
 
     async def _published(self, record: TaskRecord) -> None:
-        """Revision hook called after every stored change (status notifications)."""
+        """Called after every stored change: wake the task's result-role waiters, and
+        where the schema has a notify role, send the new state to the session that
+        created the task and to every subscription that follows it."""
+        channel = self._channels.get(record.task_id)
+        if channel is not None:
+            channel.changed.set()
+        notify = self.tables.roles.get("notify")
+        session = self._task_sessions.get(record.task_id)
+        listeners = self._listeners.get(record.task_id)
+        if notify is not None and (session is not None or listeners):
+            task = self._task(record)
+            if session is not None:
+                session.notify({"jsonrpc": "2.0", "method": notify, "params": task})
+            for queue in listeners or ():
+                queue.put_nowait(task)
+        if record.is_terminal:
+            self._task_sessions.pop(record.task_id, None)
 
     async def _announce(self, record: TaskRecord) -> None:
         """Publish a stored change here and on every replica (with a ``ReplicaStore``) or

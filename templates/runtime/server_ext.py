@@ -1,13 +1,15 @@
 """Server adapter for the MCP Tasks extension ``io.modelcontextprotocol/tasks``.
 
-What differs from 2025-11-25 lives here (core protocol 2026-07-28): every request
-carries its ``_meta`` (protocol version, client capabilities) and only that request's
-capabilities count, so no task answers a request that did not declare the extension
-(a task-only tool gets ``-32021``); ``server/discover``; the ``Mcp-Method``/``Mcp-Name``
-routing headers (``-32020``); ``resultType``; MRTR preflight questions;
-``inputRequests`` answered with ``tasks/update``; ``subscriptions/listen`` streaming
-``notifications/tasks``; the ``mcp`` 2.x mount. Dispatch, workers and the state
-machine are in ``server_core``.
+What differs from 2025-11-25 outside the protocol tables lives here (core protocol
+2026-07-28): every request carries its ``_meta`` (protocol version, client
+capabilities) and only that request's capabilities count, so no task answers a
+request that did not declare the extension (a task-only tool gets ``-32021``);
+``server/discover``; the ``Mcp-Method``/``Mcp-Name`` routing headers (``-32020``);
+``resultType``; MRTR preflight questions; ``subscriptions/listen``; error codes and
+their HTTP statuses. Dispatch, workers, the state machine and the mechanisms of the
+Tasks roles (``inputRequests`` answered with ``tasks/update``, status notifications,
+...) are in ``server_core``, chosen by the tables; the hosting in the official SDKs
+(``mount``) is in ``sdk``.
 """
 
 from __future__ import annotations
@@ -15,36 +17,22 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
-import importlib
-import secrets
-from collections.abc import AsyncGenerator
-from dataclasses import replace
 from typing import Any, cast
 
-from .models_ext import CreateTaskResult, ErrorCode
+from .models_ext import ErrorCode
 from .protocol_ext import (
     TABLES,
-    COMPLETED,
     EXTENSION_ID,
-    FAILED,
-    INPUT_REQUIRED,
-    INPUT_STATUSES,
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     PROTOCOL_VERSION,
     ROLES,
-    WORKING,
-    has_role,
 )
 from .server_core import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     LIMIT_EXCEEDED,
-    METHOD_NOT_FOUND,
     AuditEvent,
     AuditHook,
     Authenticate,
@@ -59,12 +47,9 @@ from .server_core import (
     Tool,
     ToolContext,
     ToolError,
-    check_answer,
-    http_headers,
     missing_capability,
-    task_id_param,
 )
-from .stores import Signal, TaskRecord
+from .stores import TaskRecord
 
 __all__ = [
     "EXTENSION_ID",
@@ -85,13 +70,6 @@ HEADER_MISMATCH = int(ErrorCode.HEADER_MISMATCH)
 MISSING_REQUIRED_CLIENT_CAPABILITY = int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY)
 UNSUPPORTED_PROTOCOL_VERSION = int(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION)
 
-_MOUNTED_METHODS = TABLES.task_requests | {
-    "tools/list",
-    "tools/call",
-    "tasks/result",
-    "tasks/list",
-}
-"""Methods a mounted server answers (the 2025-11-25 ones with ``-32601``)."""
 _STATUS_BY_CODE = {
     int(ErrorCode.PARSE_ERROR): 400,
     int(ErrorCode.INVALID_REQUEST): 400,
@@ -154,10 +132,6 @@ class TasksServer(TaskServerCore):
 
     tables = TABLES
 
-    def setup(self) -> None:
-        self._answers: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
-        self._listeners: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
-
     def http_status(self, code: int) -> int:
         """The HTTP status the protocol asks for with an error response of ``code``."""
         return _STATUS_BY_CODE.get(code, 200)
@@ -183,15 +157,6 @@ class TasksServer(TaskServerCore):
 
     def _revision_routes(self) -> dict[str, Route]:
         return {"server/discover": self._discover, "subscriptions/listen": self._listen}
-
-    def _role_routes(self) -> dict[str, Route]:
-        return {**super()._role_routes(), "update": self._tasks_update}
-
-    def _respond(self, result: dict[str, Any]) -> dict[str, Any]:
-        meta = dict(result.get("_meta") or {})
-        meta[META_SERVER_INFO] = {"name": self.name, "version": self.version}
-        result["_meta"] = meta
-        return result
 
     def _complete(self, result: dict[str, Any]) -> dict[str, Any]:
         result["resultType"] = "complete"
@@ -307,177 +272,16 @@ class TasksServer(TaskServerCore):
             raise _missing_extension(f"tool {tool.name!r}")
         return False, None
 
-    def _created(self, record: TaskRecord, ctx: ToolContext) -> dict[str, Any]:
-        return CreateTaskResult.model_validate(self._task_values(record)).to_wire()
-
-    def _status_payload(self, record: TaskRecord) -> dict[str, Any]:
-        """``inputRequests``, ``result`` or ``error``, as the status variant has it."""
-        if record.status in INPUT_STATUSES:
-            return {"input_requests": dict(record.input_requests)}
-        if record.status == COMPLETED:
-            return {"result": record.result or {}}
-        if record.status == FAILED:
-            fallback = {
-                "code": INTERNAL_ERROR,
-                "message": record.status_message or "Task failed",
-            }
-            return {"error": record.error or fallback}
-        return {}
-
-    async def _cancel_result(
-        self, cancelled: TaskRecord | None, record: TaskRecord, principal: str | None
-    ) -> dict[str, Any]:
-        return self._complete({})
-
-    # -- input ------------------------------------------------------------------------
-
-    async def request_input(
+    async def _input_without_task(
         self, ctx: ToolContext, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
-        """Ask the client for input mid-flight and wait for the answer.
+        """Only a task asks for input mid-flight (a call asks by MRTR preflight)."""
+        raise _missing_extension(f"tool {ctx.tool.name!r} asking for input")
 
-        The task moves to ``input_required`` with a new key in ``inputRequests`` (unique
-        for the task's life) until the client answers with ``tasks/update``, then works
-        again. Several requests may be outstanding at once. Raises ``-32021`` when the
-        tool is not running as a task or the client did not declare the capability the
-        request needs, ``-32602`` for a request the schema does not allow, and
-        ``-32601`` when the schema has no ``tasks/update`` to answer through.
-        """
-        if ctx.task_id is None:
-            raise _missing_extension(f"tool {ctx.tool.name!r} asking for input")
-        if not has_role("update"):
-            raise JsonRpcError(
-                METHOD_NOT_FOUND,
-                f"{method}: this schema has no tasks/update to answer input requests",
-            )
-        capability = missing_capability(method, ctx.client_capabilities)
-        if capability is not None:
-            raise _missing(
-                capability,
-                f"{method} needs {capability!r} in the client's capabilities",
-            )
-        request = {"method": method, "params": params}
-        key = f"{method.split('/')[0]}-{secrets.token_hex(8)}"
-        while key in ctx.issued_keys:
-            key = f"{method.split('/')[0]}-{secrets.token_hex(8)}"
-        ctx.issued_keys.add(key)
-        return await self.wait_for_input(ctx.task_id, key, request)
-
-    async def wait_for_input(
-        self, task_id: str, key: str, request: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Publish one input request under ``key`` and wait for its answer.
-
-        The task is ``input_required`` while any key is outstanding.
-        """
-        answer: asyncio.Future[dict[str, Any]] = (
-            asyncio.get_running_loop().create_future()
+    def _missing_capability(self, capability: str, method: str) -> JsonRpcError:
+        return _missing(
+            capability, f"{method} needs {capability!r} in the client's capabilities"
         )
-        self._answers[(task_id, key)] = answer
-        try:
-
-            def ask(record: TaskRecord) -> dict[str, Any]:
-                asking = {**record.input_requests, key: request}
-                try:  # refuse what the schema does not allow before tasks/get shows it
-                    self._task_model(
-                        replace(record, status=INPUT_REQUIRED, input_requests=asking)
-                    )
-                except ValueError as error:
-                    raise JsonRpcError(
-                        INVALID_PARAMS, f"Invalid input request: {error}"
-                    ) from None
-                # answers the local worker already took are dropped from the task
-                waiting = {
-                    k: v
-                    for k, v in record.answers.items()
-                    if (task_id, k) in self._answers
-                    and not self._answers[(task_id, k)].done()
-                }
-                return {
-                    "status": INPUT_REQUIRED,
-                    "input_requests": asking,
-                    "answers": waiting,
-                }
-
-            asked = await self._mutate(task_id, ask)
-            if asked is None:
-                raise asyncio.CancelledError  # the task already ended
-            return await answer
-        finally:
-            self._answers.pop((task_id, key), None)
-
-    async def _tasks_update(self, call: Call) -> dict[str, Any]:
-        """Store answers for outstanding keys; ignore every other key."""
-        task_id = task_id_param(call.params)
-        responses = call.params.get("inputResponses")
-        if not isinstance(responses, dict):
-            raise JsonRpcError(
-                INVALID_PARAMS, "params.inputResponses must be an object"
-            )
-        self._check_size("params.inputResponses", responses)
-        await self._lookup(task_id, call.principal)
-        answered: dict[str, dict[str, Any]] = {}
-
-        def answer(record: TaskRecord) -> dict[str, Any] | None:
-            answered.clear()
-            for key, value in cast(dict[str, Any], responses).items():
-                asked: Any = record.input_requests.get(key)
-                if not isinstance(asked, dict):
-                    continue  # unknown, answered or superseded: ignored
-                request = cast(dict[str, Any], asked)
-                params: Any = request.get("params")
-                try:
-                    answered[key] = check_answer(
-                        str(request.get("method")),
-                        (
-                            cast(dict[str, Any], params)
-                            if isinstance(params, dict)
-                            else {}
-                        ),
-                        value,
-                        TABLES.models,
-                    )
-                except JsonRpcError as error:  # nothing is stored; the key stays open
-                    raise JsonRpcError(
-                        INVALID_PARAMS, f"inputResponses[{key!r}]: {error.message}"
-                    ) from None
-            if not answered:
-                return None
-            remaining = {
-                k: v for k, v in record.input_requests.items() if k not in answered
-            }
-            status = INPUT_REQUIRED if remaining else WORKING
-            # kept in the task too: the worker's replica may miss the signal below
-            stored = {**record.answers, **answered}
-            return {"status": status, "input_requests": remaining, "answers": stored}
-
-        if await self._mutate(task_id, answer) is None:
-            answered.clear()
-        if self._deliver_answers(task_id, answered):
-            # some waiting worker runs on another replica
-            await self._signal("answers", task_id, answers=answered)
-        return self._complete({})
-
-    def _deliver_answers(self, task_id: str, answers: dict[str, Any]) -> bool:
-        """Hand answers to the local ``wait_for_input`` calls; True if any was not here."""
-        elsewhere = False
-        for key, value in answers.items():
-            future = self._answers.get((task_id, key))
-            if future is None:
-                elsewhere = True
-            elif not future.done():
-                future.set_result(cast(dict[str, Any], value))
-        return elsewhere
-
-    def _stored_answers(self, record: TaskRecord) -> None:
-        """Answers stored in the task for a worker here that missed their signal."""
-        self._deliver_answers(record.task_id, record.answers)
-
-    def _on_revision_signal(self, kind: Any, task_id: str, signal: Signal) -> None:
-        """Answers given through another replica for a worker running here."""
-        answers: Any = signal.get("answers")
-        if kind == "answers" and isinstance(answers, dict):
-            self._deliver_answers(task_id, cast(dict[str, Any], answers))
 
     # -- notifications ----------------------------------------------------------------
 
@@ -536,65 +340,3 @@ class TasksServer(TaskServerCore):
                     if not listeners:
                         del self._listeners[record.task_id]
         return self._complete({"_meta": subscription})
-
-    async def _published(self, record: TaskRecord) -> None:
-        """Push the new task state to every subscription that follows it."""
-        listeners = self._listeners.get(record.task_id)
-        if listeners and has_role("notify"):
-            task = self._task(record)
-            for queue in listeners:
-                queue.put_nowait(task)
-
-    async def _on_close(self) -> None:
-        """End every subscription gracefully."""
-        for listeners in self._listeners.values():
-            for queue in listeners:
-                queue.put_nowait(None)
-
-    # -- hosting in the official SDK ------------------------------------------------
-
-    def mount(self, sdk_server: Any) -> None:
-        """Serve the tools and the Tasks methods from an ``mcp`` 2.x low-level ``Server``.
-
-        Adds a ``Server.middleware`` entry that answers ``tools/list``, ``tools/call``
-        and ``tasks/*`` through ``handle`` (with the HTTP headers, so routing headers
-        and the ``authenticate`` hook work), advertises the extension in the SDK's
-        ``server/discover``, and wraps the SDK server's lifespan so that this server
-        starts and closes with it. Everything else (``server/discover``,
-        ``subscriptions/listen``, other features) stays with the SDK. Needs
-        ``mcp>=2.3``, imported here.
-        """
-        mcp_error: Any = getattr(
-            importlib.import_module("mcp.shared.exceptions"), "MCPError"
-        )
-        sdk_server.extensions[EXTENSION_ID] = {}
-
-        async def middleware(ctx: Any, call_next: Any) -> Any:
-            if ctx.request_id is None or ctx.method not in _MOUNTED_METHODS:
-                return await call_next(ctx)
-            message = {
-                "jsonrpc": "2.0",
-                "id": ctx.request_id,
-                "method": ctx.method,
-                "params": dict(ctx.params or {}),
-            }
-            response = await self.handle(
-                message, RequestInfo(headers=http_headers(ctx))
-            )
-            if response is None:
-                return None
-            if "error" in response:
-                error = response["error"]
-                raise mcp_error(error["code"], error["message"], error.get("data"))
-            return response["result"]
-
-        sdk_server.middleware.insert(0, middleware)
-        sdk_lifespan = sdk_server.lifespan
-
-        @contextlib.asynccontextmanager
-        async def lifespan(app: Any) -> AsyncGenerator[Any, None]:
-            async with self:
-                async with sdk_lifespan(app) as state:
-                    yield state
-
-        sdk_server.lifespan = lifespan

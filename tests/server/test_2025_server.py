@@ -7,9 +7,11 @@ layer is exercised in ``test_http_2025.py``.
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +25,7 @@ from mcp_tasks_2025_11_25.server import (
     ToolContext,
     ToolError,
 )
-from mcp_tasks_2025_11_25.stores import InMemoryTaskStore
+from mcp_tasks_2025_11_25.stores import InMemoryTaskStore, SQLiteTaskStore
 
 from .conftest import error_of, message_2025, result_of
 
@@ -439,6 +441,28 @@ async def test_d1_12_list_paginates_the_callers_tasks() -> None:
         )
     assert seen == mine and pages == 3
     assert bad["code"] == -32602
+
+
+async def test_d1_12_forged_list_cursors_are_invalid_params_on_sqlite(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteTaskStore(str(tmp_path / "tasks.sqlite3"))
+    server = TasksServer("test-2025", store=store, enable_list=True)
+    h = Harness(server)
+    forged = ["after:" + "9" * 30, "after:-" + "9" * 30, "after:+5", "after:٣", "x:1"]
+    async with server:
+        await h.initialize()
+        errors = [
+            error_of(await h.call("tasks/list", {"cursor": _cursor(text)}))
+            for text in forged
+        ]
+        first = result_of(await h.call("tasks/list", {"cursor": _cursor("after:0")}))
+    assert [e["code"] for e in errors] == [-32602] * len(forged), errors
+    assert first["tasks"] == []
+
+
+def _cursor(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode()
 
 
 async def test_d1_12_list_is_not_offered_without_principals() -> None:

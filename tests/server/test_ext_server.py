@@ -759,6 +759,39 @@ async def test_d2_21_results_carry_server_info() -> None:
         }
 
 
+async def test_progress_of_a_call_goes_on_its_own_stream() -> None:
+    """Progress is the core's: a call's ``notifications/progress`` carry its token on
+    the call's response stream (a task has no session to carry them here)."""
+    async with running() as h:
+
+        @h.server.tool(task_support="forbidden")
+        async def counting(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+            await ctx.progress(1, 2, "half")
+            return "counted"
+
+        message = h.msg("tools/call", {"name": "counting", "arguments": {}})
+        message["params"]["_meta"]["progressToken"] = "p-1"
+        sent: list[dict[str, Any]] = []
+
+        async def emit(notification: dict[str, Any]) -> None:
+            sent.append(notification)
+
+        result = result_of(await h.server.handle(message, RequestInfo(), emit))
+    assert result["content"][0]["text"] == "counted"
+    assert sent == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {
+                "progressToken": "p-1",
+                "progress": 1,
+                "total": 2,
+                "message": "half",
+            },
+        }
+    ]
+
+
 async def test_security_task_ids_are_unique_random_128_bit() -> None:
     async with running(limits=Limits(max_active_tasks=1000)) as h:
         ids = {(await h.start_task("quick"))["taskId"] for _ in range(200)}
