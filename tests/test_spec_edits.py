@@ -268,11 +268,14 @@ async def test_d_added_method_is_a_typed_client_method_served_by_the_built_in_li
         assert isinstance(first, models.ListTasksResult)
         assert len(first.tasks) == 2 and first.next_cursor is not None
         second = await client.tasks_list(cursor=first.next_cursor)
+        listed = await client.list_tasks()  # the runtime's list role: every page
         with pytest.raises(transport.JsonRpcError, match="Invalid cursor"):
             await client.tasks_list(cursor="page-2")
     assert len(second.tasks) == 1 and second.next_cursor is None
     assert all(t.status == "completed" for t in [*first.tasks, *second.tasks])
     assert len({t.task_id for t in [*first.tasks, *second.tasks]}) == 3
+    assert sorted(t.task_id for t in listed) == sorted(t.task_id for t in [*first.tasks, *second.tasks])
+    assert all(type(t) is models.Task for t in listed)
 
 
 async def test_d_the_added_method_is_method_not_found_until_the_list_is_enabled(packages: Path) -> None:

@@ -35,7 +35,6 @@ from .models_2025 import (
     CallToolRequestParams,
     CallToolRequestParamsMeta,
     CallToolResult,
-    CreateTaskResult,
     ErrorCode,
     McpModel,
     Task,
@@ -222,13 +221,12 @@ class TasksClient(ClientCore[CallToolResult]):
                     TaskMetadata(ttl=ttl) if ttl is not None else TaskMetadata()
                 )
                 raw = await self.request("tools/call", _wire(params))
-            task_object = json_object(raw.get("task"))
-            if task_object is None:
+            if json_object(raw.get("task")) is None:
                 # A tool result: a plain call, or a task-augmented call answered at once.
                 self.forget_progress(token)
                 return TaskHandle(self, None, result=CallToolResult.model_validate(raw))
-            created = CreateTaskResult.model_validate(
-                {**raw, "task": decode_task(task_object)}
+            return await self.adopt(
+                raw, name, on_finish=lambda: self.forget_progress(token)
             )
         except BaseException as error:
             self.forget_progress(token)
@@ -236,17 +234,13 @@ class TasksClient(ClientCore[CallToolResult]):
                 message = "tools/call returned neither a task nor a tool result"
                 raise InvalidResponse(message) from None
             raise
-        context: dict[str, Any] = {"method": "tools/call", "name": name}
+
+    def call_context(self) -> dict[str, Any]:
+        """The session the task was created in and its capabilities (for :meth:`rejoin`)."""
         if isinstance(self.transport, SessionTransport) and self.transport.session_id:
-            context["session"] = self.transport.session_id
-            context["capabilities"] = self.server_capabilities
-        immediate = (created.meta or {}).get(protocol.META_MODEL_IMMEDIATE_RESPONSE)
-        return await self.created(
-            created.task,
-            context,
-            model_immediate_response=immediate if isinstance(immediate, str) else None,
-            on_finish=lambda: self.forget_progress(token),
-        )
+            session = self.transport.session_id
+            return {"session": session, "capabilities": self.server_capabilities}
+        return {}
 
     async def _plain_call(self, params: CallToolRequestParams) -> dict[str, Any] | None:
         """A call without a task; ``None`` when the server requires one and may get it."""
@@ -280,9 +274,6 @@ class TasksClient(ClientCore[CallToolResult]):
             name, arguments, task=task, ttl=ttl, on_progress=on_progress
         )
         return await handle.result(timeout=timeout, on_status=on_status)
-
-    def cancelled(self, result: dict[str, Any]) -> Task:
-        return decode_task(result)
 
     async def cancel_task(self, task_id: str) -> Task:
         """``tasks/cancel`` (requires ``tasks.cancel``): the task as the server reports it.

@@ -242,13 +242,20 @@ def decode_as(kind: type[M], raw: Mapping[str, Any], tables: RevisionTables) -> 
         raise InvalidResponse(f"malformed task: {error}") from None
 
 
+def wire_value_of(model: type[BaseModel], wire: str) -> str | None:
+    """The attribute of ``model``'s declared field whose wire name is ``wire`` (``None``
+    when the class has no such field)."""
+    for name, info in model.model_fields.items():
+        if (info.serialization_alias or name) == wire:
+            return name
+    return None
+
+
 def wire_value(model: BaseModel, wire: str) -> object:
     """The value of ``model``'s declared field whose wire name is ``wire`` (``None`` when
     its class has no such field: an unknown field kept on the model does not count)."""
-    for name, info in type(model).model_fields.items():
-        if (info.serialization_alias or name) == wire:
-            return getattr(model, name, None)
-    return None
+    name = wire_value_of(type(model), wire)
+    return getattr(model, name, None) if name is not None else None
 
 
 def _int_field(task: TaskSnapshot, name: str) -> int | None:
@@ -871,8 +878,13 @@ class ClientCore(Generic[R]):
         )
 
     def cancelled(self, result: dict[str, Any]) -> TaskState | None:
-        """Read a ``tasks/cancel`` result: the task, when the revision's answer carries one."""
-        raise NotImplementedError
+        """Read a ``tasks/cancel`` result: the task, when the schema's result model carries
+        the task's fields (else an acknowledgement: ``None``)."""
+        spec = self.tables.methods.get(self.tables.roles["cancel"])
+        model = spec.result if spec is not None else None
+        status = self.tables.task_fields["status"]
+        carries = model is not None and wire_value_of(model, status) is not None
+        return self.decode(result) if carries else None
 
     async def start_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None
@@ -880,10 +892,38 @@ class ClientCore(Generic[R]):
         """Send ``tools/call`` and return a handle without waiting for a task to finish."""
         raise NotImplementedError
 
-    async def adopt(self, result: Mapping[str, Any], name: str) -> TaskHandle[R]:
-        """Follow a task that a ``tools/call`` sent by other code created (``result`` is
-        that call's task result, wire form), for example the official SDK's client."""
-        raise NotImplementedError
+    def call_context(self) -> dict[str, Any]:
+        """What is stored with a new task's ID besides the method and the tool's name."""
+        return {}
+
+    async def adopt(
+        self,
+        result: Mapping[str, Any],
+        name: str,
+        *,
+        on_finish: Callable[[], object] | None = None,
+    ) -> TaskHandle[R]:
+        """Follow the task a ``tools/call`` created (``result`` is that call's task result,
+        wire form, as the schema's create result has it: the task under ``task`` or its
+        fields inline), also one that other code sent, such as the official SDK's client.
+        """
+        tables, data = self.tables, dict(result)
+        nested = "task" in tables.create_result.model_fields
+        if nested:
+            inner = json_object(data.get("task")) or {}
+            data["task"] = decode_as(tables.task_model, inner, tables)
+        created = decode_as(tables.create_result, data, tables)
+        task = cast(TaskSnapshot, getattr(created, "task") if nested else created)
+        key = tables.meta_keys.get("MODEL_IMMEDIATE_RESPONSE")
+        meta = json_object(wire_value(created, "_meta")) or {}
+        immediate = meta.get(key) if key is not None else None
+        context = {"method": "tools/call", "name": name, **self.call_context()}
+        return await self.created(
+            task,
+            context,
+            model_immediate_response=immediate if isinstance(immediate, str) else None,
+            on_finish=on_finish,
+        )
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         """Route status notifications to the waits, ``notifications/progress`` to callbacks

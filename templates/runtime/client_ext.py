@@ -27,7 +27,6 @@ from .client_core import (
     UnsupportedProtocolVersion,
     decode_state,
 )
-from .models_ext import CreateTaskResult
 from .protocol_ext import EXTENSION_ID, PROTOCOL_VERSION, TERMINAL_STATUSES, TaskState
 from .transport import HttpTransport, json_object
 
@@ -144,10 +143,6 @@ class TasksClient(ClientCore[Result]):
             f"tools/call still needs input after {self.max_input_rounds} rounds"
         )
 
-    async def adopt(self, result: Mapping[str, Any], name: str) -> TaskHandle[Result]:
-        created = CreateTaskResult.model_validate(result)
-        return await self.created(created, {"method": "tools/call", "name": name})
-
     async def _retry_params(
         self, params: dict[str, Any], result: Mapping[str, Any]
     ) -> dict[str, Any]:
@@ -161,9 +156,6 @@ class TasksClient(ClientCore[Result]):
         if isinstance(state, str):
             retry["requestState"] = state
         return retry
-
-    def cancelled(self, result: dict[str, Any]) -> None:
-        return None
 
 
 _RETRY_KEYS = ("inputResponses", "requestState")
