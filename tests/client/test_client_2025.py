@@ -864,3 +864,25 @@ def test_c1_07_tool_result_instead_of_a_task_is_returned_and_garbage_rejected() 
             await client.call_tool("must")
 
     run(scenario())
+
+
+def test_adopt_follows_a_task_that_other_code_created() -> None:
+    """The shared ``adopt`` reads the create result as the schema has it (the task nested
+    under ``task``, a left-out ``ttl`` read as null) and follows it to its outcome."""
+
+    async def scenario() -> None:
+        client, peer, _ = make(Server())
+        await client.connect()
+        created = task_2025("working")
+        del created["ttl"]
+        meta = {"io.modelcontextprotocol/model-immediate-response": "working on it"}
+        handle = await client.adopt({"task": created, "_meta": meta}, "job")
+        assert handle.task_id == TASK_ID and handle.task is not None
+        assert handle.task.ttl is None
+        assert handle.model_immediate_response == "working on it"
+        assert handle.context["name"] == "job"
+        result = await handle.result()
+        assert result.content[0].model_dump()["text"] == TEXT_RESULT["content"][0]["text"]
+        assert not peer.of("tools/call") and peer.of("tasks/result")
+
+    run(scenario())
