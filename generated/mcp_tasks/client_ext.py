@@ -14,7 +14,6 @@ always gets the tool's result::
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any, TypeAlias, cast
 
@@ -23,34 +22,15 @@ from . import protocol_ext as protocol
 from .client_core import *  # noqa: F403 - the shared public names
 from .client_core import (
     ClientCore,
+    HeaderMismatch,
     InvalidResponse,
-    TaskCancelled,
-    TaskEnded,
-    TaskFailed,
+    MissingRequiredClientCapability,
     TaskHandle,
-    TasksClientError,
-    Wait,
-    answer_to_wire,
+    UnsupportedProtocolVersion,
     decode_state,
-    status_name,
 )
-from .models_ext import (
-    CancelledTask,
-    CompletedTask,
-    CreateTaskResult,
-    ErrorCode,
-    FailedTask,
-    InputRequiredTask,
-    McpModel,
-)
-from .protocol_ext import (
-    EXTENSION_ID,
-    PROTOCOL_VERSION,
-    TERMINAL_STATUSES,
-    TaskSnapshot,
-    TaskState,
-)
-from .transport import HttpTransport, JsonRpcError, json_object
+from .protocol_ext import EXTENSION_ID, PROTOCOL_VERSION, TERMINAL_STATUSES, TaskState
+from .transport import HttpTransport, json_object
 
 __all__: list[str] = [
     "EXTENSION_ID",
@@ -71,37 +51,6 @@ Result: TypeAlias = dict[str, Any]
 """A tool's ``CallToolResult`` object, as received."""
 
 
-class MissingRequiredClientCapability(JsonRpcError):
-    """``-32021``: the request lacked a capability the server needs (see ``required_capabilities``)."""
-
-    @property
-    def required_capabilities(self) -> dict[str, Any]:
-        """``error.data.requiredCapabilities`` (empty when the server sent none)."""
-        data = json_object(self.data) or {}
-        return json_object(data.get("requiredCapabilities")) or {}
-
-
-class HeaderMismatch(JsonRpcError):
-    """``-32020``: an ``Mcp-*`` routing header was missing or did not match the body."""
-
-
-class UnsupportedProtocolVersion(JsonRpcError):
-    """``-32022``: the server does not speak this protocol version (see ``supported``)."""
-
-    @property
-    def supported(self) -> list[str]:
-        """``error.data.supported``: the versions the server offers."""
-        value = (json_object(self.data) or {}).get("supported")
-        items = cast("list[object]", value) if isinstance(value, list) else []
-        return [str(item) for item in items]
-
-    @property
-    def requested(self) -> str | None:
-        """``error.data.requested``: the version the server saw."""
-        value = (json_object(self.data) or {}).get("requested")
-        return value if isinstance(value, str) else None
-
-
 def _result_type(result: Mapping[str, Any]) -> str:
     """The result's ``resultType``; a missing one means ``"complete"``."""
     value = result.get("resultType")
@@ -111,83 +60,6 @@ def _result_type(result: Mapping[str, Any]) -> str:
 def decode_detailed_task(raw: Mapping[str, Any]) -> DetailedTaskState:
     """Decode a ``tasks/get`` result or ``notifications/tasks`` params by its ``status``."""
     return cast(TaskState, decode_state(raw, protocol.TABLES))
-
-
-class _Wait(Wait[Result]):
-    """The extension's part of a wait: inlined outcomes, ``tasks/update``, ``subscriptions/listen``."""
-
-    def __init__(self, handle: TaskHandle[Result], client: TasksClient) -> None:
-        super().__init__(handle)
-        self.client = client
-
-    def poll_first(self, task: TaskSnapshot) -> bool:
-        # The flat CreateTaskResult has no inputRequests and no outcome: fetch them at once.
-        return isinstance(task, CreateTaskResult) and (
-            status_name(task.status) not in protocol.ACTIVE_STATUSES
-        )
-
-    def pushed(self) -> bool:
-        live = self.side is not None and not self.side.done()
-        return self.handle.push_acknowledged and live
-
-    async def start(self) -> None:
-        if self.client.subscribe:
-            self.side = asyncio.ensure_future(self._listen())
-
-    async def settle(self, task: TaskSnapshot, status: str) -> None:
-        handle, task_id = self.handle, task.task_id
-        if isinstance(task, CompletedTask):
-            handle.finish(dict(task.result))
-        elif isinstance(task, FailedTask):
-            error = task.error
-            handle.fail(TaskFailed(task_id, error.code, error.message, error.data))
-        elif isinstance(task, CancelledTask):
-            handle.fail(TaskCancelled(task_id, task.status_message))
-        elif status in protocol.TERMINAL_STATUSES:
-            handle.fail(TaskEnded(task_id, status, task.status_message))
-        elif status in protocol.INPUT_STATUSES and isinstance(task, InputRequiredTask):
-            await self._answer(task)
-
-    async def _answer(self, task: InputRequiredTask) -> None:
-        """Answer the not-yet-answered ``inputRequests`` with one ``tasks/update``."""
-        handle = self.handle
-        responses: dict[str, dict[str, Any]] = {}
-        pending = {
-            k: v for k, v in task.input_requests.items() if k not in handle.answered
-        }
-        if pending and not protocol.has_role("update"):
-            message = (
-                "asks for input, but the schema defines no tasks/update to send it"
-            )
-            handle.fail(TasksClientError(f"task {task.task_id} {message}"))
-        for key, request in pending.items() if protocol.has_role("update") else ():
-            params = request.params.to_wire() if request.params is not None else {}
-            answer = await self.client.answer_input(
-                request.method, params, task.task_id, key
-            )
-            if answer is not None:
-                responses[key] = answer
-        if responses:
-            await self.client.update_task(task.task_id, responses)
-            handle.answered.update(responses)
-
-    async def _listen(self) -> None:
-        """Hold a ``subscriptions/listen`` stream for the task until it ends or fails."""
-        client, handle = self.client, self.handle
-        listen_id = f"listen-{client.next_request_id()}"
-        client.subscriptions[listen_id] = handle
-        try:
-            await client.request(
-                "subscriptions/listen",
-                {"notifications": {"taskIds": [handle.task_id]}},
-                request_id=listen_id,
-            )
-        except (JsonRpcError, TasksClientError):
-            return
-        finally:
-            del client.subscriptions[listen_id]
-            handle.push_acknowledged = False
-            handle.wake()
 
 
 class TasksClient(ClientCore[Result]):
@@ -200,28 +72,19 @@ class TasksClient(ClientCore[Result]):
 
     tables = protocol.TABLES
 
-    errors = {
-        **ClientCore.errors,
-        ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapability,
-        ErrorCode.HEADER_MISMATCH: HeaderMismatch,
-        ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersion,
-    }
-
     ttl_backstop_default = True
 
     def setup(self) -> None:
-        self.subscriptions: dict[str | int, TaskHandle[Result]] = {}
-        """Open ``subscriptions/listen`` streams by request ID (= subscription ID)."""
         if isinstance(self.transport, HttpTransport):
             self.transport.use_stateless(protocol.PROTOCOL_VERSION)
 
-    def wait_for(self, handle: TaskHandle[Result]) -> Wait[Result]:
-        return _Wait(handle, self)
+    def outcome(self, raw: Mapping[str, Any]) -> Result:
+        return dict(raw)
 
     def decode(self, raw: Mapping[str, Any]) -> TaskState:
         if _result_type(raw) != "complete":
             raise InvalidResponse("a task state must have resultType 'complete'")
-        return cast(TaskState, decode_state(raw, protocol.TABLES))
+        return cast(TaskState, decode_state(raw, self.tables))
 
     def client_capabilities(self) -> dict[str, Any]:
         """The capabilities declared on every request."""
@@ -244,10 +107,12 @@ class TasksClient(ClientCore[Result]):
 
     def check(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
         # resultType "task" is accepted only on tools/call with the extension declared.
-        if _result_type(result) == "task" and (
-            method != "tools/call" or not self.declare_tasks
-        ):
+        kind = _result_type(result)
+        if kind == "task" and (method != "tools/call" or not self.declare_tasks):
             raise InvalidResponse(f"a task was returned for {method} unasked")
+        spec = self.tables.methods.get(method)
+        if spec is not None and spec.role in _ACKNOWLEDGED and kind != "complete":
+            raise InvalidResponse("an acknowledgement must have resultType 'complete'")
         return result
 
     async def discover(self) -> dict[str, Any]:
@@ -280,22 +145,13 @@ class TasksClient(ClientCore[Result]):
             f"tools/call still needs input after {self.max_input_rounds} rounds"
         )
 
-    async def adopt(self, result: Mapping[str, Any], name: str) -> TaskHandle[Result]:
-        created = CreateTaskResult.model_validate(result)
-        return await self.created(created, {"method": "tools/call", "name": name})
-
     async def _retry_params(
         self, params: dict[str, Any], result: Mapping[str, Any]
     ) -> dict[str, Any]:
         """The params of the retry after an ``input_required`` result: answers and request state."""
         retry = {k: v for k, v in params.items() if k not in _RETRY_KEYS}
-        responses: dict[str, Any] = {}
-        for key, entry in (json_object(result.get("inputRequests")) or {}).items():
-            request = json_object(entry) or {}
-            method, raw = str(request.get("method")), request.get("params")
-            answer = await self.answer_input(method, json_object(raw) or {}, None, key)
-            if answer is not None:
-                responses[key] = answer
+        requests = json_object(result.get("inputRequests")) or {}
+        responses = await self.answer_requests(requests)
         if responses:
             retry["inputResponses"] = responses
         state = result.get("requestState")
@@ -303,42 +159,6 @@ class TasksClient(ClientCore[Result]):
             retry["requestState"] = state
         return retry
 
-    async def update_task(
-        self, task_id: str, input_responses: Mapping[str, Mapping[str, Any] | McpModel]
-    ) -> None:
-        """``tasks/update``: deliver answers to some or all outstanding ``inputRequests``."""
-        if not protocol.has_role("update"):
-            raise TasksClientError("this revision's schema defines no tasks/update")
-        responses = {key: answer_to_wire(v) for key, v in input_responses.items()}
-        params = {protocol.TASK_FIELDS["task_id"]: task_id, "inputResponses": responses}
-        self._check_ack(await self.request(protocol.ROLES["update"], params))
-
-    def cancelled(self, result: dict[str, Any]) -> None:
-        self._check_ack(result)
-        return None
-
-    @staticmethod
-    def _check_ack(result: Mapping[str, Any]) -> None:
-        if _result_type(result) != "complete":
-            raise InvalidResponse("an acknowledgement must have resultType 'complete'")
-
-    async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        """Route ``notifications/subscriptions/acknowledged`` and ``notifications/tasks``."""
-        meta = json_object(params.get("_meta")) or {}
-        subscription = meta.get(protocol.META_SUBSCRIPTION_ID)
-        if method == "notifications/subscriptions/acknowledged":
-            listed = json_object(params.get("notifications")) or {}
-            ids = listed.get("taskIds")
-            handle = (
-                self.subscriptions.get(subscription)
-                if isinstance(subscription, (str, int))
-                else None
-            )
-            if handle is not None and isinstance(ids, list):
-                acknowledged = cast("list[object]", ids)
-                handle.push_acknowledged = handle.task_id in acknowledged
-        elif subscription is None or subscription in self.subscriptions:
-            await super()._on_notification(method, params)
-
 
 _RETRY_KEYS = ("inputResponses", "requestState")
+_ACKNOWLEDGED = ("update", "cancel")

@@ -211,6 +211,7 @@ TABLES = RevisionTables(
     extension_id=EXTENSION_ID,
     package_name=PACKAGE_NAME,
     models=models_2025,
+    task_model=models_2025.Task,
     statuses=STATUSES,
     initial=INITIAL_STATUS,
     working=WORKING,

@@ -5,9 +5,9 @@
 The client asks for a task on ``tools/call`` only when the server declared
 ``capabilities.tasks.requests.tools.call`` and the tool's ``execution.taskSupport``
 allows it; the shared polling loop then follows the task at the server's
-``pollInterval``, and ``tasks/result`` is called once to collect the outcome (while it is
-pending, the elicitation or sampling requests the server sends for the task are
-answered on its stream). The caller gets the tool's ``CallToolResult`` as if the call
+``pollInterval`` and collects the outcome with ``tasks/result`` (the schema's ``result``
+role; the requests the server sends for the task on its stream are answered). The
+caller gets the tool's ``CallToolResult`` as if the call
 had been answered at once::
 
     async with TasksClient(HttpTransport("http://127.0.0.1:8000/mcp")) as client:
@@ -16,7 +16,6 @@ had been answered at once::
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -29,39 +28,23 @@ from .client_core import (
     InvalidResponse,
     ProgressCallback,
     StatusCallback,
-    TaskCancelled,
-    TaskFailed,
     TaskHandle,
     TaskNotFound,
     TasksClientError,
-    Wait,
     decode_state,
-    status_name,
 )
 from .models_2025 import (
     CallToolRequestParams,
     CallToolRequestParamsMeta,
     CallToolResult,
-    CreateTaskResult,
     ErrorCode,
-    GetTaskPayloadRequestParams,
     McpModel,
     Task,
     TaskMetadata,
 )
-from .protocol_2025 import (
-    EXTENSION_ID,
-    PROTOCOL_VERSION,
-    TERMINAL_STATUSES,
-    TaskSnapshot,
-)
+from .protocol_2025 import EXTENSION_ID, PROTOCOL_VERSION, TERMINAL_STATUSES
 from .task_ids import StoredTask
-from .transport import (
-    JsonRpcError,
-    SessionTransport,
-    TransportError,
-    json_object,
-)
+from .transport import JsonRpcError, SessionTransport, json_object
 
 __all__: list[str] = [
     "EXTENSION_ID",
@@ -88,78 +71,8 @@ class TaskRequired(TasksClientError):
 
 
 def decode_task(raw: Mapping[str, Any]) -> Task:
-    """Decode a ``Task`` object; a missing ``ttl`` is read as ``null`` (unlimited).
-
-    The schema requires ``ttl``, but some servers (``mcp`` 1.30 for Python) leave out a
-    null one.
-    """
-    return cast(
-        Task, decode_state({protocol.TASK_FIELDS["ttl"]: None, **raw}, protocol.TABLES)
-    )
-
-
-def _dropped(request: asyncio.Future[Any]) -> bool:
-    """Whether a finished request failed in the transport (rather than with an answer)."""
-    return not request.cancelled() and isinstance(request.exception(), TransportError)
-
-
-class _Wait(Wait[CallToolResult]):
-    """The 2025-11-25 part of a wait: the outcome comes from ``tasks/result``.
-
-    ``tasks/result`` is asked once the task leaves the active statuses (it needs input,
-    or it is done) and runs beside the polling; a stream that broke off is asked again
-    after the next poll.
-    """
-
-    retry_after = -1
-
-    def __init__(self, handle: TaskHandle[CallToolResult], client: TasksClient) -> None:
-        super().__init__(handle)
-        self.client = client
-
-    async def settle(self, task: TaskSnapshot, status: str) -> None:
-        handle = self.handle
-        if status == protocol.CANCELLED:
-            handle.fail(TaskCancelled(task.task_id, task.status_message))
-            return
-        if self.side is not None and self.side.done() and _dropped(self.side):
-            self.side, self.retry_after = None, handle.polls
-        if (
-            self.side is None
-            and status not in protocol.ACTIVE_STATUSES
-            and handle.polls > self.retry_after
-        ):
-            payload = self.client.get_task_payload(task.task_id)
-            self.side = asyncio.ensure_future(payload)
-        if self.side is not None and (
-            self.side.done() or status in protocol.TERMINAL_STATUSES
-        ):
-            await self._outcome(task.task_id, self.side)
-
-    async def _outcome(self, task_id: str, payload: asyncio.Future[Any]) -> None:
-        """Turn the ``tasks/result`` outcome into the handle's result or error."""
-        handle = self.handle
-        try:
-            raw = await payload
-        except TaskNotFound as error:
-            handle.fail(error)
-            return
-        except JsonRpcError as error:
-            handle.fail(TaskFailed(task_id, error.code, error.message, error.data))
-            return
-        try:
-            handle.finish(CallToolResult.model_validate(raw))
-            return
-        except ValueError:
-            pass
-        # No tool result and no JSON-RPC error: a failed task whose work raised (mcp 1.30).
-        task = handle.task
-        if task is None or status_name(task.status) != protocol.FAILED:
-            task = handle.task = await self.client.get_task(task_id)
-        if status_name(task.status) != protocol.FAILED:
-            raise InvalidResponse(f"tasks/result for {task_id} is not a CallToolResult")
-        message = task.status_message or "the task failed"
-        handle.fail(TaskFailed(task_id, ErrorCode.INTERNAL_ERROR, message, raw))
+    """Decode a ``Task`` object; a missing ``ttl`` is read as ``null`` (unlimited)."""
+    return cast(Task, decode_state(raw, protocol.TABLES))
 
 
 class TasksClient(ClientCore[CallToolResult]):
@@ -187,11 +100,8 @@ class TasksClient(ClientCore[CallToolResult]):
         if not self.connected:
             await self.connect()
 
-    def wait_for(self, handle: TaskHandle[CallToolResult]) -> Wait[CallToolResult]:
-        return _Wait(handle, self)
-
-    def decode(self, raw: Mapping[str, Any]) -> Task:
-        return decode_task(raw)
+    def outcome(self, raw: Mapping[str, Any]) -> CallToolResult:
+        return CallToolResult.model_validate(raw)
 
     def client_capabilities(self) -> dict[str, Any]:
         """The capabilities sent in ``initialize`` (one entry per registered handler)."""
@@ -313,13 +223,12 @@ class TasksClient(ClientCore[CallToolResult]):
                     TaskMetadata(ttl=ttl) if ttl is not None else TaskMetadata()
                 )
                 raw = await self.request("tools/call", _wire(params))
-            task_object = json_object(raw.get("task"))
-            if task_object is None:
+            if json_object(raw.get("task")) is None:
                 # A tool result: a plain call, or a task-augmented call answered at once.
                 self.forget_progress(token)
                 return TaskHandle(self, None, result=CallToolResult.model_validate(raw))
-            created = CreateTaskResult.model_validate(
-                {**raw, "task": decode_task(task_object)}
+            return await self.adopt(
+                raw, name, on_finish=lambda: self.forget_progress(token)
             )
         except BaseException as error:
             self.forget_progress(token)
@@ -327,17 +236,13 @@ class TasksClient(ClientCore[CallToolResult]):
                 message = "tools/call returned neither a task nor a tool result"
                 raise InvalidResponse(message) from None
             raise
-        context: dict[str, Any] = {"method": "tools/call", "name": name}
+
+    def call_context(self) -> dict[str, Any]:
+        """The session the task was created in and its capabilities (for :meth:`rejoin`)."""
         if isinstance(self.transport, SessionTransport) and self.transport.session_id:
-            context["session"] = self.transport.session_id
-            context["capabilities"] = self.server_capabilities
-        immediate = (created.meta or {}).get(protocol.META_MODEL_IMMEDIATE_RESPONSE)
-        return await self.created(
-            created.task,
-            context,
-            model_immediate_response=immediate if isinstance(immediate, str) else None,
-            on_finish=lambda: self.forget_progress(token),
-        )
+            session = self.transport.session_id
+            return {"session": session, "capabilities": self.server_capabilities}
+        return {}
 
     async def _plain_call(self, params: CallToolRequestParams) -> dict[str, Any] | None:
         """A call without a task; ``None`` when the server requires one and may get it."""
@@ -372,34 +277,6 @@ class TasksClient(ClientCore[CallToolResult]):
         )
         return await handle.result(timeout=timeout, on_status=on_status)
 
-    async def get_task_payload(self, task_id: str) -> dict[str, Any]:
-        """``tasks/result``: block until the task is terminal and return the original request's result.
-
-        The JSON-RPC error the original request ended with is raised as :class:`JsonRpcError`.
-        """
-        params = GetTaskPayloadRequestParams(task_id=task_id)
-        return await self.request(protocol.ROLES["result"], params.to_wire())
-
-    async def list_tasks(self) -> list[Task]:
-        """``tasks/list``: every task, following ``nextCursor`` (requires ``tasks.list``)."""
-        if not self.can_list():
-            raise CapabilityNotDeclared("the server did not declare tasks.list")
-        tasks: list[Task] = []
-        cursor: str | None = None
-        while True:
-            page = await self.request(
-                protocol.ROLES["list"], {"cursor": cursor} if cursor is not None else {}
-            )
-            listed = page.get("tasks")
-            entries = cast("list[object]", listed if isinstance(listed, list) else [])
-            tasks.extend(decode_task(json_object(entry) or {}) for entry in entries)
-            cursor = page.get("nextCursor")
-            if not isinstance(cursor, str):
-                return tasks
-
-    def cancelled(self, result: dict[str, Any]) -> Task:
-        return decode_task(result)
-
     async def cancel_task(self, task_id: str) -> Task:
         """``tasks/cancel`` (requires ``tasks.cancel``): the task as the server reports it.
 
@@ -409,29 +286,6 @@ class TasksClient(ClientCore[CallToolResult]):
         if not isinstance(state, Task):
             raise InvalidResponse("tasks/cancel must answer with the task")
         return state
-
-    async def _on_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Answer a server request with the registered handler, echoing the related-task ``_meta``."""
-        if method == "ping":
-            return {}
-        if method not in self.handlers:
-            return await super()._on_request(method, params)
-        meta = json_object(params.get("_meta")) or {}
-        related = json_object(meta.get(protocol.META_RELATED_TASK))
-        task_id = (
-            related.get(protocol.TASK_FIELDS["task_id"])
-            if related is not None
-            else None
-        )
-        answer = await self.answer_input(
-            method, params, task_id if isinstance(task_id, str) else None, None
-        )
-        if answer is None:
-            raise JsonRpcError(int(ErrorCode.INTERNAL_ERROR), f"no answer to {method}")
-        if related is not None:
-            result_meta = json_object(answer.get("_meta")) or {}
-            answer["_meta"] = {**result_meta, protocol.META_RELATED_TASK: related}
-        return answer
 
 
 def _wire(params: McpModel) -> dict[str, Any]:

@@ -2,12 +2,15 @@
 # regenerate with: mcptasks-gen generate
 """Revision-neutral client runtime: errors, input handling, the client base and the polling loop.
 
-The polling loop (:class:`TaskHandle`) is written once and driven by the generated
-``protocol`` tables (status classes, variants, method roles). What a revision does
-differently lives in its adapter (``client_2025`` or ``client_ext``): a subclass of
-:class:`ClientCore` that says how a call starts and how the state is decoded, and a
-:class:`Wait` with the hooks the loop calls while a handle waits (how input is
-delivered and how the outcome is obtained).
+The polling loop (:class:`TaskHandle`) and the Tasks mechanisms (:class:`Wait`: the
+outcome inline or through ``tasks/result``, input through ``tasks/update`` or on the
+``tasks/result`` stream, push through ``subscriptions/listen``; ``tasks/list``; the
+typed errors) are written once, each chosen by the generated ``protocol`` tables (method
+roles, the fields of each status's class, ``_meta`` keys, the schema's error codes), so
+a schema that gains a method or a field gets its mechanism on regeneration. What is the
+revision's own lives in its adapter (``client_2025`` or ``client_ext``), a subclass of
+:class:`ClientCore`: how a connection opens and a call starts, per-request ``_meta``
+and ``resultType``, capability negotiation.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, cast, get_args
 
 from pydantic import BaseModel
 
@@ -27,6 +30,7 @@ from .protocol import TaskSnapshot, TaskState
 from .revision import RevisionTables
 from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .transport import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     JsonRpcError,
@@ -37,6 +41,7 @@ from .transport import (
 )
 
 R = TypeVar("R")
+M = TypeVar("M", bound=BaseModel)
 """What a finished call yields: the tool's result in the revision's representation."""
 C = TypeVar("C", bound="ClientCore[Any]")
 
@@ -127,6 +132,46 @@ class MethodNotFound(JsonRpcError):
     """``-32601``: the server does not implement the method."""
 
 
+class MissingRequiredClientCapability(JsonRpcError):
+    """``-32021``: the request lacked a capability the server needs (see ``required_capabilities``)."""
+
+    @property
+    def required_capabilities(self) -> dict[str, Any]:
+        """``error.data.requiredCapabilities`` (empty when the server sent none)."""
+        data = json_object(self.data) or {}
+        return json_object(data.get("requiredCapabilities")) or {}
+
+
+class HeaderMismatch(JsonRpcError):
+    """``-32020``: an ``Mcp-*`` routing header was missing or did not match the body."""
+
+
+class UnsupportedProtocolVersion(JsonRpcError):
+    """``-32022``: the server does not speak this protocol version (see ``supported``)."""
+
+    @property
+    def supported(self) -> list[str]:
+        """``error.data.supported``: the versions the server offers."""
+        value = (json_object(self.data) or {}).get("supported")
+        items = cast("list[object]", value) if isinstance(value, list) else []
+        return [str(item) for item in items]
+
+    @property
+    def requested(self) -> str | None:
+        """``error.data.requested``: the version the server saw."""
+        value = (json_object(self.data) or {}).get("requested")
+        return value if isinstance(value, str) else None
+
+
+ERRORS_BY_NAME: Mapping[str, type[JsonRpcError]] = {
+    "HEADER_MISMATCH": HeaderMismatch,
+    "MISSING_REQUIRED_CLIENT_CAPABILITY": MissingRequiredClientCapability,
+    "UNSUPPORTED_PROTOCOL_VERSION": UnsupportedProtocolVersion,
+}
+"""The typed error of each error-code meaning, by its member name in the schema's
+``ErrorCode``: a revision raises the ones whose codes its schema lists."""
+
+
 @dataclass(frozen=True)
 class InputContext:
     """One request from the server for input, handed to a registered input handler.
@@ -178,10 +223,41 @@ def decode_state(raw: Mapping[str, Any], tables: RevisionTables) -> BaseModel:
     kind = tables.task_by_status.get(status) if isinstance(status, str) else None
     if kind is None:
         raise InvalidResponse(f"unknown task status {status!r}")
+    return decode_as(kind, raw, tables)
+
+
+def decode_as(kind: type[M], raw: Mapping[str, Any], tables: RevisionTables) -> M:
+    """Decode a task shape as ``kind``; malformed is an :class:`InvalidResponse`.
+
+    A task field that the schema requires but allows to be null is read as null when a
+    server leaves it out (``mcp`` 1.30 for Python omits a null ``ttl``).
+    """
+    data = dict(raw)
+    for name, info in kind.model_fields.items():
+        wire = info.serialization_alias or name
+        nullable = type(None) in get_args(info.annotation)
+        if wire in tables.task_fields.values() and nullable and info.is_required():
+            data.setdefault(wire, None)
     try:
-        return kind.model_validate(dict(raw))
+        return kind.model_validate(data)
     except ValueError as error:
         raise InvalidResponse(f"malformed task: {error}") from None
+
+
+def wire_value_of(model: type[BaseModel], wire: str) -> str | None:
+    """The attribute of ``model``'s declared field whose wire name is ``wire`` (``None``
+    when the class has no such field)."""
+    for name, info in model.model_fields.items():
+        if (info.serialization_alias or name) == wire:
+            return name
+    return None
+
+
+def wire_value(model: BaseModel, wire: str) -> object:
+    """The value of ``model``'s declared field whose wire name is ``wire`` (``None`` when
+    its class has no such field: an unknown field kept on the model does not count)."""
+    name = wire_value_of(type(model), wire)
+    return getattr(model, name, None) if name is not None else None
 
 
 def _int_field(task: TaskSnapshot, name: str) -> int | None:
@@ -203,17 +279,15 @@ async def nap(
     sleep: Callable[[float], Awaitable[None]],
     seconds: float,
     wake: asyncio.Event,
-    also: asyncio.Future[Any] | None = None,
+    *also: asyncio.Future[Any],
 ) -> None:
     """Sleep ``seconds`` (through the injected ``sleep``), returning early when ``wake`` is set
-    or ``also`` finishes. Nothing is left running afterwards."""
-    if wake.is_set() or (also is not None and also.done()):
+    or one of ``also`` finishes. Nothing is left running afterwards."""
+    if wake.is_set() or any(f.done() for f in also):
         return
     sleeper = asyncio.ensure_future(sleep(max(seconds, 0.0)))
     waiter = asyncio.ensure_future(wake.wait())
-    waits: set[asyncio.Future[Any]] = {sleeper, waiter}
-    if also is not None:
-        waits.add(also)
+    waits: set[asyncio.Future[Any]] = {sleeper, waiter, *also}
     try:
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -222,40 +296,175 @@ async def nap(
         await asyncio.gather(sleeper, waiter, return_exceptions=True)
 
 
-class Wait(Generic[R]):
-    """The revision's part of one wait on a task: the hooks :class:`TaskHandle` calls.
+def _dropped(request: asyncio.Future[Any]) -> bool:
+    """Whether a finished request failed in the transport (rather than with an answer)."""
+    return not request.cancelled() and isinstance(request.exception(), TransportError)
 
-    ``settle`` sees every snapshot: it answers input and records the outcome on the
-    handle (``finish``/``fail``) when there is one. ``side`` is a request running beside
-    the polling (``tasks/result``, ``subscriptions/listen``) whose end wakes the loop.
+
+class Wait(Generic[R]):
+    """One wait on a task, as the revision's tables have it: the hooks :class:`TaskHandle` calls.
+
+    ``settle`` sees every snapshot, answers input and records the outcome on the handle
+    (``finish``/``fail``) when there is one. Each mechanism is chosen by what the schema
+    has, never by the revision's name:
+
+    * the outcome is read from the snapshot when its status class carries ``result`` or
+      ``error``; otherwise, when the schema has the ``result`` role, ``tasks/result`` is
+      asked beside the polling once the task leaves the active statuses (again after the
+      next poll when its stream broke off), and the server's requests for the task
+      arrive on that stream (see :meth:`ClientCore.on_input_request`);
+    * the ``inputRequests`` of a snapshot are answered through the ``update`` role (a
+      schema with the ``result`` role and no ``update`` role sends them as requests on
+      the ``tasks/result`` stream instead);
+    * with ``subscribe`` and a schema that has the ``notify`` role and a subscription
+      ``_meta`` key, a ``subscriptions/listen`` stream is held for the task, and the
+      polling waits while the server acknowledged it.
     """
 
-    side: asyncio.Future[Any] | None = None
-
-    def __init__(self, handle: TaskHandle[R]) -> None:
+    def __init__(self, handle: TaskHandle[R], client: ClientCore[R]) -> None:
         """Attach to ``handle``."""
-        self.handle = handle
+        self.handle, self.client, self.tables = handle, client, client.tables
+        self.payload: asyncio.Future[Any] | None = None
+        """The running ``tasks/result`` request (result role)."""
+        self.listen: asyncio.Future[Any] | None = None
+        """The running ``subscriptions/listen`` request (push)."""
+        self.retry_after = -1
+
+    def running(self) -> list[asyncio.Future[Any]]:
+        """The side requests still running; the end of one wakes the loop."""
+        return [
+            f for f in (self.payload, self.listen) if f is not None and not f.done()
+        ]
 
     def poll_first(self, task: TaskSnapshot) -> bool:
-        """Whether the first ``tasks/get`` goes out at once rather than after an interval."""
-        return False
+        """Whether the first ``tasks/get`` goes out at once rather than after an interval:
+        when the snapshot is not its status's state class (the extension's flat
+        ``CreateTaskResult``), it lacks the status's fields (input requests, outcome).
+        """
+        status = status_name(task.status)
+        state = self.tables.task_by_status.get(status)
+        return status not in self.tables.active and type(task) is not state
 
     def pushed(self) -> bool:
         """Whether the server pushes this task's states, so polling can wait."""
-        return False
+        live = self.listen is not None and not self.listen.done()
+        return self.handle.push_acknowledged and live
 
     async def start(self) -> None:
-        """Begin the wait (start a side request)."""
+        """Begin the wait (open the push stream when there is one)."""
+        if self.client.subscribe and self.client.can_listen():
+            self.listen = asyncio.ensure_future(self._listen())
 
     async def settle(self, task: TaskSnapshot, status: str) -> None:
         """Act on a snapshot: answer input, or record the outcome when there is one."""
+        handle, tables = self.handle, self.tables
+        result, error = wire_value(task, "result"), wire_value(task, "error")
+        requests = wire_value(task, "inputRequests")
+        if status == tables.cancelled:
+            handle.fail(TaskCancelled(task.task_id, task.status_message))
+        elif isinstance(result, Mapping):
+            handle.finish(self.client.outcome(cast("Mapping[str, Any]", result)))
+        elif isinstance(error, BaseModel):
+            wire = to_wire(error)
+            code = wire.get("code")
+            code = code if isinstance(code, int) else INTERNAL_ERROR
+            message = str(wire.get("message"))
+            handle.fail(TaskFailed(task.task_id, code, message, wire.get("data")))
+        elif (
+            status in tables.input
+            and isinstance(requests, Mapping)
+            and (tables.has_role("update") or not tables.has_role("result"))
+        ):
+            # Without an update role, a result role brings input as server requests on
+            # the tasks/result stream; without either, _answer fails the wait.
+            await self._answer(task, cast("Mapping[str, Any]", requests))
+        elif tables.has_role("result"):
+            await self._payload(task, status)
+        elif status in tables.terminal:
+            handle.fail(TaskEnded(task.task_id, status, task.status_message))
+
+    async def _answer(self, task: TaskSnapshot, requests: Mapping[str, Any]) -> None:
+        """Answer the not-yet-answered ``inputRequests`` with one ``update`` request."""
+        handle = self.handle
+        pending = {k: v for k, v in requests.items() if k not in handle.answered}
+        if pending and not self.tables.has_role("update"):
+            message = (
+                "asks for input, but the schema defines no tasks/update to send it"
+            )
+            handle.fail(TasksClientError(f"task {task.task_id} {message}"))
+            return
+        responses = await self.client.answer_requests(pending, task.task_id)
+        if responses:
+            await self.client.update_task(task.task_id, responses)
+            handle.answered.update(responses)
+
+    async def _payload(self, task: TaskSnapshot, status: str) -> None:
+        """Ask ``tasks/result`` once the task is not active; read it once it is done."""
+        handle, payload = self.handle, self.payload
+        if payload is not None and payload.done() and _dropped(payload):
+            self.payload, self.retry_after = None, handle.polls
+        if (
+            self.payload is None
+            and status not in self.tables.active
+            and handle.polls > self.retry_after
+        ):
+            request = self.client.get_task_payload(task.task_id)
+            self.payload = asyncio.ensure_future(request)
+        if self.payload is not None and (
+            self.payload.done() or status in self.tables.terminal
+        ):
+            await self._outcome(task.task_id, self.payload)
+
+    async def _outcome(self, task_id: str, payload: asyncio.Future[Any]) -> None:
+        """Turn the ``tasks/result`` outcome into the handle's result or error."""
+        handle = self.handle
+        try:
+            raw = await payload
+        except TaskNotFound as error:
+            handle.fail(error)
+            return
+        except JsonRpcError as error:
+            handle.fail(TaskFailed(task_id, error.code, error.message, error.data))
+            return
+        try:
+            handle.finish(self.client.outcome(raw))
+            return
+        except ValueError:
+            pass
+        # No tool result and no JSON-RPC error: a failed task whose work raised (mcp 1.30).
+        failed, task = self.tables.failed, handle.task
+        if task is None or status_name(task.status) != failed:
+            task = handle.task = await self.client.get_task(task_id)
+        if status_name(task.status) != failed:
+            raise InvalidResponse(f"tasks/result for {task_id} is not a tool result")
+        message = task.status_message or "the task failed"
+        handle.fail(TaskFailed(task_id, INTERNAL_ERROR, message, raw))
+
+    async def _listen(self) -> None:
+        """Hold a ``subscriptions/listen`` stream for the task until it ends or fails."""
+        client, handle = self.client, self.handle
+        listen_id = f"listen-{client.next_request_id()}"
+        client.subscriptions[listen_id] = handle
+        try:
+            await client.request(
+                "subscriptions/listen",
+                {"notifications": {"taskIds": [handle.task_id]}},
+                request_id=listen_id,
+            )
+        except (JsonRpcError, TasksClientError):
+            return
+        finally:
+            del client.subscriptions[listen_id]
+            handle.push_acknowledged = False
+            handle.wake()
 
     async def close(self) -> None:
-        """Stop the side request."""
-        if self.side is not None:
-            if not self.side.done():
-                self.side.cancel()
-            await asyncio.gather(self.side, return_exceptions=True)
+        """Stop the side requests."""
+        for side in (self.payload, self.listen):
+            if side is not None:
+                if not side.done():
+                    side.cancel()
+                await asyncio.gather(side, return_exceptions=True)
 
 
 class TaskHandle(Generic[R]):
@@ -406,9 +615,7 @@ class TaskHandle(Generic[R]):
                     until = now + interval if pushed else wake_at
                     if deadline is not None:
                         until = min(until, deadline)
-                    side = wait.side
-                    live = side if side is not None and not side.done() else None
-                    await nap(client.sleep, until - now, self._wake, live)
+                    await nap(client.sleep, until - now, self._wake, *wait.running())
                     self._wake.clear()
                     if self._pending is not None:
                         fresh, self._pending = self._pending, None
@@ -505,8 +712,9 @@ class ClientCore(Generic[R]):
       that a task is required, instead of raising ``TaskAugmentationRequired``.
     * ``declare_tasks`` (extension): declare the extension on every request (default).
       Without it the server must not create tasks, and a task result is rejected.
-    * ``subscribe`` (extension): also ask for ``notifications/tasks`` through
-      ``subscriptions/listen``; acknowledged tasks are then followed by push.
+    * ``subscribe`` (a schema with the ``notify`` role and a subscription ``_meta`` key):
+      also ask for the task's notifications through ``subscriptions/listen``;
+      acknowledged tasks are then followed by push.
     * ``max_input_rounds`` (extension): how many ``input_required`` answers one
       ``tools/call`` may need.
     """
@@ -520,7 +728,8 @@ class ClientCore(Generic[R]):
     errors: ClassVar[Mapping[int, type[JsonRpcError]]] = {
         METHOD_NOT_FOUND: MethodNotFound
     }
-    """Error code -> the typed error raised for it."""
+    """Error code -> the typed error raised for it (besides those of :data:`ERRORS_BY_NAME`
+    whose codes the schema's ``ErrorCode`` lists)."""
     not_found: ClassVar[Mapping[str, type[JsonRpcError]]] = {
         "get": TaskNotFound,
         "result": TaskNotFound,
@@ -582,6 +791,18 @@ class ClientCore(Generic[R]):
         self._ids = itertools.count(1)
         self._watchers: dict[str, set[TaskHandle[R]]] = {}
         self._progress: dict[str, ProgressCallback] = {}
+        self.subscriptions: dict[str | int, TaskHandle[R]] = {}
+        """Open ``subscriptions/listen`` streams by request ID (= subscription ID)."""
+        codes = getattr(self.tables.models, "ErrorCode", ())
+        self.error_types: dict[int, type[JsonRpcError]] = {
+            **{
+                int(c): ERRORS_BY_NAME[c.name]
+                for c in codes
+                if c.name in ERRORS_BY_NAME
+            },
+            **self.errors,
+        }
+        """Error code -> the typed error raised for it."""
         transport.set_handlers(self._on_notification, self._on_request)
         self.setup()
 
@@ -615,7 +836,11 @@ class ClientCore(Generic[R]):
         }
 
     def wait_for(self, handle: TaskHandle[R]) -> Wait[R]:
-        """The revision's hooks for one wait on ``handle``."""
+        """The hooks of one wait on ``handle``."""
+        return Wait(handle, self)
+
+    def outcome(self, raw: Mapping[str, Any]) -> R:
+        """A tool result (wire form) as the call's result (``ValueError`` when it is none)."""
         raise NotImplementedError
 
     def decode(self, raw: Mapping[str, Any]) -> TaskState:
@@ -642,9 +867,26 @@ class ClientCore(Generic[R]):
         """Whether ``tasks/cancel`` may be sent."""
         return True
 
+    def can_list(self) -> bool:
+        """Whether ``tasks/list`` may be sent (the schema has the ``list`` role)."""
+        return True
+
+    def can_listen(self) -> bool:
+        """Whether a wait may subscribe to the task's notifications (the schema has the
+        ``notify`` role and a subscription ``_meta`` key)."""
+        return (
+            self.tables.has_role("notify")
+            and "SUBSCRIPTION_ID" in self.tables.meta_keys
+        )
+
     def cancelled(self, result: dict[str, Any]) -> TaskState | None:
-        """Read a ``tasks/cancel`` result: the task, when the revision's answer carries one."""
-        raise NotImplementedError
+        """Read a ``tasks/cancel`` result: the task, when the schema's result model carries
+        the task's fields (else an acknowledgement: ``None``)."""
+        spec = self.tables.methods.get(self.tables.roles["cancel"])
+        model = spec.result if spec is not None else None
+        status = self.tables.task_fields["status"]
+        carries = model is not None and wire_value_of(model, status) is not None
+        return self.decode(result) if carries else None
 
     async def start_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None
@@ -652,14 +894,59 @@ class ClientCore(Generic[R]):
         """Send ``tools/call`` and return a handle without waiting for a task to finish."""
         raise NotImplementedError
 
-    async def adopt(self, result: Mapping[str, Any], name: str) -> TaskHandle[R]:
-        """Follow a task that a ``tools/call`` sent by other code created (``result`` is
-        that call's task result, wire form), for example the official SDK's client."""
-        raise NotImplementedError
+    def call_context(self) -> dict[str, Any]:
+        """What is stored with a new task's ID besides the method and the tool's name."""
+        return {}
+
+    async def adopt(
+        self,
+        result: Mapping[str, Any],
+        name: str,
+        *,
+        on_finish: Callable[[], object] | None = None,
+    ) -> TaskHandle[R]:
+        """Follow the task a ``tools/call`` created (``result`` is that call's task result,
+        wire form, as the schema's create result has it: the task under ``task`` or its
+        fields inline), also one that other code sent, such as the official SDK's client.
+        """
+        tables, data = self.tables, dict(result)
+        nested = "task" in tables.create_result.model_fields
+        if nested:
+            inner = json_object(data.get("task")) or {}
+            data["task"] = decode_as(tables.task_model, inner, tables)
+        created = decode_as(tables.create_result, data, tables)
+        task = cast(TaskSnapshot, getattr(created, "task") if nested else created)
+        key = tables.meta_keys.get("MODEL_IMMEDIATE_RESPONSE")
+        meta = json_object(wire_value(created, "_meta")) or {}
+        immediate = meta.get(key) if key is not None else None
+        context = {"method": "tools/call", "name": name, **self.call_context()}
+        return await self.created(
+            task,
+            context,
+            model_immediate_response=immediate if isinstance(immediate, str) else None,
+            on_finish=on_finish,
+        )
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        """Route status notifications to the waits and ``notifications/progress`` to callbacks."""
-        if method == self.tables.roles.get("notify"):
+        """Route status notifications to the waits, ``notifications/progress`` to callbacks
+        and ``notifications/subscriptions/acknowledged`` to the subscribed wait; drop a
+        notification of a subscription this client does not hold."""
+        key = self.tables.meta_keys.get("SUBSCRIPTION_ID")
+        meta = json_object(params.get("_meta")) or {}
+        subscription = meta.get(key) if key is not None else None
+        held = (
+            self.subscriptions.get(subscription)
+            if isinstance(subscription, (str, int))
+            else None
+        )
+        if method == "notifications/subscriptions/acknowledged":
+            listed = json_object(params.get("notifications")) or {}
+            ids = listed.get("taskIds")
+            if held is not None and isinstance(ids, list):
+                held.push_acknowledged = held.task_id in cast("list[object]", ids)
+        elif subscription is not None and held is None:
+            return
+        elif method == self.tables.roles.get("notify"):
             self.deliver(params)
         elif method == "notifications/progress":
             callback = self._progress.get(str(params.get("progressToken")))
@@ -672,8 +959,26 @@ class ClientCore(Generic[R]):
                 )
 
     async def _on_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Answer a server-to-client request (refused unless the revision has them)."""
-        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        """Answer a server-to-client request: ``ping``, or an input request with its
+        registered handler, echoing the related-task ``_meta`` when the schema has that key
+        (how a ``tasks/result`` stream carries a task's input requests)."""
+        if method == "ping":
+            return {}
+        if method not in self.handlers:
+            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        key = self.tables.meta_keys.get("RELATED_TASK")
+        meta = json_object(params.get("_meta")) or {}
+        related = json_object(meta.get(key)) if key is not None else None
+        task_id = related.get(self.tables.task_fields["task_id"]) if related else None
+        answer = await self.answer_input(
+            method, params, task_id if isinstance(task_id, str) else None, None
+        )
+        if answer is None:
+            raise JsonRpcError(INTERNAL_ERROR, f"no answer to {method}")
+        if key is not None and related is not None:
+            result_meta = json_object(answer.get("_meta")) or {}
+            answer["_meta"] = {**result_meta, key: related}
+        return answer
 
     # -- shared machinery -------------------------------------------------------------
 
@@ -686,7 +991,7 @@ class ClientCore(Generic[R]):
         spec = self.tables.methods.get(method)
         kind = self.not_found.get(spec.role) if spec is not None else None
         if error.code != INVALID_PARAMS or kind is None:
-            kind = self.errors.get(error.code)
+            kind = self.error_types.get(error.code)
         return kind(error.code, error.message, error.data) if kind else error
 
     async def request(
@@ -728,6 +1033,58 @@ class ClientCore(Generic[R]):
         if not self.poll_after_cancel:
             await self.store.delete(task_id)
         return state
+
+    def _task_params(self, task_id: str) -> dict[str, Any]:
+        return {self.tables.task_fields["task_id"]: task_id}
+
+    async def get_task_payload(self, task_id: str) -> dict[str, Any]:
+        """``tasks/result`` (the ``result`` role): block until the task is terminal and
+        return the original request's result.
+
+        The JSON-RPC error the original request ended with is raised as :class:`JsonRpcError`.
+        """
+        if not self.tables.has_role("result"):
+            raise TasksClientError("this revision's schema defines no tasks/result")
+        return await self.request(
+            self.tables.roles["result"], self._task_params(task_id)
+        )
+
+    async def update_task(
+        self, task_id: str, input_responses: Mapping[str, Mapping[str, Any] | BaseModel]
+    ) -> None:
+        """``tasks/update`` (the ``update`` role): deliver answers to some or all
+        outstanding ``inputRequests``."""
+        if not self.tables.has_role("update"):
+            raise TasksClientError("this revision's schema defines no tasks/update")
+        params = self._task_params(task_id)
+        params["inputResponses"] = {
+            k: answer_to_wire(v) for k, v in input_responses.items()
+        }
+        await self.request(self.tables.roles["update"], params)
+
+    async def list_tasks(self) -> list[TaskState]:
+        """``tasks/list`` (the ``list`` role): every task, following ``nextCursor``."""
+        if not self.tables.has_role("list"):
+            raise TasksClientError("this revision's schema defines no tasks/list")
+        if not self.can_list():
+            raise CapabilityNotDeclared("the server did not declare tasks.list")
+        tasks: list[TaskState] = []
+        cursor: str | None = None
+        while True:
+            page = await self.request(
+                self.tables.roles["list"],
+                {"cursor": cursor} if cursor is not None else {},
+            )
+            listed = page.get("tasks")
+            entries = cast("list[object]", listed if isinstance(listed, list) else [])
+            for entry in entries:
+                raw = json_object(entry) or {}
+                tasks.append(
+                    cast(TaskState, decode_as(self.tables.task_model, raw, self.tables))
+                )
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str):
+                return tasks
 
     async def call_tool(
         self,
@@ -795,6 +1152,22 @@ class ClientCore(Generic[R]):
             return None
         answer = await handler(InputContext(method, params, task_id, key))
         return answer_to_wire(answer) if answer is not None else None
+
+    async def answer_requests(
+        self, requests: Mapping[str, object], task_id: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Answer an ``inputRequests`` map (key -> request, a model or its wire form) with
+        the registered handlers: the answers by key, unanswered keys left out."""
+        responses: dict[str, dict[str, Any]] = {}
+        for key, request in requests.items():
+            wire = to_wire(request) if isinstance(request, BaseModel) else request
+            entry = json_object(wire) or {}
+            params = json_object(entry.get("params")) or {}
+            method = str(entry.get("method"))
+            answer = await self.answer_input(method, params, task_id, key)
+            if answer is not None:
+                responses[key] = answer
+        return responses
 
     def watch(self, task_id: str, handle: TaskHandle[R]) -> None:
         """Route status notifications for ``task_id`` to ``handle`` (while it waits)."""

@@ -53,6 +53,8 @@ class RevisionTables:
     """The import name of the package (the default client name on the wire)."""
     models: ModuleType
     """The revision's generated models module."""
+    task_model: type[BaseModel]
+    """The task model (the entries of a ``list`` result; every status's class in 2025-11-25)."""
     statuses: tuple[str, ...]
     initial: str
     working: str

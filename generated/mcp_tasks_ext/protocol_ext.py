@@ -215,6 +215,7 @@ TABLES = RevisionTables(
     extension_id=EXTENSION_ID,
     package_name=PACKAGE_NAME,
     models=models_ext,
+    task_model=models_ext.Task,
     statuses=STATUSES,
     initial=INITIAL_STATUS,
     working=WORKING,
