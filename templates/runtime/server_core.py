@@ -576,6 +576,19 @@ def missing_capability(method: str, declared: Mapping[str, Any]) -> str | None:
     return capability if capability is not None and capability not in declared else None
 
 
+def _decode_header(value: str, mismatch: int) -> str:
+    """Decode the ``=?base64?...?=`` sentinel form of a routing header (a malformed one
+    is the error ``mismatch``)."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise JsonRpcError(
+                mismatch, "Malformed base64 value in a routing header"
+            ) from None
+    return value
+
+
 def http_headers(sdk_context: Any) -> dict[str, str] | None:
     """The lower-cased HTTP headers of an SDK request context (None without HTTP)."""
     http = getattr(sdk_context, "request", None)
@@ -824,10 +837,10 @@ class TaskServerCore:
     anonymous, per client address), ``session_idle_s`` after which an unused session
     with no open stream is closed to make room; ``task_mismatch_code`` for a
     ``params.task`` the tool's ``taskSupport`` does not allow.
-    ``require_routing_headers`` (extension) refuses ``tasks/*`` requests without
-    ``Mcp-Method`` and ``Mcp-Name``. ``enable_list`` (default: whether ``authenticate``
-    is set) and ``page_size`` serve the list role (``tasks/list``) wherever the schema
-    has it.
+    ``require_routing_headers`` (a revision with routing headers: the extension) refuses
+    ``tasks/*`` requests without ``Mcp-Method`` and ``Mcp-Name``. ``enable_list``
+    (default: whether ``authenticate`` is set) and ``page_size`` serve the list role
+    (``tasks/list``) wherever the schema has it.
     """
 
     uses_sessions: ClassVar[bool] = False
@@ -1051,7 +1064,9 @@ class TaskServerCore:
                     "params must be plain JSON (no NaN or Infinity, not nested too"
                     " deep)",
                 ) from None
-            call = self._begin(method, params, request or RequestInfo(), emit)
+            request = request or RequestInfo()
+            self._check_headers(method, params, request)
+            call = self._begin(method, params, request, emit)
             call.request_id = request_id
             if method in self.tables.task_requests:
                 self._check_rate(call.principal, method)
@@ -1064,6 +1079,44 @@ class TaskServerCore:
             internal = JsonRpcError(INTERNAL_ERROR, "Internal error")
             return {"jsonrpc": "2.0", "id": request_id, "error": internal.to_wire()}
         return {"jsonrpc": "2.0", "id": request_id, "result": self._respond(result)}
+
+    def _check_headers(
+        self, method: str, params: dict[str, Any], request: RequestInfo
+    ) -> None:
+        """Streamable HTTP routing headers: ``Mcp-Method`` and ``Mcp-Name``, when sent,
+        match the body (``require_routing_headers``: a Tasks request must send them).
+
+        Only where the revision's error codes have ``HEADER_MISMATCH`` (the revision
+        defines the headers); elsewhere they are ignored like any other header.
+        """
+        mismatch = self.tables.error_codes.get("HEADER_MISMATCH")
+        headers = request.headers
+        if mismatch is None or headers is None:
+            return
+        header_method = headers.get("mcp-method")
+        header_name = headers.get("mcp-name")
+        tasks = self.tables.task_requests
+        if method in tasks and self.require_routing_headers:
+            if header_method is None or header_name is None:
+                raise JsonRpcError(
+                    mismatch, f"{method} requires the Mcp-Method and Mcp-Name headers"
+                )
+        if (
+            header_method is not None
+            and _decode_header(header_method, mismatch) != method
+        ):
+            raise JsonRpcError(
+                mismatch,
+                f"Mcp-Method header {header_method!r} does not match the body's"
+                f" method {method!r}",
+            )
+        if header_name is None or (method not in tasks and method != "tools/call"):
+            return
+        field = "taskId" if method in tasks else "name"
+        if _decode_header(header_name, mismatch) != params.get(field):
+            raise JsonRpcError(
+                mismatch, f"Mcp-Name header does not match the body's {field}"
+            )
 
     # -- revision hooks (the adapters override these) ---------------------------
 
@@ -1558,8 +1611,9 @@ class TaskServerCore:
         )
 
     def http_status(self, code: int) -> int:
-        """The HTTP status of a JSON-RPC error response with ``code`` (200 by default)."""
-        return 200
+        """The HTTP status the revision gives an error response with ``code`` (its
+        ``http_statuses`` table; 200 for a code it does not list)."""
+        return self.tables.http_statuses.get(code, 200)
 
     # -- registration -------------------------------------------------------
 

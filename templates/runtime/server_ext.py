@@ -4,19 +4,16 @@ What differs from 2025-11-25 outside the protocol tables lives here (core protoc
 2026-07-28): every request carries its ``_meta`` (protocol version, client
 capabilities) and only that request's capabilities count, so no task answers a
 request that did not declare the extension (a task-only tool gets ``-32021``);
-``server/discover``; the ``Mcp-Method``/``Mcp-Name`` routing headers (``-32020``);
-``resultType``; MRTR preflight questions; ``subscriptions/listen``; error codes and
-their HTTP statuses. Dispatch, workers, the state machine and the mechanisms of the
+``server/discover``; ``resultType``; MRTR preflight questions;
+``subscriptions/listen``. Dispatch, workers, the state machine, the mechanisms of the
 Tasks roles (``inputRequests`` answered with ``tasks/update``, status notifications,
-...) are in ``server_core``, chosen by the tables; the hosting in the official SDKs
-(``mount``) is in ``sdk``.
-"""
+...), the ``Mcp-Method``/``Mcp-Name`` routing-header check (``-32020``) and the HTTP
+status of each error code are in ``server_core``, chosen by the tables; the hosting in
+the official SDKs (``mount``) is in ``sdk``."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 from typing import Any, cast
 
 from .models_ext import ErrorCode
@@ -32,7 +29,6 @@ from .protocol_ext import (
 from .server_core import (
     INVALID_PARAMS,
     INVALID_REQUEST,
-    LIMIT_EXCEEDED,
     AuditEvent,
     AuditHook,
     Authenticate,
@@ -66,21 +62,8 @@ __all__ = [
     "ToolError",
 ]
 
-HEADER_MISMATCH = int(ErrorCode.HEADER_MISMATCH)
 MISSING_REQUIRED_CLIENT_CAPABILITY = int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY)
 UNSUPPORTED_PROTOCOL_VERSION = int(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION)
-
-_STATUS_BY_CODE = {
-    int(ErrorCode.PARSE_ERROR): 400,
-    int(ErrorCode.INVALID_REQUEST): 400,
-    int(ErrorCode.INVALID_PARAMS): 400,
-    int(ErrorCode.METHOD_NOT_FOUND): 404,
-    LIMIT_EXCEEDED: 429,
-    HEADER_MISMATCH: 400,
-    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
-    UNSUPPORTED_PROTOCOL_VERSION: 400,
-}
-"""HTTP status of an error response, by JSON-RPC code."""
 
 
 def _missing_extension(detail: str) -> JsonRpcError:
@@ -102,18 +85,6 @@ def _missing(capability: str, detail: str) -> JsonRpcError:
     )
 
 
-def _decode_header(value: str) -> str:
-    """Decode the ``=?base64?...?=`` sentinel form of a routing header."""
-    if value.startswith("=?base64?") and value.endswith("?="):
-        try:
-            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            raise JsonRpcError(
-                HEADER_MISMATCH, "Malformed base64 value in a routing header"
-            ) from None
-    return value
-
-
 class TasksServer(TaskServerCore):
     """A Tasks-extension server: tools, task store, dispatcher and worker runtime.
 
@@ -132,10 +103,6 @@ class TasksServer(TaskServerCore):
 
     tables = TABLES
 
-    def http_status(self, code: int) -> int:
-        """The HTTP status the protocol asks for with an error response of ``code``."""
-        return _STATUS_BY_CODE.get(code, 200)
-
     # -- dispatch -------------------------------------------------------------------
 
     def _begin(
@@ -145,8 +112,7 @@ class TasksServer(TaskServerCore):
         request: RequestInfo,
         emit: Emit | None,
     ) -> Call:
-        """Routing headers, the per-request ``_meta`` and the extension gate."""
-        self._check_headers(method, params, request)
+        """The per-request ``_meta`` and the extension gate."""
         capabilities = self._check_meta(params)
         call = super()._begin(method, params, request, emit)
         call.capabilities = capabilities
@@ -179,37 +145,6 @@ class TasksServer(TaskServerCore):
         if self.instructions is not None:
             result["instructions"] = self.instructions
         return self._complete(result)
-
-    def _check_headers(
-        self, method: str, params: dict[str, Any], request: RequestInfo
-    ) -> None:
-        """Streamable HTTP routing headers: ``Mcp-Method`` and ``Mcp-Name`` match the body."""
-        headers = request.headers
-        if headers is None:
-            return
-        header_method = headers.get("mcp-method")
-        header_name = headers.get("mcp-name")
-        if method in TABLES.task_requests and self.require_routing_headers:
-            if header_method is None or header_name is None:
-                raise JsonRpcError(
-                    HEADER_MISMATCH,
-                    f"{method} requires the Mcp-Method and Mcp-Name headers",
-                )
-        if header_method is not None and _decode_header(header_method) != method:
-            raise JsonRpcError(
-                HEADER_MISMATCH,
-                f"Mcp-Method header {header_method!r} does not match the body's"
-                f" method {method!r}",
-            )
-        if header_name is None or (
-            method not in TABLES.task_requests and method != "tools/call"
-        ):
-            return
-        field = "taskId" if method in TABLES.task_requests else "name"
-        if _decode_header(header_name) != params.get(field):
-            raise JsonRpcError(
-                HEADER_MISMATCH, f"Mcp-Name header does not match the body's {field}"
-            )
 
     @staticmethod
     def _check_meta(params: dict[str, Any]) -> dict[str, Any]:
