@@ -1344,7 +1344,18 @@ class TaskServerCore:
         )
 
     def _missing_capability(self, capability: str, method: str) -> JsonRpcError:
-        """The error for an input request whose capability the client did not declare."""
+        """The error for an input request whose capability the client did not declare:
+        the revision's ``MISSING_REQUIRED_CLIENT_CAPABILITY`` naming it in
+        ``data.requiredCapabilities`` where its error codes have one, else ``-32600``.
+        """
+        code = self.tables.error_codes.get("MISSING_REQUIRED_CLIENT_CAPABILITY")
+        if code is not None:
+            return JsonRpcError(
+                code,
+                f"Missing required client capability: {method} needs {capability!r}"
+                " in the client's capabilities",
+                {"requiredCapabilities": {capability: {}}},
+            )
         return JsonRpcError(
             INVALID_REQUEST,
             f"The client did not declare the {capability!r} capability that"

@@ -76,15 +76,6 @@ def _missing_extension(detail: str) -> JsonRpcError:
     )
 
 
-def _missing(capability: str, detail: str) -> JsonRpcError:
-    """``-32021`` naming a client capability."""
-    return JsonRpcError(
-        MISSING_REQUIRED_CLIENT_CAPABILITY,
-        f"Missing required client capability: {detail}",
-        {"requiredCapabilities": {capability: {}}},
-    )
-
-
 class TasksServer(TaskServerCore):
     """A Tasks-extension server: tools, task store, dispatcher and worker runtime.
 
@@ -192,11 +183,10 @@ class TasksServer(TaskServerCore):
         if not requests:
             return None
         for request in requests.values():
-            capability = missing_capability(
-                str(request.get("method")), ctx.client_capabilities
-            )
+            method = str(request.get("method"))
+            capability = missing_capability(method, ctx.client_capabilities)
             if capability is not None:
-                raise _missing(capability, repr(capability))
+                raise self._missing_capability(capability, method)
         return {"resultType": "input_required", "inputRequests": requests}
 
     def _task_request(self, call: Call, tool: Tool) -> tuple[bool, int | None]:
@@ -212,11 +202,6 @@ class TasksServer(TaskServerCore):
     ) -> dict[str, Any]:
         """Only a task asks for input mid-flight (a call asks by MRTR preflight)."""
         raise _missing_extension(f"tool {ctx.tool.name!r} asking for input")
-
-    def _missing_capability(self, capability: str, method: str) -> JsonRpcError:
-        return _missing(
-            capability, f"{method} needs {capability!r} in the client's capabilities"
-        )
 
     # -- notifications ----------------------------------------------------------------
 

@@ -746,6 +746,8 @@ async def test_d2_20_input_kinds_need_the_declared_capability() -> None:
     assert failed["error"]["code"] == -32021
     assert failed["error"]["data"] == {"requiredCapabilities": {"elicitation": {}}}
     assert mrtr["code"] == -32021
+    assert mrtr["data"] == {"requiredCapabilities": {"elicitation": {}}}
+    assert "elicitation/create needs 'elicitation'" in mrtr["message"], mrtr
 
 
 async def test_d2_21_results_carry_server_info() -> None:
