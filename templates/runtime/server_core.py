@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import functools
 import importlib
 import json
@@ -35,7 +36,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from types import ModuleType
 from datetime import datetime, timezone
@@ -2519,6 +2520,31 @@ class TaskServerCore:
                 queue.put_nowait(task)
         if record.is_terminal:
             self._task_sessions.pop(record.task_id, None)
+
+    @contextlib.asynccontextmanager
+    async def _following(
+        self, records: list[TaskRecord]
+    ) -> AsyncGenerator[asyncio.Queue[dict[str, Any] | None], None]:
+        """Follow tasks for a subscription: a queue that gets each task's current state
+        and then every state ``_published`` gives it (where the schema has a notify
+        role), and None when the server closes. The current state is read once the
+        queue follows the task, so the last state queued is the task's latest."""
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        for record in records:
+            self._listeners.setdefault(record.task_id, set()).add(queue)
+        try:
+            for record in records if self.tables.has_role("notify") else []:
+                current = await self.store.get(record.task_id)
+                if current is not None:
+                    queue.put_nowait(self._task(current))
+            yield queue
+        finally:
+            for record in records:
+                listeners = self._listeners.get(record.task_id)
+                if listeners is not None:
+                    listeners.discard(queue)
+                    if not listeners:
+                        del self._listeners[record.task_id]
 
     async def _announce(self, record: TaskRecord) -> None:
         """Publish a stored change here and on every replica (with a ``ReplicaStore``) or

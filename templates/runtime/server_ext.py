@@ -13,7 +13,6 @@ the official SDKs (``mount``) is in ``sdk``."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, cast
 
 from .models_ext import ErrorCode
@@ -232,13 +231,10 @@ class TasksServer(TaskServerCore):
             except JsonRpcError:
                 continue  # unknown or foreign IDs are simply not acknowledged
         subscription = {META_SUBSCRIPTION_ID: call.request_id}
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        for record in accepted:
-            self._listeners.setdefault(record.task_id, set()).add(queue)
-        try:
-            ack: dict[str, Any] = {"_meta": subscription, "notifications": {}}
-            if requested is not None:
-                ack["notifications"]["taskIds"] = [r.task_id for r in accepted]
+        ack: dict[str, Any] = {"_meta": subscription, "notifications": {}}
+        if requested is not None:
+            ack["notifications"]["taskIds"] = [r.task_id for r in accepted]
+        async with self._following(accepted) as queue:
             await emit(
                 {
                     "jsonrpc": "2.0",
@@ -246,17 +242,9 @@ class TasksServer(TaskServerCore):
                     "params": ack,
                 }
             )
-            notify = ROLES.get("notify")
-            for record in accepted if notify is not None else []:
-                queue.put_nowait(self._task(record))
             while (task := await queue.get()) is not None:
                 params = {"_meta": subscription, **task}
-                await emit({"jsonrpc": "2.0", "method": notify, "params": params})
-        finally:
-            for record in accepted:
-                listeners = self._listeners.get(record.task_id)
-                if listeners is not None:
-                    listeners.discard(queue)
-                    if not listeners:
-                        del self._listeners[record.task_id]
+                await emit(
+                    {"jsonrpc": "2.0", "method": ROLES["notify"], "params": params}
+                )
         return self._complete({"_meta": subscription})
