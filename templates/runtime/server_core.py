@@ -583,7 +583,7 @@ def _decode_header(value: str, mismatch: int) -> str:
     if value.startswith("=?base64?") and value.endswith("?="):
         try:
             return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # not base64 (binascii.Error), not ASCII, not UTF-8
             raise JsonRpcError(
                 mismatch, "Malformed base64 value in a routing header"
             ) from None
