@@ -279,6 +279,7 @@ class Protocol:
     status_roles: tuple[tuple[str, str], ...]  # constant name -> status the runtime names
     create_result: ClassName  # the result of a task-creating request
     check_rules: tuple[tuple[str, str], ...] = ()  # checker rule -> Python literal (profile order)
+    http_statuses: tuple[tuple[int, int], ...] = ()  # error code -> HTTP status of its error response
 
     @property
     def result_checks(self) -> tuple[ProtocolMethod, ...]:

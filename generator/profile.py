@@ -71,6 +71,10 @@ class Profile:
     check_rules: Mapping[str, object] = field(default_factory=dict)
     """What the generated checker expects where the revisions behave differently (see
     ``check.Rules`` in the runtime): each value a Python literal."""
+    http_statuses: Mapping[str, int] = field(default_factory=dict)
+    """Error code name (of the revision's ``ErrorCode``, or ``LIMIT_EXCEEDED``: the runtime's
+    default code for a refused limit) -> HTTP status of an error response with that code
+    over Streamable HTTP; a code not listed is answered with 200."""
 
 
 WIRE_TYPES: Mapping[str, str] = {
@@ -87,6 +91,10 @@ class; ``list``/``dict``: of any items; ``str`` also takes a ``Literal`` of stri
 READ_ALWAYS = frozenset({"taskId", "createdAt", "lastUpdatedAt", "inputRequests", "result", "error", "Error.code", "Error.message"})
 """Fields the runtime reads as always present (any model's, or ``Model.field``), so the
 schema must require them."""
+
+LIMIT_EXCEEDED = -32000
+"""The runtime's default code for a refused limit (``server_core.LIMIT_EXCEEDED``), which
+``Profile.http_statuses`` may name besides the revision's error codes."""
 
 MAY_OMIT = frozenset({"statusMessage", "data", "cursor", "nextCursor", "progressToken"})
 """Fields the runtime leaves out when it has no value, so the schema must not require them."""
@@ -208,6 +216,10 @@ EXTENSION = Profile(
         "missing_capability_error": -32021,
         "meta_required": True,
     },
+    http_statuses={
+        "PARSE_ERROR": 400, "INVALID_REQUEST": 400, "INVALID_PARAMS": 400, "METHOD_NOT_FOUND": 404, "LIMIT_EXCEEDED": 429,
+        "HEADER_MISMATCH": 400, "MISSING_REQUIRED_CLIENT_CAPABILITY": 400, "UNSUPPORTED_PROTOCOL_VERSION": 400,
+    },  # fmt: skip
 )
 
 PROFILES = {p.revision: p for p in (CORE_2025_11_25, EXTENSION)}
@@ -458,6 +470,18 @@ def _optional(annotation: str) -> str:
     return annotation if annotation.endswith("| None") or annotation == "Any" else f"{annotation} | None"
 
 
+def _http_statuses(package: ir.Package, profile: Profile, schema: Location) -> tuple[tuple[int, int], ...]:
+    """``Profile.http_statuses`` by code: each name is one of the revision's error codes."""
+    codes = {str(c.name): c.code for c in package.error_codes}
+    codes.setdefault("LIMIT_EXCEEDED", LIMIT_EXCEEDED)
+    out = []
+    for name, status in profile.http_statuses.items():
+        if name not in codes:
+            raise fail(f'the {profile.revision} profile gives error code "{name}" an HTTP status, but the revision has no such error code', schema)
+        out.append((codes[name], status))
+    return tuple(out)
+
+
 def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], schema: Location) -> ir.Protocol:
     """Check ``package`` against ``profile`` both ways; return the protocol tables.
 
@@ -473,6 +497,7 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
     methods = _methods(package, profile, schema)
     _wire_fields(package, profile, classes, variants, methods, schema)
     names = {m.name for m in package.models}
+    http_statuses = _http_statuses(package, profile, schema)
     snapshot = tuple(ClassName(n) for n in profile.snapshot_models if n in names)
     variant_names = sorted({v.model for v in variants} | set(snapshot))
     client_names: set[str] = set()
@@ -510,4 +535,5 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         status_roles=tuple(profile.status_roles.items()),
         create_result=ClassName(profile.create_result) if profile.create_result in names else ClassName(profile.task_model),
         check_rules=tuple((key, _literal(value)) for key, value in profile.check_rules.items()),
+        http_statuses=http_statuses,
     )

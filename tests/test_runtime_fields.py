@@ -169,3 +169,27 @@ def test_a_classified_status_variant_is_checked_like_its_class(tmp_path: Path, s
     else:
         with pytest.raises(GenError, match=f'cannot fill required field "error" of "{status.title()}Task"'):
             pipeline.package(target)
+
+
+def test_an_http_status_for_an_error_code_the_revision_lacks_stops_generation(tmp_path: Path, shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The profile gives HTTP statuses to error codes by name; a name the revision's
+    ``ErrorCode`` does not have (a typo, a code a revision dropped) is refused."""
+    from dataclasses import replace
+
+    from mcptasks_gen import profile
+
+    raw = json.loads((shared / "schemas" / SCHEMAS["2025"]).read_text())
+    wrong = replace(profile.CORE_2025_11_25, http_statuses={"HEADER_MISMATCH": 400})
+    monkeypatch.setitem(profile.PROFILES, wrong.revision, wrong)
+    with pytest.raises(GenError) as raised:
+        pipeline.package(_edited(tmp_path, raw))
+    assert 'gives error code "HEADER_MISMATCH" an HTTP status' in str(raised.value)
+
+
+def test_the_profiles_limit_code_is_the_runtimes() -> None:
+    """``LIMIT_EXCEEDED`` in ``Profile.http_statuses`` means the runtime's default limit code."""
+    from mcp_tasks.server_core import LIMIT_EXCEEDED
+
+    from mcptasks_gen import profile
+
+    assert profile.LIMIT_EXCEEDED == LIMIT_EXCEEDED

@@ -594,6 +594,26 @@ async def test_d1_18_limits_rate_limiter_and_audit() -> None:
     assert [e.action for e in events if e.task_id == task_id][:1] == ["created"]
 
 
+async def test_routing_headers_are_not_checked_in_2025() -> None:
+    """2025-11-25 has no ``Mcp-Method``/``Mcp-Name`` (no ``HEADER_MISMATCH`` code): the
+    core's routing-header check stays off, even with ``require_routing_headers``, and
+    error responses keep HTTP 200."""
+    server = TasksServer(
+        "plain", store=InMemoryTaskStore(), require_routing_headers=True
+    )
+    async with server:
+        headers = {"mcp-method": "tools/list", "mcp-name": "=?base64?!!?="}
+        response = await server.handle(
+            message_2025("ping"), RequestInfo(headers=headers)
+        )
+        listed = await server.handle(
+            message_2025("tasks/list"), RequestInfo(headers={})
+        )
+    assert result_of(response) == {}
+    assert error_of(listed)["code"] != -32020
+    assert {server.http_status(c) for c in (-32700, -32601, -32602, -32000)} == {200}
+
+
 async def test_ping_and_unknown_method() -> None:
     async with running() as h:
         assert result_of(await h.call("ping")) == {}

@@ -681,6 +681,34 @@ async def test_d2_17_listen_acknowledges_then_streams_detailed_tasks() -> None:
     )
 
 
+async def test_d2_17_listen_ends_on_the_latest_state_when_a_task_moves_meanwhile() -> (
+    None
+):
+    """A task that changes while the subscription is being acknowledged: its current
+    state is read once the subscription follows it, so the stream's last message for
+    it is its latest state (the stale state looked up before used to come last)."""
+    async with running() as h:
+        task_id = (await h.start_task("gated"))["taskId"]
+        sent: list[dict[str, Any]] = []
+
+        async def emit(message: dict[str, Any]) -> None:
+            sent.append(message)
+            if message["method"] == "notifications/subscriptions/acknowledged":
+                cancel = h.msg("tasks/cancel", {"taskId": task_id})
+                result_of(await h.server.handle(cancel, RequestInfo(), None))
+
+        listen = h.msg("subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+        stream = asyncio.create_task(h.server.handle(listen, RequestInfo(), emit))
+        deadline = time.monotonic() + 5
+        while not any(m["params"].get("status") == "cancelled" for m in sent):
+            assert time.monotonic() < deadline, sent
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0.05)
+    await stream
+    statuses = [m["params"]["status"] for m in sent[1:]]
+    assert statuses[-1] == "cancelled", statuses
+
+
 async def test_d2_17_listen_with_task_ids_needs_the_extension() -> None:
     async with running() as h:
         error = error_of(
@@ -746,6 +774,8 @@ async def test_d2_20_input_kinds_need_the_declared_capability() -> None:
     assert failed["error"]["code"] == -32021
     assert failed["error"]["data"] == {"requiredCapabilities": {"elicitation": {}}}
     assert mrtr["code"] == -32021
+    assert mrtr["data"] == {"requiredCapabilities": {"elicitation": {}}}
+    assert "elicitation/create needs 'elicitation'" in mrtr["message"], mrtr
 
 
 async def test_d2_21_results_carry_server_info() -> None:

@@ -263,3 +263,16 @@ async def test_transport_limits_and_malformed_requests(
     assert get.status_code == 405
     assert notification.status_code == 202
     assert other_path.status_code == 404
+
+
+async def test_d2_18_non_ascii_base64_routing_header_is_a_mismatch() -> None:
+    """A ``=?base64?...?=`` header with non-ASCII text (a latin-1 header byte) is
+    ``-32020`` (HTTP 400), not an internal error with a traceback."""
+    server = TasksServer("hostile", store=InMemoryTaskStore())
+    async with server:
+        for value in ("=?base64?\xe9?=", "=?base64?\xff\xfe?="):
+            response = await server.handle(
+                ext_message("ping"), RequestInfo(headers={"mcp-method": value})
+            )
+            assert error_of(response)["code"] == -32020, response
+    assert server.http_status(-32020) == 400
