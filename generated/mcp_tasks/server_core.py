@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import functools
 import importlib
 import json
@@ -37,7 +38,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from types import ModuleType
 from datetime import datetime, timezone
@@ -578,6 +579,19 @@ def missing_capability(method: str, declared: Mapping[str, Any]) -> str | None:
     return capability if capability is not None and capability not in declared else None
 
 
+def _decode_header(value: str, mismatch: int) -> str:
+    """Decode the ``=?base64?...?=`` sentinel form of a routing header (a malformed one
+    is the error ``mismatch``)."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except ValueError:  # not base64 (binascii.Error), not ASCII, not UTF-8
+            raise JsonRpcError(
+                mismatch, "Malformed base64 value in a routing header"
+            ) from None
+    return value
+
+
 def http_headers(sdk_context: Any) -> dict[str, str] | None:
     """The lower-cased HTTP headers of an SDK request context (None without HTTP)."""
     http = getattr(sdk_context, "request", None)
@@ -826,10 +840,10 @@ class TaskServerCore:
     anonymous, per client address), ``session_idle_s`` after which an unused session
     with no open stream is closed to make room; ``task_mismatch_code`` for a
     ``params.task`` the tool's ``taskSupport`` does not allow.
-    ``require_routing_headers`` (extension) refuses ``tasks/*`` requests without
-    ``Mcp-Method`` and ``Mcp-Name``. ``enable_list`` (default: whether ``authenticate``
-    is set) and ``page_size`` serve the list role (``tasks/list``) wherever the schema
-    has it.
+    ``require_routing_headers`` (a revision with routing headers: the extension) refuses
+    ``tasks/*`` requests without ``Mcp-Method`` and ``Mcp-Name``. ``enable_list``
+    (default: whether ``authenticate`` is set) and ``page_size`` serve the list role
+    (``tasks/list``) wherever the schema has it.
     """
 
     uses_sessions: ClassVar[bool] = False
@@ -1053,7 +1067,9 @@ class TaskServerCore:
                     "params must be plain JSON (no NaN or Infinity, not nested too"
                     " deep)",
                 ) from None
-            call = self._begin(method, params, request or RequestInfo(), emit)
+            request = request or RequestInfo()
+            self._check_headers(method, params, request)
+            call = self._begin(method, params, request, emit)
             call.request_id = request_id
             if method in self.tables.task_requests:
                 self._check_rate(call.principal, method)
@@ -1066,6 +1082,44 @@ class TaskServerCore:
             internal = JsonRpcError(INTERNAL_ERROR, "Internal error")
             return {"jsonrpc": "2.0", "id": request_id, "error": internal.to_wire()}
         return {"jsonrpc": "2.0", "id": request_id, "result": self._respond(result)}
+
+    def _check_headers(
+        self, method: str, params: dict[str, Any], request: RequestInfo
+    ) -> None:
+        """Streamable HTTP routing headers: ``Mcp-Method`` and ``Mcp-Name``, when sent,
+        match the body (``require_routing_headers``: a Tasks request must send them).
+
+        Only where the revision's error codes have ``HEADER_MISMATCH`` (the revision
+        defines the headers); elsewhere they are ignored like any other header.
+        """
+        mismatch = self.tables.error_codes.get("HEADER_MISMATCH")
+        headers = request.headers
+        if mismatch is None or headers is None:
+            return
+        header_method = headers.get("mcp-method")
+        header_name = headers.get("mcp-name")
+        tasks = self.tables.task_requests
+        if method in tasks and self.require_routing_headers:
+            if header_method is None or header_name is None:
+                raise JsonRpcError(
+                    mismatch, f"{method} requires the Mcp-Method and Mcp-Name headers"
+                )
+        if (
+            header_method is not None
+            and _decode_header(header_method, mismatch) != method
+        ):
+            raise JsonRpcError(
+                mismatch,
+                f"Mcp-Method header {header_method!r} does not match the body's"
+                f" method {method!r}",
+            )
+        if header_name is None or (method not in tasks and method != "tools/call"):
+            return
+        field = "taskId" if method in tasks else "name"
+        if _decode_header(header_name, mismatch) != params.get(field):
+            raise JsonRpcError(
+                mismatch, f"Mcp-Name header does not match the body's {field}"
+            )
 
     # -- revision hooks (the adapters override these) ---------------------------
 
@@ -1293,7 +1347,18 @@ class TaskServerCore:
         )
 
     def _missing_capability(self, capability: str, method: str) -> JsonRpcError:
-        """The error for an input request whose capability the client did not declare."""
+        """The error for an input request whose capability the client did not declare:
+        the revision's ``MISSING_REQUIRED_CLIENT_CAPABILITY`` naming it in
+        ``data.requiredCapabilities`` where its error codes have one, else ``-32600``.
+        """
+        code = self.tables.error_codes.get("MISSING_REQUIRED_CLIENT_CAPABILITY")
+        if code is not None:
+            return JsonRpcError(
+                code,
+                f"Missing required client capability: {method} needs {capability!r}"
+                " in the client's capabilities",
+                {"requiredCapabilities": {capability: {}}},
+            )
         return JsonRpcError(
             INVALID_REQUEST,
             f"The client did not declare the {capability!r} capability that"
@@ -1560,8 +1625,9 @@ class TaskServerCore:
         )
 
     def http_status(self, code: int) -> int:
-        """The HTTP status of a JSON-RPC error response with ``code`` (200 by default)."""
-        return 200
+        """The HTTP status the revision gives an error response with ``code`` (its
+        ``http_statuses`` table; 200 for a code it does not list)."""
+        return self.tables.http_statuses.get(code, 200)
 
     # -- registration -------------------------------------------------------
 
@@ -2456,6 +2522,31 @@ class TaskServerCore:
                 queue.put_nowait(task)
         if record.is_terminal:
             self._task_sessions.pop(record.task_id, None)
+
+    @contextlib.asynccontextmanager
+    async def _following(
+        self, records: list[TaskRecord]
+    ) -> AsyncGenerator[asyncio.Queue[dict[str, Any] | None], None]:
+        """Follow tasks for a subscription: a queue that gets each task's current state
+        and then every state ``_published`` gives it (where the schema has a notify
+        role), and None when the server closes. The current state is read once the
+        queue follows the task, so the last state queued is the task's latest."""
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        for record in records:
+            self._listeners.setdefault(record.task_id, set()).add(queue)
+        try:
+            for record in records if self.tables.has_role("notify") else []:
+                current = await self.store.get(record.task_id)
+                if current is not None:
+                    queue.put_nowait(self._task(current))
+            yield queue
+        finally:
+            for record in records:
+                listeners = self._listeners.get(record.task_id)
+                if listeners is not None:
+                    listeners.discard(queue)
+                    if not listeners:
+                        del self._listeners[record.task_id]
 
     async def _announce(self, record: TaskRecord) -> None:
         """Publish a stored change here and on every replica (with a ``ReplicaStore``) or

@@ -200,6 +200,16 @@ ROLES: dict[str, str] = {
 """Role -> method name, for the roles this schema has."""
 
 
+ERROR_CODES: dict[str, int] = {
+    name: int(code) for name, code in models_2025.ErrorCode.__members__.items()
+}
+"""The revision's JSON-RPC error codes by name (``ErrorCode``), for the shared runtime."""
+
+HTTP_STATUSES: dict[int, int] = {}
+"""The HTTP status of an error response over Streamable HTTP, by JSON-RPC code (200 for a
+code not listed), from the revision profile."""
+
+
 def has_role(role: str) -> bool:
     """Whether the schema has the method that plays ``role`` (e.g. ``"update"``)."""
     return role in ROLES
@@ -235,6 +245,8 @@ TABLES = RevisionTables(
     get_params=models_2025.GetTaskRequestParams,
     cancel_params=models_2025.CancelTaskRequestParams,
     create_result=models_2025.CreateTaskResult,
+    error_codes=ERROR_CODES,
+    http_statuses=HTTP_STATUSES,
 )
 """This revision's tables as one object, for the shared runtime."""
 
@@ -246,7 +258,9 @@ __all__ = [
     "FAILED",
     "CANCELLED",
     "ACTIVE_STATUSES",
+    "ERROR_CODES",
     "EXTENSION_ID",
+    "HTTP_STATUSES",
     "INITIAL_STATUS",
     "INPUT_STATUSES",
     "METHODS",

@@ -204,6 +204,25 @@ ROLES: dict[str, str] = {
 """Role -> method name, for the roles this schema has."""
 
 
+ERROR_CODES: dict[str, int] = {
+    name: int(code) for name, code in models_ext.ErrorCode.__members__.items()
+}
+"""The revision's JSON-RPC error codes by name (``ErrorCode``), for the shared runtime."""
+
+HTTP_STATUSES: dict[int, int] = {
+    -32700: 400,
+    -32600: 400,
+    -32602: 400,
+    -32601: 404,
+    -32000: 429,
+    -32020: 400,
+    -32021: 400,
+    -32022: 400,
+}
+"""The HTTP status of an error response over Streamable HTTP, by JSON-RPC code (200 for a
+code not listed), from the revision profile."""
+
+
 def has_role(role: str) -> bool:
     """Whether the schema has the method that plays ``role`` (e.g. ``"update"``)."""
     return role in ROLES
@@ -242,6 +261,8 @@ TABLES = RevisionTables(
     get_params=models_ext.GetTaskRequestParams,
     cancel_params=models_ext.CancelTaskRequestParams,
     create_result=models_ext.CreateTaskResult,
+    error_codes=ERROR_CODES,
+    http_statuses=HTTP_STATUSES,
 )
 """This revision's tables as one object, for the shared runtime."""
 
@@ -253,7 +274,9 @@ __all__ = [
     "FAILED",
     "CANCELLED",
     "ACTIVE_STATUSES",
+    "ERROR_CODES",
     "EXTENSION_ID",
+    "HTTP_STATUSES",
     "INITIAL_STATUS",
     "INPUT_STATUSES",
     "METHODS",

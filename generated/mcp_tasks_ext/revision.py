@@ -5,9 +5,9 @@
 Every generated ``protocol_<revision>`` module builds a :class:`RevisionTables` (its
 ``TABLES``) from the schema and the revision profile. The revision's adapters
 (``client_2025`` and ``server_2025``, or ``client_ext`` and ``server_ext``) hand it to the
-shared cores, which read statuses, transitions, task variants, task fields and method
-roles from it instead of importing a revision's modules. That is what lets one package
-carry two revisions on one runtime.
+shared cores, which read statuses, transitions, task variants, task fields, method
+roles and error codes from it instead of importing a revision's modules. That is what
+lets one package carry two revisions on one runtime.
 """
 
 from __future__ import annotations
@@ -81,6 +81,11 @@ class RevisionTables:
     create_result: type[BaseModel]
     """The result of a task-creating request (the task nested under ``task``, or its
     fields inline)."""
+    error_codes: Mapping[str, int]
+    """The revision's JSON-RPC error codes by ``ErrorCode`` name; a mechanism whose error
+    code the revision lacks (``HEADER_MISMATCH``: routing headers) does not run."""
+    http_statuses: Mapping[int, int]
+    """The HTTP status of an error response, by JSON-RPC code (200 for any other)."""
     task_requests: frozenset[str] = field(init=False)
     """The Tasks requests a client sends (rate-limited; gated by the extension)."""
 

@@ -6,19 +6,15 @@ What differs from 2025-11-25 outside the protocol tables lives here (core protoc
 2026-07-28): every request carries its ``_meta`` (protocol version, client
 capabilities) and only that request's capabilities count, so no task answers a
 request that did not declare the extension (a task-only tool gets ``-32021``);
-``server/discover``; the ``Mcp-Method``/``Mcp-Name`` routing headers (``-32020``);
-``resultType``; MRTR preflight questions; ``subscriptions/listen``; error codes and
-their HTTP statuses. Dispatch, workers, the state machine and the mechanisms of the
+``server/discover``; ``resultType``; MRTR preflight questions;
+``subscriptions/listen``. Dispatch, workers, the state machine, the mechanisms of the
 Tasks roles (``inputRequests`` answered with ``tasks/update``, status notifications,
-...) are in ``server_core``, chosen by the tables; the hosting in the official SDKs
-(``mount``) is in ``sdk``.
-"""
+...), the ``Mcp-Method``/``Mcp-Name`` routing-header check (``-32020``) and the HTTP
+status of each error code are in ``server_core``, chosen by the tables; the hosting in
+the official SDKs (``mount``) is in ``sdk``."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import binascii
 from typing import Any, cast
 
 from .models_ext import ErrorCode
@@ -34,7 +30,6 @@ from .protocol_ext import (
 from .server_core import (
     INVALID_PARAMS,
     INVALID_REQUEST,
-    LIMIT_EXCEEDED,
     AuditEvent,
     AuditHook,
     Authenticate,
@@ -68,21 +63,8 @@ __all__ = [
     "ToolError",
 ]
 
-HEADER_MISMATCH = int(ErrorCode.HEADER_MISMATCH)
 MISSING_REQUIRED_CLIENT_CAPABILITY = int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY)
 UNSUPPORTED_PROTOCOL_VERSION = int(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION)
-
-_STATUS_BY_CODE = {
-    int(ErrorCode.PARSE_ERROR): 400,
-    int(ErrorCode.INVALID_REQUEST): 400,
-    int(ErrorCode.INVALID_PARAMS): 400,
-    int(ErrorCode.METHOD_NOT_FOUND): 404,
-    LIMIT_EXCEEDED: 429,
-    HEADER_MISMATCH: 400,
-    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
-    UNSUPPORTED_PROTOCOL_VERSION: 400,
-}
-"""HTTP status of an error response, by JSON-RPC code."""
 
 
 def _missing_extension(detail: str) -> JsonRpcError:
@@ -93,27 +75,6 @@ def _missing_extension(detail: str) -> JsonRpcError:
         f" {EXTENSION_ID} extension declared in this request's clientCapabilities",
         {"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}},
     )
-
-
-def _missing(capability: str, detail: str) -> JsonRpcError:
-    """``-32021`` naming a client capability."""
-    return JsonRpcError(
-        MISSING_REQUIRED_CLIENT_CAPABILITY,
-        f"Missing required client capability: {detail}",
-        {"requiredCapabilities": {capability: {}}},
-    )
-
-
-def _decode_header(value: str) -> str:
-    """Decode the ``=?base64?...?=`` sentinel form of a routing header."""
-    if value.startswith("=?base64?") and value.endswith("?="):
-        try:
-            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            raise JsonRpcError(
-                HEADER_MISMATCH, "Malformed base64 value in a routing header"
-            ) from None
-    return value
 
 
 class TasksServer(TaskServerCore):
@@ -134,10 +95,6 @@ class TasksServer(TaskServerCore):
 
     tables = TABLES
 
-    def http_status(self, code: int) -> int:
-        """The HTTP status the protocol asks for with an error response of ``code``."""
-        return _STATUS_BY_CODE.get(code, 200)
-
     # -- dispatch -------------------------------------------------------------------
 
     def _begin(
@@ -147,8 +104,7 @@ class TasksServer(TaskServerCore):
         request: RequestInfo,
         emit: Emit | None,
     ) -> Call:
-        """Routing headers, the per-request ``_meta`` and the extension gate."""
-        self._check_headers(method, params, request)
+        """The per-request ``_meta`` and the extension gate."""
         capabilities = self._check_meta(params)
         call = super()._begin(method, params, request, emit)
         call.capabilities = capabilities
@@ -181,37 +137,6 @@ class TasksServer(TaskServerCore):
         if self.instructions is not None:
             result["instructions"] = self.instructions
         return self._complete(result)
-
-    def _check_headers(
-        self, method: str, params: dict[str, Any], request: RequestInfo
-    ) -> None:
-        """Streamable HTTP routing headers: ``Mcp-Method`` and ``Mcp-Name`` match the body."""
-        headers = request.headers
-        if headers is None:
-            return
-        header_method = headers.get("mcp-method")
-        header_name = headers.get("mcp-name")
-        if method in TABLES.task_requests and self.require_routing_headers:
-            if header_method is None or header_name is None:
-                raise JsonRpcError(
-                    HEADER_MISMATCH,
-                    f"{method} requires the Mcp-Method and Mcp-Name headers",
-                )
-        if header_method is not None and _decode_header(header_method) != method:
-            raise JsonRpcError(
-                HEADER_MISMATCH,
-                f"Mcp-Method header {header_method!r} does not match the body's"
-                f" method {method!r}",
-            )
-        if header_name is None or (
-            method not in TABLES.task_requests and method != "tools/call"
-        ):
-            return
-        field = "taskId" if method in TABLES.task_requests else "name"
-        if _decode_header(header_name) != params.get(field):
-            raise JsonRpcError(
-                HEADER_MISMATCH, f"Mcp-Name header does not match the body's {field}"
-            )
 
     @staticmethod
     def _check_meta(params: dict[str, Any]) -> dict[str, Any]:
@@ -259,11 +184,10 @@ class TasksServer(TaskServerCore):
         if not requests:
             return None
         for request in requests.values():
-            capability = missing_capability(
-                str(request.get("method")), ctx.client_capabilities
-            )
+            method = str(request.get("method"))
+            capability = missing_capability(method, ctx.client_capabilities)
             if capability is not None:
-                raise _missing(capability, repr(capability))
+                raise self._missing_capability(capability, method)
         return {"resultType": "input_required", "inputRequests": requests}
 
     def _task_request(self, call: Call, tool: Tool) -> tuple[bool, int | None]:
@@ -279,11 +203,6 @@ class TasksServer(TaskServerCore):
     ) -> dict[str, Any]:
         """Only a task asks for input mid-flight (a call asks by MRTR preflight)."""
         raise _missing_extension(f"tool {ctx.tool.name!r} asking for input")
-
-    def _missing_capability(self, capability: str, method: str) -> JsonRpcError:
-        return _missing(
-            capability, f"{method} needs {capability!r} in the client's capabilities"
-        )
 
     # -- notifications ----------------------------------------------------------------
 
@@ -314,13 +233,10 @@ class TasksServer(TaskServerCore):
             except JsonRpcError:
                 continue  # unknown or foreign IDs are simply not acknowledged
         subscription = {META_SUBSCRIPTION_ID: call.request_id}
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        for record in accepted:
-            self._listeners.setdefault(record.task_id, set()).add(queue)
-        try:
-            ack: dict[str, Any] = {"_meta": subscription, "notifications": {}}
-            if requested is not None:
-                ack["notifications"]["taskIds"] = [r.task_id for r in accepted]
+        ack: dict[str, Any] = {"_meta": subscription, "notifications": {}}
+        if requested is not None:
+            ack["notifications"]["taskIds"] = [r.task_id for r in accepted]
+        async with self._following(accepted) as queue:
             await emit(
                 {
                     "jsonrpc": "2.0",
@@ -328,17 +244,9 @@ class TasksServer(TaskServerCore):
                     "params": ack,
                 }
             )
-            notify = ROLES.get("notify")
-            for record in accepted if notify is not None else []:
-                queue.put_nowait(self._task(record))
             while (task := await queue.get()) is not None:
                 params = {"_meta": subscription, **task}
-                await emit({"jsonrpc": "2.0", "method": notify, "params": params})
-        finally:
-            for record in accepted:
-                listeners = self._listeners.get(record.task_id)
-                if listeners is not None:
-                    listeners.discard(queue)
-                    if not listeners:
-                        del self._listeners[record.task_id]
+                await emit(
+                    {"jsonrpc": "2.0", "method": ROLES["notify"], "params": params}
+                )
         return self._complete({"_meta": subscription})
