@@ -244,20 +244,13 @@ def decode_as(kind: type[M], raw: Mapping[str, Any], tables: RevisionTables) -> 
         raise InvalidResponse(f"malformed task: {error}") from None
 
 
-def wire_value_of(model: type[BaseModel], wire: str) -> str | None:
-    """The attribute of ``model``'s declared field whose wire name is ``wire`` (``None``
-    when the class has no such field)."""
-    for name, info in model.model_fields.items():
-        if (info.serialization_alias or name) == wire:
-            return name
-    return None
-
-
 def wire_value(model: BaseModel, wire: str) -> object:
     """The value of ``model``'s declared field whose wire name is ``wire`` (``None`` when
     its class has no such field: an unknown field kept on the model does not count)."""
-    name = wire_value_of(type(model), wire)
-    return getattr(model, name, None) if name is not None else None
+    for name, info in type(model).model_fields.items():
+        if (info.serialization_alias or name) == wire:
+            return getattr(model, name)
+    return None
 
 
 def _int_field(task: TaskSnapshot, name: str) -> int | None:
@@ -882,10 +875,7 @@ class ClientCore(Generic[R]):
     def cancelled(self, result: dict[str, Any]) -> TaskState | None:
         """Read a ``tasks/cancel`` result: the task, when the schema's result model carries
         the task's fields (else an acknowledgement: ``None``)."""
-        spec = self.tables.methods.get(self.tables.roles["cancel"])
-        model = spec.result if spec is not None else None
-        status = self.tables.task_fields["status"]
-        carries = model is not None and wire_value_of(model, status) is not None
+        carries = self.tables.result_carries_task("cancel")
         return self.decode(result) if carries else None
 
     async def start_tool(

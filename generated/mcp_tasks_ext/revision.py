@@ -100,3 +100,11 @@ class RevisionTables:
     def has_role(self, role: str) -> bool:
         """Whether the schema has the method that plays ``role`` (e.g. ``"update"``)."""
         return role in self.roles
+
+    def result_carries_task(self, role: str) -> bool:
+        """Whether the result model of the method playing ``role`` carries the task's
+        fields (2025-11-25 answers ``tasks/cancel`` with the task, the extension with an
+        acknowledgement); False when the schema has no such method or result model."""
+        spec = self.methods.get(self.roles.get(role, ""))
+        model = spec.result if spec is not None else None
+        return model is not None and "task_id" in model.model_fields

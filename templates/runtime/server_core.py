@@ -1242,9 +1242,7 @@ class TaskServerCore:
         task that already was terminal is ``-32602`` (there is no cancelled task to
         report); otherwise the result is empty and cancelling is idempotent.
         """
-        model = self.tables.methods[self.tables.roles["cancel"]].result
-        key = next(iter(self.tables.task_fields))
-        if model is None or key not in model.model_fields:
+        if not self.tables.result_carries_task("cancel"):
             return self._complete({})
         if cancelled is not None:
             return self._complete(self._task(cancelled))
@@ -1482,10 +1480,7 @@ class TaskServerCore:
         request is answered. Raises ``JsonRpcError`` when the client answered with an
         error.
         """
-        related_key = self.tables.meta_keys.get("RELATED_TASK")
-        if related_key is not None:
-            meta = {**params.get("_meta", {}), related_key: {"taskId": task_id}}
-            params = {**params, "_meta": meta}
+        params = self._related(params, task_id)
         request_id, message, pending = self._new_request(method, params, ctx.principal)
         channel = self._channels.setdefault(task_id, _Channel())
         channel.session = ctx.session
@@ -1568,14 +1563,18 @@ class TaskServerCore:
             )
         if record.result is None:
             raise JsonRpcError(INTERNAL_ERROR, "Task was cancelled; it has no result")
-        result = dict(record.result)
-        related_key = self.tables.meta_keys.get("RELATED_TASK")
-        if related_key is not None:
-            result["_meta"] = {
-                **result.get("_meta", {}),
-                related_key: {"taskId": task_id},
-            }
-        return self._complete(result)
+        return self._complete(self._related(record.result, task_id))
+
+    def _related(self, message: dict[str, Any], task_id: str) -> dict[str, Any]:
+        """A copy of ``message`` (request params or a result) whose ``_meta`` names the
+        task under the schema's related-task key (unchanged without one)."""
+        key = self.tables.meta_keys.get("RELATED_TASK")
+        if key is None:
+            return dict(message)
+        return {
+            **message,
+            "_meta": {**message.get("_meta", {}), key: {"taskId": task_id}},
+        }
 
     async def send_progress(
         self,
