@@ -280,6 +280,9 @@ class Protocol:
     create_result: ClassName  # the result of a task-creating request
     check_rules: tuple[tuple[str, str], ...] = ()  # checker rule -> Python literal (profile order)
     http_statuses: tuple[tuple[int, int], ...] = ()  # error code -> HTTP status of its error response
+    task_request_field: str = ""  # create params field asking for a task ("": the server decides)
+    result_kind_field: str = ""  # result field naming the kind of result ("": told by shape)
+    server_capabilities: tuple[tuple[str, tuple[str, ...]], ...] = ()  # role -> capability path
 
     @property
     def result_checks(self) -> tuple[ProtocolMethod, ...]:

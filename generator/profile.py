@@ -75,6 +75,16 @@ class Profile:
     """Error code name (of the revision's ``ErrorCode``, or ``LIMIT_EXCEEDED``: the runtime's
     default code for a refused limit) -> HTTP status of an error response with that code
     over Streamable HTTP; a code not listed is answered with 200."""
+    task_request: tuple[str, str] = ("", "")
+    """(definition, wire field) of the create request's params by which a client asks for a
+    task; where the schema lacks it, the server alone decides whether a call runs as one."""
+    result_kind: tuple[str, str] = ("", "")
+    """(definition, wire field) of the result field naming what a request's result is
+    (``complete``, ``task``, ``input_required``); where the schema lacks it, a task result
+    is told apart by the create result's shape."""
+    server_capabilities: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Role -> path in the server's capabilities that declares it: a server declares it when
+    it serves the role; a client uses the role only where it is declared."""
 
 
 WIRE_TYPES: Mapping[str, str] = {
@@ -156,6 +166,8 @@ CORE_2025_11_25 = Profile(
         "missing_capability_error": 0,
         "meta_required": False,
     },
+    task_request=("CallToolRequestParams", "task"),
+    server_capabilities={"create": ("tasks", "requests", "tools", "call"), "list": ("tasks", "list"), "cancel": ("tasks", "cancel")},
 )
 
 EXTENSION = Profile(
@@ -220,6 +232,7 @@ EXTENSION = Profile(
         "PARSE_ERROR": 400, "INVALID_REQUEST": 400, "INVALID_PARAMS": 400, "METHOD_NOT_FOUND": 404, "LIMIT_EXCEEDED": 429,
         "HEADER_MISMATCH": 400, "MISSING_REQUIRED_CLIENT_CAPABILITY": 400, "UNSUPPORTED_PROTOCOL_VERSION": 400,
     },  # fmt: skip
+    result_kind=("Result", "resultType"),
 )
 
 PROFILES = {p.revision: p for p in (CORE_2025_11_25, EXTENSION)}
@@ -470,6 +483,12 @@ def _optional(annotation: str) -> str:
     return annotation if annotation.endswith("| None") or annotation == "Any" else f"{annotation} | None"
 
 
+def _present(package: ir.Package, where: tuple[str, str]) -> str:
+    """The wire field ``where`` names, when the schema's definition has it ("" otherwise)."""
+    model = _object(package, where[0])
+    return where[1] if model is not None and any(f.wire_name == where[1] for f in model.fields) else ""
+
+
 def _http_statuses(package: ir.Package, profile: Profile, schema: Location) -> tuple[tuple[int, int], ...]:
     """``Profile.http_statuses`` by code: each name is one of the revision's error codes."""
     codes = {str(c.name): c.code for c in package.error_codes}
@@ -536,4 +555,7 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         create_result=ClassName(profile.create_result) if profile.create_result in names else ClassName(profile.task_model),
         check_rules=tuple((key, _literal(value)) for key, value in profile.check_rules.items()),
         http_statuses=http_statuses,
+        task_request_field=_present(package, profile.task_request),
+        result_kind_field=_present(package, profile.result_kind),
+        server_capabilities=tuple(profile.server_capabilities.items()),
     )

@@ -247,6 +247,13 @@ TABLES = RevisionTables(
     create_result=models_2025.CreateTaskResult,
     error_codes=ERROR_CODES,
     http_statuses=HTTP_STATUSES,
+    task_request_field="task",
+    result_kind_field="",
+    server_capabilities={
+        "create": ("tasks", "requests", "tools", "call"),
+        "list": ("tasks", "list"),
+        "cancel": ("tasks", "cancel"),
+    },
 )
 """This revision's tables as one object, for the shared runtime."""
 

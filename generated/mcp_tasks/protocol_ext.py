@@ -263,6 +263,9 @@ TABLES = RevisionTables(
     create_result=models_ext.CreateTaskResult,
     error_codes=ERROR_CODES,
     http_statuses=HTTP_STATUSES,
+    task_request_field="",
+    result_kind_field="resultType",
+    server_capabilities={},
 )
 """This revision's tables as one object, for the shared runtime."""
 

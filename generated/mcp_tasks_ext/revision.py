@@ -86,6 +86,16 @@ class RevisionTables:
     code the revision lacks (``HEADER_MISMATCH``: routing headers) does not run."""
     http_statuses: Mapping[int, int]
     """The HTTP status of an error response, by JSON-RPC code (200 for any other)."""
+    task_request_field: str = ""
+    """The ``tools/call`` params field by which a client asks for a task (``task``); empty
+    where the server alone decides whether a call runs as a task."""
+    result_kind_field: str = ""
+    """The result field naming what a result is (``resultType``: ``complete``, ``task``,
+    ``input_required``); empty where a task result is told by the create result's shape."""
+    server_capabilities: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Role -> path in the server capabilities that declares it (``create``: task-augmented
+    ``tools/call``); a server declares what it serves, a client uses a listed role only
+    where it is declared."""
     task_requests: frozenset[str] = field(init=False)
     """The Tasks requests a client sends (rate-limited; gated by the extension)."""
 
