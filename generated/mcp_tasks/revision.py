@@ -92,7 +92,9 @@ class RevisionTables:
     result_kind_field: str = ""
     """The result field naming what a result is (``resultType``: ``complete``, ``task``,
     ``input_required``); empty where a task result is told by the create result's shape."""
-    server_capabilities: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    server_capabilities: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict[str, tuple[str, ...]]
+    )
     """Role -> path in the server capabilities that declares it (``create``: task-augmented
     ``tools/call``); a server declares what it serves, a client uses a listed role only
     where it is declared."""

@@ -7,15 +7,20 @@ outcome inline or through ``tasks/result``, input through ``tasks/update`` or on
 ``tasks/result`` stream, push through ``subscriptions/listen``; ``tasks/list``; the
 typed errors) are written once, each chosen by the generated ``protocol`` tables (method
 roles, the fields of each status's class, ``_meta`` keys, the schema's error codes), so
-a schema that gains a method or a field gets its mechanism on regeneration. What is the
+a schema that gains a method or a field gets its mechanism on regeneration. So is a
+``tools/call``: asking for a task where the schema's call params can (``params.task``,
+the tool's ``taskSupport``, the server's capabilities by the profile's paths), else
+reading the result's kind (``resultType``: a task, an answer, or input requests answered
+and retried), and the per-request ``_meta`` where the schema has its keys. What is the
 revision's own lives in its adapter (``client_2025`` or ``client_ext``), a subclass of
-:class:`ClientCore`: how a connection opens and a call starts, per-request ``_meta``
-and ``resultType``, capability negotiation.
+:class:`ClientCore`: the handshake (``initialize`` and its session, or
+``server/discover``) and the tool result's Python type.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import time
 import uuid
@@ -32,7 +37,9 @@ from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .transport import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    HttpTransport,
     JsonRpcError,
     RequestId,
     Transport,
@@ -122,6 +129,14 @@ class TaskFailed(JsonRpcError):
 
 class CapabilityNotDeclared(TasksClientError):
     """The server did not declare the capability an operation needs; nothing was sent."""
+
+
+class TaskRequired(TasksClientError):
+    """The tool declares ``taskSupport: "required"`` but the call asked for no task; nothing was sent."""
+
+
+class TaskAugmentationRequired(JsonRpcError):
+    """``-32601`` or ``-32600`` on a plain ``tools/call``: the server requires a task for it."""
 
 
 class TaskNotFound(JsonRpcError):
@@ -697,19 +712,20 @@ class ClientCore(Generic[R]):
     * ``clock``, ``sleep`` and ``wall_clock``: monotonic time, sleep and Unix time sources
       (tests inject fakes).
 
-    Options that only one revision uses (a revision ignores the others):
+    Options that only some schemas use (the others ignore them):
 
-    * ``prefer_tasks`` (2025-11-25): whether tools with ``taskSupport: "optional"`` run as
-      tasks when a call does not say.
-    * ``retry_with_task`` (2025-11-25): retry a plain call as a task when the server answers
-      that a task is required, instead of raising ``TaskAugmentationRequired``.
-    * ``declare_tasks`` (extension): declare the extension on every request (default).
-      Without it the server must not create tasks, and a task result is rejected.
+    * ``prefer_tasks`` (a ``tools/call`` that asks for its task, as in 2025-11-25): whether
+      tools with ``taskSupport: "optional"`` run as tasks when a call does not say.
+    * ``retry_with_task`` (the same): retry a plain call as a task when the server answers
+      that a task is required, instead of raising :class:`TaskAugmentationRequired`.
+    * ``declare_tasks`` (a Tasks extension): declare the extension on every request
+      (default). Without it the server must not create tasks, and a task result is
+      rejected.
     * ``subscribe`` (a schema with the ``notify`` role and a subscription ``_meta`` key):
       also ask for the task's notifications through ``subscriptions/listen``;
       acknowledged tasks are then followed by push.
-    * ``max_input_rounds`` (extension): how many ``input_required`` answers one
-      ``tools/call`` may need.
+    * ``max_input_rounds`` (a result kind field, as the extension's ``resultType``): how
+      many ``input_required`` answers one ``tools/call`` may need.
     """
 
     tables: ClassVar[RevisionTables]
@@ -781,6 +797,8 @@ class ClientCore(Generic[R]):
         }
         self.tools: dict[str, dict[str, Any]] = {}
         """The tools seen in ``tools/list``, by name."""
+        self.server_capabilities: dict[str, Any] = {}
+        """The server's capabilities (from the handshake, where the revision has one)."""
         self._ids = itertools.count(1)
         self._watchers: dict[str, set[TaskHandle[R]]] = {}
         self._progress: dict[str, ProgressCallback] = {}
@@ -797,7 +815,17 @@ class ClientCore(Generic[R]):
         }
         """Error code -> the typed error raised for it."""
         transport.set_handlers(self._on_notification, self._on_request)
+        if self.stateless and isinstance(transport, HttpTransport):
+            transport.use_stateless(self.tables.protocol_version)
         self.setup()
+
+    @property
+    def stateless(self) -> bool:
+        """Whether every request carries the protocol version and the client capabilities
+        in its own ``_meta`` (the schema's ``_meta`` keys have them) instead of a session.
+        """
+        keys = self.tables.meta_keys
+        return "PROTOCOL_VERSION" in keys and "CLIENT_CAPABILITIES" in keys
 
     def setup(self) -> None:
         """Revision hook run at the end of ``__init__`` (state of its own, transport set-up)."""
@@ -821,12 +849,16 @@ class ClientCore(Generic[R]):
         """Start the connection (a handshake, when the revision has one)."""
 
     def client_capabilities(self) -> dict[str, Any]:
-        """The client capabilities: one entry per registered input handler."""
-        return {
+        """The client capabilities: one entry per registered input handler, and the Tasks
+        extension (where Tasks are one) unless ``declare_tasks`` is off."""
+        capabilities: dict[str, Any] = {
             name: {}
             for method, name in INPUT_CAPABILITIES.items()
             if method in self.handlers
         }
+        if self.tables.extension_id and self.declare_tasks:
+            capabilities["extensions"] = {self.tables.extension_id: {}}
+        return capabilities
 
     def wait_for(self, handle: TaskHandle[R]) -> Wait[R]:
         """The hooks of one wait on ``handle``."""
@@ -838,7 +870,21 @@ class ClientCore(Generic[R]):
 
     def decode(self, raw: Mapping[str, Any]) -> TaskState:
         """Decode a ``tasks/get`` result (or a status notification)."""
+        if self.tables.result_kind_field and self.result_kind(raw) != "complete":
+            kind = self.tables.result_kind_field
+            raise InvalidResponse(f"a task state must have {kind} 'complete'")
         return cast(TaskState, decode_state(raw, self.tables))
+
+    def result_kind(self, result: Mapping[str, Any]) -> str:
+        """What a result is: ``complete``, ``task`` or ``input_required``, by the schema's
+        result kind field (missing: ``complete``), else by the create result's shape."""
+        field = self.tables.result_kind_field
+        if field:
+            value = result.get(field)
+            return value if isinstance(value, str) else "complete"
+        if "task" in self.tables.create_result.model_fields:
+            return "task" if json_object(result.get("task")) is not None else "complete"
+        return "task" if self.tables.task_fields["task_id"] in result else "complete"
 
     def poll_interval_ms(self, task: TaskSnapshot) -> int | None:
         """The task's poll interval in milliseconds (the revision's poll interval field)."""
@@ -848,21 +894,64 @@ class ClientCore(Generic[R]):
         """The task's lifetime in milliseconds (``None``: unlimited)."""
         return _int_field(task, list(self.tables.task_fields)[5])
 
+    def request_meta(self) -> dict[str, Any]:
+        """The per-request ``_meta`` of a :attr:`stateless` client: protocol version, client
+        capabilities and client info (empty otherwise)."""
+        if not self.stateless:
+            return {}
+        keys = self.tables.meta_keys
+        meta = {
+            keys["PROTOCOL_VERSION"]: self.tables.protocol_version,
+            keys["CLIENT_CAPABILITIES"]: self.client_capabilities(),
+        }
+        if "CLIENT_INFO" in keys:
+            meta[keys["CLIENT_INFO"]] = self.client_info
+        return meta
+
     def prepare(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The params as sent (the extension adds its per-request ``_meta``)."""
-        return params
+        """The params as sent: with the per-request ``_meta`` of a :attr:`stateless` client."""
+        if not self.stateless:
+            return params
+        meta = json_object(params.get("_meta")) or {}
+        return {**params, "_meta": {**meta, **self.request_meta()}}
 
     def check(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
-        """Check a result before it is returned (raise :class:`InvalidResponse`)."""
+        """Check a result's kind before it is returned (raise :class:`InvalidResponse`):
+        a task only for ``tools/call`` with Tasks declared, and a cancel or update
+        acknowledged as ``complete``."""
+        if not self.tables.result_kind_field:
+            return result
+        kind = self.result_kind(result)
+        declared = self.declare_tasks or not self.tables.extension_id
+        if kind == "task" and (method != "tools/call" or not declared):
+            raise InvalidResponse(f"a task was returned for {method} unasked")
+        spec = self.tables.methods.get(method)
+        if spec is not None and spec.role in _ACKNOWLEDGED and kind != "complete":
+            field = self.tables.result_kind_field
+            raise InvalidResponse(f"an acknowledgement must have {field} 'complete'")
         return result
 
+    def declared(self, role: str) -> bool:
+        """Whether the server declared ``role`` in its capabilities, where the profile
+        gives the role a capability path (any other role needs no declaration)."""
+        path = self.tables.server_capabilities.get(role)
+        node: dict[str, Any] | None = self.server_capabilities
+        for name in path or ():
+            node = json_object(node.get(name)) if node is not None else None
+        return node is not None
+
+    def supports_task_tools(self) -> bool:
+        """Whether a ``tools/call`` may create a task (the ``create`` capability, such as
+        2025-11-25's ``tasks.requests.tools.call``, where the revision has one)."""
+        return self.declared("create")
+
     def can_cancel(self) -> bool:
-        """Whether ``tasks/cancel`` may be sent."""
-        return True
+        """Whether ``tasks/cancel`` may be sent (declared, where the revision declares it)."""
+        return self.declared("cancel")
 
     def can_list(self) -> bool:
-        """Whether ``tasks/list`` may be sent (the schema has the ``list`` role)."""
-        return True
+        """Whether ``tasks/list`` may be sent (declared, where the revision declares it)."""
+        return self.declared("list")
 
     def can_listen(self) -> bool:
         """Whether a wait may subscribe to the task's notifications (the schema has the
@@ -879,10 +968,138 @@ class ClientCore(Generic[R]):
         return self.decode(result) if carries else None
 
     async def start_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        task: bool | None = None,
+        ttl: int | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> TaskHandle[R]:
-        """Send ``tools/call`` and return a handle without waiting for a task to finish."""
-        raise NotImplementedError
+        """Send ``tools/call`` and return a handle, without waiting for a task to finish.
+
+        Where the schema lets a call ask for a task (``params.task``), ``task`` forces or
+        forbids one (default: as the tool's ``execution.taskSupport`` and ``prefer_tasks``
+        say) and ``ttl`` is the requested lifetime in milliseconds; where the server
+        decides, both must be left unset. An ``input_required`` result is answered with
+        the registered handlers and the call retried, at most ``max_input_rounds`` times.
+        ``on_progress`` receives the call's progress notifications until the task is
+        terminal.
+        """
+        asked = await self._task_request(name, task, ttl)
+        token = self.track_progress(on_progress)
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        if token is not None:
+            params["_meta"] = {"progressToken": token}
+        try:
+            for _ in range(self.max_input_rounds):
+                result = await self._call(params, asked)
+                kind = self.result_kind(result)
+                if kind == "task":
+                    forget = functools.partial(self.forget_progress, token)
+                    return await self.adopt(result, name, on_finish=forget)
+                if kind == "complete":
+                    self.forget_progress(token)
+                    return TaskHandle(self, None, result=self.outcome(result))
+                if kind != "input_required":
+                    raise InvalidResponse(
+                        f"unknown result kind {kind!r} for tools/call"
+                    )
+                params = await self._retry_params(params, result)
+            raise InvalidResponse(
+                f"tools/call still needs input after {self.max_input_rounds} rounds"
+            )
+        except BaseException as error:
+            self.forget_progress(token)
+            if isinstance(error, ValueError):
+                message = "tools/call returned neither a task nor a tool result"
+                raise InvalidResponse(message) from None
+            raise
+
+    async def _task_request(
+        self, name: str, task: bool | None, ttl: int | None
+    ) -> dict[str, Any] | None:
+        """The ``params.task`` to send with a call of tool ``name`` (``None``: a call
+        without one); raise when ``task`` or ``ttl`` cannot be honoured."""
+        if not self.tables.task_request_field:
+            if task is not None or ttl is not None:
+                raise TasksClientError(
+                    "the server decides whether a call runs as a task:"
+                    " task= and ttl= cannot be sent"
+                )
+            return None
+        ttl_field = list(self.tables.task_fields.values())[5]
+        asked = {ttl_field: ttl} if ttl is not None else {}
+        if not self.supports_task_tools():
+            if task:
+                path = ".".join(self.tables.server_capabilities["create"])
+                raise CapabilityNotDeclared(f"the server did not declare {path}")
+            return None
+        support = await self.task_support(name)
+        if support == "required":
+            if task is False:
+                raise TaskRequired(f"tool {name!r} must run as a task")
+            return asked
+        if support == "optional":
+            return asked if (self.prefer_tasks if task is None else task) else None
+        if task:
+            raise CapabilityNotDeclared(f"tool {name!r} does not support tasks")
+        return None
+
+    async def task_support(self, name: str) -> str:
+        """The tool's ``execution.taskSupport`` (``"forbidden"`` when absent or unknown)."""
+        if name not in self.tools:
+            await self.list_tools()
+        execution = json_object(self.tools.get(name, {}).get("execution")) or {}
+        support = execution.get("taskSupport")
+        return support if isinstance(support, str) else "forbidden"
+
+    async def _call(
+        self, params: dict[str, Any], asked: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """Send ``tools/call``, asking for a task when ``asked`` is set. A call without one
+        that the server refuses because the tool needs a task is retried as a task with
+        ``retry_with_task``, else raised as :class:`TaskAugmentationRequired`."""
+        field = self.tables.task_request_field
+        if asked is None and field:
+            try:
+                return await self.request("tools/call", self._call_params(params))
+            except JsonRpcError as error:
+                if error.code not in _TASK_NEEDED:
+                    raise
+                if not (self.retry_with_task and self.supports_task_tools()):
+                    raise TaskAugmentationRequired(
+                        error.code, error.message, error.data
+                    ) from None
+                asked = {}
+        if asked is not None:
+            params = {**params, field: asked}
+        return await self.request("tools/call", self._call_params(params))
+
+    def _call_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``tools/call`` params through the schema's ``CallToolRequestParams``, where it
+        has one (a malformed value fails here, before anything is sent)."""
+        model = getattr(self.tables.models, "CallToolRequestParams", None)
+        if not isinstance(model, type) or not issubclass(model, BaseModel):
+            return params
+        return model.model_validate(params).model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+
+    async def _retry_params(
+        self, params: dict[str, Any], result: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The params of the retry after an ``input_required`` result: the answers to its
+        ``inputRequests`` and its ``requestState``."""
+        retry = {k: v for k, v in params.items() if k not in _RETRY_KEYS}
+        requests = json_object(result.get("inputRequests")) or {}
+        responses = await self.answer_requests(requests)
+        if responses:
+            retry["inputResponses"] = responses
+        state = result.get("requestState")
+        if isinstance(state, str):
+            retry["requestState"] = state
+        return retry
 
     def call_context(self) -> dict[str, Any]:
         """What is stored with a new task's ID besides the method and the tool's name."""
@@ -1081,14 +1298,19 @@ class ClientCore(Generic[R]):
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        task: bool | None = None,
+        ttl: int | None = None,
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> R:
         """Call a tool and return its result, whether or not the server made a task.
 
-        See :meth:`TaskHandle.result` for the errors.
+        See :meth:`start_tool` for the options and :meth:`TaskHandle.result` for the errors.
         """
-        handle = await self.start_tool(name, arguments)
+        handle = await self.start_tool(
+            name, arguments, task=task, ttl=ttl, on_progress=on_progress
+        )
         return await handle.result(timeout=timeout, on_status=on_status)
 
     def poll_interval_of(self, task: TaskSnapshot) -> float:
@@ -1212,6 +1434,9 @@ class ClientCore(Generic[R]):
 
 
 _PROGRESS_KEYS = ("progress", "total", "message")
+_RETRY_KEYS = ("inputResponses", "requestState")
+_ACKNOWLEDGED = ("update", "cancel")
+_TASK_NEEDED = (INVALID_REQUEST, METHOD_NOT_FOUND)
 
 __all__: list[str] = [
     "CapabilityNotDeclared",
@@ -1227,6 +1452,8 @@ __all__: list[str] = [
     "TaskFailed",
     "TaskHandle",
     "TaskNotFound",
+    "TaskAugmentationRequired",
+    "TaskRequired",
     "TaskSnapshot",
     "TasksClientError",
     "WaitTimeout",

@@ -678,3 +678,38 @@ def test_server_requests_are_answered_without_a_related_task_meta_key() -> None:
         assert refused.value.code == -32601
 
     run(scenario())
+
+
+def test_call_progress_is_reported_and_task_options_are_refused() -> None:
+    """``tools/call`` is the shared core's in both revisions: the extension client takes
+    ``on_progress`` (its token beside the per-request ``_meta``), and ``task=``/``ttl=``,
+    which only a schema whose ``tools/call`` asks for a task can send, stop before
+    anything is sent."""
+
+    async def scenario() -> None:
+        progress: list[tuple[float, float | None, str | None]] = []
+        server = Server()
+
+        async def on_get() -> None:
+            assert server.peer is not None
+            token = server.peer.of("tools/call")[0].params["_meta"]["progressToken"]
+            await server.peer.to_client_notification(
+                "notifications/progress",
+                {"progressToken": token, "progress": 1, "total": 2, "message": "half"},
+            )
+
+        server.on_get = on_get
+        client, peer, _ = make(server)
+        result = await client.call_tool(
+            "job", on_progress=lambda p, t, m: progress.append((p, t, m))
+        )
+        assert result["content"] == TEXT_RESULT["content"]
+        assert progress == [(1.0, 2.0, "half")]
+        meta = peer.of("tools/call")[0].params["_meta"]
+        assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+        for options in ({"task": True}, {"task": False}, {"ttl": 1000}):
+            with pytest.raises(TasksClientError, match="server decides"):
+                await client.start_tool("job", **options)
+        assert len(peer.of("tools/call")) == 1
+
+    run(scenario())
