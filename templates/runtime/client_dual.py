@@ -27,7 +27,13 @@ from typing import Any, ClassVar
 
 from . import client_core
 from .client_core import *  # noqa: F403 - the shared public names (errors, handles)
-from .client_core import ClientCore, StatusCallback, TaskHandle, answer_to_wire
+from .client_core import (
+    ClientCore,
+    ProgressCallback,
+    StatusCallback,
+    TaskHandle,
+    answer_to_wire,
+)
 from .protocol import REVISIONS, TaskSnapshot, TaskState
 from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .transport import HttpTransport, JsonRpcError, Transport, TransportError
@@ -268,18 +274,29 @@ class DualClient:
         *,
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> dict[str, Any]:
-        """Call a tool and return its ``CallToolResult`` object, task or not."""
+        """Call a tool and return its ``CallToolResult`` object, task or not;
+        ``on_progress`` gets the call's ``notifications/progress``."""
         result = await self.client.call_tool(
-            name, arguments, timeout=timeout, on_status=on_status
+            name,
+            arguments,
+            timeout=timeout,
+            on_status=on_status,
+            on_progress=on_progress,
         )
         return answer_to_wire(result)
 
     async def start_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
     ) -> DualHandle:
         """Send ``tools/call`` and return a handle without waiting for the task."""
-        return DualHandle(await self.client.start_tool(name, arguments))
+        handle = await self.client.start_tool(name, arguments, on_progress=on_progress)
+        return DualHandle(handle)
 
     def task(self, task_id: str) -> DualHandle:
         """A handle for an existing task (fetched on first use)."""

@@ -173,6 +173,32 @@ def test_dual_task_completes(server: Server) -> None:
     run(scenario())
 
 
+@pytest.mark.parametrize("revision", ["2025-11-25", EXTENSION])
+def test_dual_call_reports_progress_in_either_revision(revision: str) -> None:
+    """``on_progress`` reaches the revision's client in both revisions. The example
+    server's ``long_report`` task reports each step as progress on the call's token in
+    2025-11-25; the extension sends no progress for a task (its spec does not support
+    ``notifications/progress`` for tasks), so there the callback is never called."""
+
+    async def scenario(url: str) -> None:
+        steps: list[tuple[float, float | None, str | None]] = []
+        async with TasksClient(
+            url, revision=revision, store=MemoryTaskIdStore()
+        ) as client:
+            result = await client.call_tool(
+                "long_report",
+                {"steps": 2},
+                on_progress=lambda p, t, m: steps.append((p, t, m)),
+                timeout=30,
+            )
+        assert "report ready after 2 steps" in text_of(result)
+        expected = [(1.0, 2.0, "step 1/2"), (2.0, 2.0, "step 2/2")]
+        assert steps == (expected if revision == "2025-11-25" else [])
+
+    with dual_server() as handle:
+        run(scenario(handle.url))
+
+
 def test_dual_task_fails(server: Server) -> None:
     async def scenario() -> None:
         async with TasksClient(server.url, store=MemoryTaskIdStore()) as client:
