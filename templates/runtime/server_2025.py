@@ -1,14 +1,11 @@
 """Server adapter for MCP revision 2025-11-25 with its experimental Tasks.
 
-What is left here is what the tables cannot say: the ``initialize`` handshake (its
-result, and the client capabilities it records on the session), ``uses_sessions``,
-the cancelled task's status message and ``isError`` failing a task. Everything else is
-in ``server_core``, chosen by the tables: dispatch, sessions, workers, the state
-machine, the mechanisms of the Tasks roles (``tasks/result`` blocking while it carries
-the task's input requests, ``tasks/list``, ``notifications/tasks/status``, the nested
-``CreateTaskResult``), ``params.task`` asking for a task and ``execution.taskSupport``
-on tools (``task_request_field``), and the capabilities ``initialize`` declares
-(``server_capabilities``); the hosting in the official SDKs (``mount``) is in ``sdk``.
+Only what the tables cannot say is left here: the ``initialize`` handshake (sessions
+themselves are in the core), the cancelled task's status message and ``isError``
+failing a task. The rest is in ``server_core``, chosen by the tables: dispatch, workers,
+the mechanisms of the Tasks roles, ``params.task`` and ``execution.taskSupport``
+(``task_request_field``) and the capabilities ``initialize`` declares
+(``server_capabilities``); the hosting in the official SDKs is in ``sdk``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,19 @@
 """Server adapter for the MCP Tasks extension ``io.modelcontextprotocol/tasks``.
 
-What is left here is what the tables cannot say (core protocol 2026-07-28):
-``server/discover``, the cache hints of a listing (``ttlMs``, ``cacheScope``) and the
-wording of the ``-32021`` error for a request that did not declare the extension.
-Everything else is in ``server_core``, chosen by the tables: dispatch, workers, the
-state machine, the mechanisms of the Tasks roles (``inputRequests`` answered with
-``tasks/update``, status notifications, ...), the per-request ``_meta`` (protocol
-version, client capabilities) and the extension gate (``extension_id``), the server
-deciding which calls run as tasks (no ``task_request_field``), ``resultType`` and MRTR
-preflight questions (``result_kind_field``), ``subscriptions/listen`` (the
-subscription ``_meta`` key), the ``Mcp-Method``/``Mcp-Name`` routing-header check
-(``-32020``) and the HTTP status of each error code; the hosting in the official SDKs
-(``mount``) is in ``sdk``."""
+Only what the tables cannot say is left here (core protocol 2026-07-28):
+``server/discover``, a listing's cache hints (``ttlMs``, ``cacheScope``) and the wording
+of ``-32021`` for a request that did not declare the extension. The rest is in
+``server_core``, chosen by the tables: the per-request ``_meta`` and the extension gate
+(``meta_keys``, ``extension_id``), the server deciding which calls run as tasks (no
+``task_request_field``), ``resultType`` and MRTR preflight (``result_kind_field``),
+``subscriptions/listen``, the routing headers and the HTTP status of each error code,
+with dispatch, workers and the Tasks roles; the hosting in the official SDKs is in
+``sdk``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .models_ext import ErrorCode
 from .protocol_ext import EXTENSION_ID, PROTOCOL_VERSION, TABLES
 from .server_core import (
     AuditEvent,
@@ -75,7 +71,7 @@ class TasksServer(TaskServerCore):
     def _tasks_not_declared(self, detail: str) -> JsonRpcError:
         """``-32021`` naming the Tasks extension as the missing capability."""
         return JsonRpcError(
-            int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY),
+            self.tables.error_codes["MISSING_REQUIRED_CLIENT_CAPABILITY"],
             f"Missing required client capability: {detail} needs the"
             f" {EXTENSION_ID} extension declared in this request's clientCapabilities",
             {"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}},
