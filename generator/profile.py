@@ -167,7 +167,7 @@ CORE_2025_11_25 = Profile(
         "meta_required": False,
     },
     task_request=("CallToolRequestParams", "task"),
-    server_capabilities={"create": ("tasks", "requests", "tools", "call"), "list": ("tasks", "list"), "cancel": ("tasks", "cancel")},
+    server_capabilities={"cancel": ("tasks", "cancel"), "list": ("tasks", "list"), "create": ("tasks", "requests", "tools", "call")},
 )
 
 EXTENSION = Profile(

@@ -250,9 +250,9 @@ TABLES = RevisionTables(
     task_request_field="task",
     result_kind_field="",
     server_capabilities={
-        "create": ("tasks", "requests", "tools", "call"),
-        "list": ("tasks", "list"),
         "cancel": ("tasks", "cancel"),
+        "list": ("tasks", "list"),
+        "create": ("tasks", "requests", "tools", "call"),
     },
 )
 """This revision's tables as one object, for the shared runtime."""

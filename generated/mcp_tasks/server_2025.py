@@ -2,23 +2,19 @@
 # regenerate with: mcptasks-gen generate
 """Server adapter for MCP revision 2025-11-25 with its experimental Tasks.
 
-What differs from the extension outside the protocol tables lives here: ``initialize``
-and its capabilities (sessions themselves are in the core), ``params.task`` asking for a
-task, ``execution.taskSupport`` on tools, ``isError`` failing a task. Dispatch, workers, the state machine and the mechanisms of
-the Tasks roles (``tasks/result`` blocking while it carries the task's input requests,
-``tasks/list``, ``notifications/tasks/status``, the nested ``CreateTaskResult``) are in
-``server_core``, chosen by the tables; the hosting in the official SDKs (``mount``) is
-in ``sdk``.
+Only what the tables cannot say is left here: the ``initialize`` handshake (sessions
+themselves are in the core), the cancelled task's status message and ``isError``
+failing a task. The rest is in ``server_core``, chosen by the tables: dispatch, workers,
+the mechanisms of the Tasks roles, ``params.task`` and ``execution.taskSupport``
+(``task_request_field``) and the capabilities ``initialize`` declares
+(``server_capabilities``); the hosting in the official SDKs is in ``sdk``.
 """
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from .protocol_2025 import (
-    TABLES,
-    PROTOCOL_VERSION,
-)
+from .protocol_2025 import PROTOCOL_VERSION, TABLES
 from .server_core import (
     INVALID_PARAMS,
     AuditEvent,
@@ -35,7 +31,6 @@ from .server_core import (
     Tool,
     ToolContext,
     ToolError,
-    json_integer,
 )
 
 __all__ = [
@@ -74,17 +69,6 @@ class TasksServer(TaskServerCore):
     uses_sessions = True
     cancel_message = "The task was cancelled by request."
 
-    def capabilities(self) -> dict[str, Any]:
-        """The server capabilities declared in the ``initialize`` result."""
-        tasks: dict[str, Any] = {"cancel": {}}
-        if self.enable_list:
-            tasks["list"] = {}
-        if any(tool.task_support != "forbidden" for tool in self._tools.values()):
-            tasks["requests"] = {"tools": {"call": {}}}
-        return {"tools": {"listChanged": False}, "tasks": tasks}
-
-    # -- dispatch -------------------------------------------------------------------
-
     def _revision_routes(self) -> dict[str, Route]:
         return {"initialize": self._initialize}
 
@@ -104,38 +88,6 @@ class TasksServer(TaskServerCore):
             result["instructions"] = self.instructions
         return result
 
-    def _tool_wire(self, tool: Tool) -> dict[str, Any]:
-        """A ``Tool`` entry with its ``execution.taskSupport``."""
-        return {
-            **super()._tool_wire(tool),
-            "execution": {"taskSupport": tool.task_support},
-        }
-
-    # -- tools/call -----------------------------------------------------------------
-
-    def _task_request(self, call: Call, tool: Tool) -> tuple[bool, int | None]:
-        """``params.task`` asks for a task (ignored without the capability)."""
-        task = call.params.get("task")
-        if "tools" not in self.capabilities()["tasks"].get("requests", {}):
-            task = None
-        if task is not None and tool.task_support == "forbidden":
-            raise JsonRpcError(
-                self.task_mismatch_code,
-                f"Tool {tool.name!r} does not support task-augmented calls",
-            )
-        if task is None and tool.task_support == "required":
-            raise JsonRpcError(
-                self.task_mismatch_code,
-                f"Task augmentation required for tools/call requests to tool {tool.name!r}",
-            )
-        if task is None:
-            return False, None
-        if not isinstance(task, dict):
-            raise JsonRpcError(INVALID_PARAMS, "params.task must be an object")
-        ttl = cast(dict[str, Any], task).get("ttl")
-        if ttl is None:
-            return True, None
-        return True, json_integer(ttl, "params.task.ttl")
-
     def _failed_result(self, result: dict[str, Any]) -> bool:
+        """An ``isError`` result fails its task."""
         return bool(result.get("isError"))

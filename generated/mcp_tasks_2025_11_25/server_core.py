@@ -927,8 +927,11 @@ class TaskServerCore:
             "ping": self._ping,
             "tools/list": self._tools_list,
             "tools/call": self._call_tool,
-            **self._revision_routes(),
         }
+        tables = self.tables
+        if "SUBSCRIPTION_ID" in tables.meta_keys and tables.has_role("notify"):
+            self._routes["subscriptions/listen"] = self._listen
+        self._routes.update(self._revision_routes())
         for role, route in self._role_routes().items():
             if role in self.tables.roles:  # a role the schema lacks is never served
                 self._routes[self.tables.roles[role]] = route
@@ -1130,8 +1133,16 @@ class TaskServerCore:
         request: RequestInfo,
         emit: Emit | None,
     ) -> Call:
-        """Check a request's envelope and build its ``Call``, with the session it names
-        (if ``initialize`` opened one); adapters add checks."""
+        """Check a request's envelope and build its ``Call``.
+
+        Where the schema has ``_meta`` keys for the protocol version and the client
+        capabilities, every request must carry both, and only its own capabilities
+        count (``_request_meta``). The call gets the session it names (if
+        ``initialize`` opened one). Where Tasks are an extension (the tables'
+        ``extension_id``), a task may answer only a request that declared it, and a
+        Tasks request that did not is refused (``_tasks_not_declared``).
+        """
+        declared = self._request_meta(params)
         call = Call(
             method=method,
             params=params,
@@ -1139,11 +1150,65 @@ class TaskServerCore:
             principal=self._principal(request),
             emit=emit,
             request_id=None,
+            capabilities=declared,
         )
         call.session = self.sessions.get(request.session_id or "")
         if call.session is not None:
             call.session.last_used = time.monotonic()
+        extension = self.tables.extension_id
+        if extension:
+            counted = declared
+            if counted is None:
+                counted = call.session.client_capabilities if call.session else {}
+            call.tasks = extension in (counted.get("extensions") or {})
+            if method in self.tables.task_requests and not call.tasks:
+                raise self._tasks_not_declared(method)
         return call
+
+    def _request_meta(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        """The client capabilities declared in a request's ``_meta``, after checking
+        its protocol version; None where the schema has no such keys (the session's
+        capabilities count)."""
+        version_key = self.tables.meta_keys.get("PROTOCOL_VERSION")
+        capabilities_key = self.tables.meta_keys.get("CLIENT_CAPABILITIES")
+        if version_key is None or capabilities_key is None:
+            return None
+        meta = params.get("_meta")
+        if not isinstance(meta, dict):
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"params._meta with {version_key!r} and {capabilities_key!r} is"
+                " required",
+            )
+        meta = cast(dict[str, Any], meta)
+        version = meta.get(version_key)
+        capabilities = meta.get(capabilities_key)
+        if not isinstance(version, str) or not isinstance(capabilities, dict):
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"params._meta must carry {version_key!r} (string) and"
+                f" {capabilities_key!r} (object)",
+            )
+        supported = self.tables.protocol_version
+        if version != supported:
+            raise JsonRpcError(
+                self.tables.error_codes.get(
+                    "UNSUPPORTED_PROTOCOL_VERSION", INVALID_PARAMS
+                ),
+                f"Unsupported protocol version {version!r}",
+                {"supported": [supported], "requested": version},
+            )
+        return cast(dict[str, Any], capabilities)
+
+    def _tasks_not_declared(self, detail: str) -> JsonRpcError:
+        """The error for ``detail`` (a Tasks request, a task-only tool, ...) in a request
+        that did not declare the Tasks extension; the revision's adapter words it."""
+        return JsonRpcError(
+            self.tables.error_codes.get(
+                "MISSING_REQUIRED_CLIENT_CAPABILITY", INVALID_REQUEST
+            ),
+            f"{detail} needs the {self.tables.extension_id} extension declared",
+        )
 
     def _revision_routes(self) -> dict[str, Route]:
         """Methods of the revision that play no Tasks role, by name."""
@@ -1172,7 +1237,10 @@ class TaskServerCore:
         return result
 
     def _complete(self, result: dict[str, Any]) -> dict[str, Any]:
-        """Mark a result as final (the extension's ``resultType``)."""
+        """Mark a result as final where results name their kind (the tables'
+        ``result_kind_field``, ``resultType``)."""
+        if self.tables.result_kind_field:
+            result[self.tables.result_kind_field] = "complete"
         return result
 
     def _listing(self, tools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1180,23 +1248,83 @@ class TaskServerCore:
         return {"tools": tools}
 
     def _tool_wire(self, tool: Tool) -> dict[str, Any]:
-        """A ``Tool`` entry for ``tools/list``."""
+        """A ``Tool`` entry for ``tools/list``, with its ``execution.taskSupport`` where
+        the client asks for a task (the tables' ``task_request_field``)."""
         wire: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
         if tool.title is not None:
             wire["title"] = tool.title
         if tool.description:
             wire["description"] = tool.description
+        if self.tables.task_request_field:
+            wire["execution"] = {"taskSupport": tool.task_support}
         return wire
 
     async def _preflight(
         self, call: Call, ctx: ToolContext, arguments: dict[str, Any]
     ) -> dict[str, Any] | None:
-        """A result that answers ``tools/call`` before any work (MRTR), or None."""
-        return None
+        """A result that answers ``tools/call`` before any work, or None.
+
+        Where results name their kind (multi-round-trip requests, MRTR), the call's
+        ``inputResponses`` go to ``ctx.input_responses`` and the tool's preflight
+        questions, if it asks any, are the ``input_required`` result.
+        """
+        kind = self.tables.result_kind_field
+        if not kind:
+            return None
+        responses = call.params.get("inputResponses", {})
+        if not isinstance(responses, dict):
+            raise JsonRpcError(
+                INVALID_PARAMS, "params.inputResponses must be an object"
+            )
+        self._check_size("params.inputResponses", responses)
+        ctx.input_responses = cast(dict[str, Any], responses)
+        if ctx.tool.preflight is None:
+            return None
+        requests = await ctx.tool.preflight(ctx, arguments)
+        if not requests:
+            return None
+        for request in requests.values():
+            method = str(request.get("method"))
+            capability = missing_capability(method, ctx.client_capabilities)
+            if capability is not None:
+                raise self._missing_capability(capability, method)
+        return {kind: "input_required", "inputRequests": requests}
 
     def _task_request(self, call: Call, tool: Tool) -> tuple[bool, int | None]:
-        """Whether ``tools/call`` runs as a task, and the TTL asked for."""
-        raise NotImplementedError
+        """Whether ``tools/call`` runs as a task, and the TTL asked for.
+
+        Where the client asks for a task (``params.<task_request_field>``, honoured
+        only while the ``create`` capability is declared), the tool's ``taskSupport``
+        must allow what it asked (else ``task_mismatch_code``). Elsewhere the server
+        decides: a task whenever the request declared Tasks and the tool allows one;
+        a task-only tool in a request that did not is ``_tasks_not_declared``.
+        """
+        field = self.tables.task_request_field
+        if not field:
+            if call.tasks and tool.task_support != "forbidden":
+                return True, None
+            if tool.task_support == "required":
+                raise self._tasks_not_declared(f"tool {tool.name!r}")
+            return False, None
+        task = call.params.get(field) if self._declares("create") else None
+        if task is not None and tool.task_support == "forbidden":
+            raise JsonRpcError(
+                self.task_mismatch_code,
+                f"Tool {tool.name!r} does not support task-augmented calls",
+            )
+        if task is None and tool.task_support == "required":
+            raise JsonRpcError(
+                self.task_mismatch_code,
+                f"Task augmentation required for tools/call requests to tool {tool.name!r}",
+            )
+        if task is None:
+            return False, None
+        if not isinstance(task, dict):
+            raise JsonRpcError(INVALID_PARAMS, f"params.{field} must be an object")
+        ttl = cast(dict[str, Any], task).get("ttl")
+        if ttl is None:
+            return True, None
+        return True, json_integer(ttl, f"params.{field}.ttl")
 
     def _created(self, record: TaskRecord, ctx: ToolContext) -> dict[str, Any]:
         """The create result of a new task, as the schema's model has it: the task
@@ -1328,7 +1456,11 @@ class TaskServerCore:
         self, ctx: ToolContext, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
         """An input request of a tool not running as a task: a server-to-client request
-        on the call's own response stream (revisions without one override this)."""
+        on the call's own response stream. Where results name their kind, a call asks
+        its questions by MRTR preflight instead, so only a task asks mid-flight (the
+        request did not declare Tasks: ``_tasks_not_declared``)."""
+        if self.tables.result_kind_field:
+            raise self._tasks_not_declared(f"tool {ctx.tool.name!r} asking for input")
         capability = missing_capability(method, ctx.client_capabilities)
         if capability is not None:
             raise self._missing_capability(capability, method)
@@ -1796,8 +1928,37 @@ class TaskServerCore:
         sdk.mount(self, sdk_server)
 
     def capabilities(self) -> dict[str, Any]:
-        """The server capabilities a session handshake declares (revision hook; none)."""
-        return {}
+        """The server capabilities: a fixed tool list, the Tasks extension where Tasks are
+        one (the tables' ``extension_id``), and the path of each role the tables'
+        ``server_capabilities`` lists wherever this server serves that role
+        (``_serves``)."""
+        declared: dict[str, Any] = {"tools": {"listChanged": False}}
+        if self.tables.extension_id:
+            declared["extensions"] = {self.tables.extension_id: {}}
+        for role, path in self.tables.server_capabilities.items():
+            if self._serves(role):
+                node = declared
+                for key in path:
+                    node = node.setdefault(key, {})
+        return declared
+
+    def _serves(self, role: str) -> bool:
+        """Whether this server serves ``role``: ``create`` while some tool may run as a
+        task; a method's role where the schema has it (``list`` with ``enable_list``).
+        """
+        if role == "create":
+            return any(t.task_support != "forbidden" for t in self._tools.values())
+        return self.tables.has_role(role) and (role != "list" or self.enable_list)
+
+    def _declares(self, role: str) -> bool:
+        """Whether ``capabilities()`` declares ``role`` (True for a role the tables list
+        no capability for)."""
+        node: Any = self.capabilities()
+        for key in self.tables.server_capabilities.get(role, ()):
+            if not isinstance(node, dict) or key not in node:
+                return False
+            node = cast(dict[str, Any], node)[key]
+        return True
 
     async def _recover(self) -> None:
         """Mark every unfinished task failed: its worker died with the previous process."""
@@ -2521,6 +2682,53 @@ class TaskServerCore:
                 queue.put_nowait(task)
         if record.is_terminal:
             self._task_sessions.pop(record.task_id, None)
+
+    async def _listen(self, call: Call) -> dict[str, Any]:
+        """``subscriptions/listen`` (where the schema has a subscription ``_meta`` key and
+        a notify role): acknowledge the caller's task IDs among those requested, then
+        stream their states as the notify role's messages until the server closes.
+        Task IDs need Tasks declared (``_tasks_not_declared``)."""
+        notifications: Any = call.params.get("notifications", {})
+        if not isinstance(notifications, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params.notifications must be an object")
+        requested: Any = cast(dict[str, Any], notifications).get("taskIds")
+        if requested is not None:
+            if not call.tasks:
+                raise self._tasks_not_declared("subscriptions/listen with taskIds")
+            if not isinstance(requested, list) or not all(
+                isinstance(t, str) for t in cast("list[object]", requested)
+            ):
+                raise JsonRpcError(
+                    INVALID_PARAMS, "notifications.taskIds must be strings"
+                )
+        emit = call.emit
+        if emit is None:
+            raise JsonRpcError(
+                INVALID_REQUEST, "subscriptions/listen needs a streaming transport"
+            )
+        accepted: list[TaskRecord] = []
+        for task_id in cast(list[str], requested or []):
+            try:
+                accepted.append(await self._lookup(task_id, call.principal))
+            except JsonRpcError:
+                continue  # unknown or foreign IDs are simply not acknowledged
+        subscription = {self.tables.meta_keys["SUBSCRIPTION_ID"]: call.request_id}
+        ack: dict[str, Any] = {"_meta": subscription, "notifications": {}}
+        if requested is not None:
+            ack["notifications"]["taskIds"] = [r.task_id for r in accepted]
+        notify = self.tables.roles["notify"]
+        async with self._following(accepted) as queue:
+            await emit(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/subscriptions/acknowledged",
+                    "params": ack,
+                }
+            )
+            while (task := await queue.get()) is not None:
+                params = {"_meta": subscription, **task}
+                await emit({"jsonrpc": "2.0", "method": notify, "params": params})
+        return self._complete({"_meta": subscription})
 
     @contextlib.asynccontextmanager
     async def _following(
