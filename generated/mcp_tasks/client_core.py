@@ -1028,8 +1028,9 @@ class ClientCore(Generic[R]):
                     " task= and ttl= cannot be sent"
                 )
             return None
-        ttl_field = list(self.tables.task_fields.values())[5]
-        asked = {ttl_field: ttl} if ttl is not None else {}
+        asked = (
+            {"ttl": ttl} if ttl is not None else {}
+        )  # the profile checks TaskMetadata.ttl
         if not self.supports_task_tools():
             if task:
                 path = ".".join(self.tables.server_capabilities["create"])

@@ -17,8 +17,14 @@ import pytest
 from mcp_tasks_2025_11_25.client import InvalidResponse as LegacyInvalidResponse
 from mcp_tasks_2025_11_25.client import TasksClient as LegacyClient
 from mcp_tasks_ext import protocol_ext as protocol
-from mcp_tasks_ext.client import InvalidResponse, TaskEnded, TasksClient, TasksClientError
+from mcp_tasks_ext.client import (
+    InvalidResponse,
+    TaskEnded,
+    TasksClient,
+    TasksClientError,
+)
 from mcp_tasks_ext.models import Task, WorkingTask
+from mcp_tasks_ext.task_ids import MemoryTaskIdStore
 
 from .fakes import TASK_ID, TEXT_RESULT, FakePeer, run, task_2025, task_ext
 from .test_client_ext import NAME_REQUEST, Server, accept_name, make
@@ -132,9 +138,7 @@ class ListingServer(Server):
         return await super().__call__(method, params)
 
 
-def _widened(
-    monkeypatch: pytest.MonkeyPatch, **changes: Any
-) -> None:
+def _widened(monkeypatch: pytest.MonkeyPatch, **changes: Any) -> None:
     """Regenerated tables of an extension schema edited as ``changes`` say."""
     tables = dataclasses.replace(protocol.TABLES, **changes)
     monkeypatch.setattr(TasksClient, "tables", tables)
@@ -213,3 +217,48 @@ def test_with_a_result_role_and_no_update_role_input_waits_for_tasks_result(
         assert peer.of("tasks/result") and not peer.of("tasks/update")
 
     run(scenario())
+
+
+class AskingClient(TasksClient):
+    """The extension regenerated from a schema whose ``tools/call`` asks for its task in
+    ``params.task`` (the profile's ``task_request``), with no capability path for it."""
+
+    tables = dataclasses.replace(protocol.TABLES, task_request_field="task")
+
+
+def test_a_task_request_field_makes_the_stateless_client_ask_for_tasks() -> None:
+    """Which field asks for a task is table data: the stateless client then asks as the
+    tool's ``taskSupport`` allows, beside its per-request ``_meta``, and refuses what the
+    tool forbids before sending anything."""
+
+    async def scenario() -> None:
+        server = Server()
+
+        async def tools(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            if method == "tools/list":
+                listed = [
+                    {"name": "job", "execution": {"taskSupport": "optional"}},
+                    {"name": "quick", "execution": {"taskSupport": "forbidden"}},
+                ]
+                return {"resultType": "complete", "tools": listed}
+            return await server(method, params)
+
+        peer = FakePeer(tools)
+        client = AskingClient(peer, store=MemoryTaskIdStore(), sleep=_no_sleep)
+        server.peer = peer
+        assert (await client.call_tool("job", ttl=5000))["isError"] is False
+        sent = peer.of("tools/call")[0].params
+        assert sent["task"] == {"ttl": 5000}
+        assert sent["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+        with pytest.raises(TasksClientError, match="does not support tasks"):
+            await client.start_tool("quick", task=True)
+        assert len(peer.of("tools/call")) == 1
+        plain = TasksClient(FakePeer(tools), store=MemoryTaskIdStore())
+        with pytest.raises(TasksClientError, match="server decides"):
+            await plain.start_tool("job", task=True)
+
+    run(scenario())
+
+
+async def _no_sleep(seconds: float) -> None:
+    return None
