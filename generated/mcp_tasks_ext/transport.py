@@ -59,6 +59,10 @@ RequestId: TypeAlias = str | int
 """A JSON-RPC request ID."""
 
 # JSON-RPC 2.0 error codes: the same in every revision (its ``ErrorCode`` names them too).
+GET_STREAM_WAIT_S = 5.0
+"""How long ``notifications/initialized`` waits for the server to answer the session's
+GET stream before the client goes on without it."""
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -388,7 +392,14 @@ class HttpTransport:
         message = {"jsonrpc": "2.0", "method": method, "params": params}
         await self._post(message, self._message_headers(method, params), None)
         if method == "notifications/initialized" and self.session_id is not None:
-            self._dispatcher.spawn(self._listen_get_stream())
+            # Wait until the server has the GET stream, so that nothing it sends for
+            # the next requests (a task's progress, say) finds no stream and is dropped.
+            opened = asyncio.Event()
+            self._dispatcher.spawn(self._listen_get_stream(opened))
+            try:
+                await asyncio.wait_for(opened.wait(), GET_STREAM_WAIT_S)
+            except TimeoutError:
+                pass  # a server slow to answer the GET: carry on, as before it opens
 
     def join_session(self, session_id: str, protocol_version: str) -> None:
         """Send later requests in the existing session ``session_id`` (no ``initialize``)."""
@@ -549,24 +560,30 @@ class HttpTransport:
             elif line.startswith("data:"):
                 data.append(line[5:].removeprefix(" "))
 
-    async def _listen_get_stream(self) -> None:
-        """Read the session's GET event stream until the server refuses it or the transport closes."""
+    async def _listen_get_stream(self, opened: asyncio.Event) -> None:
+        """Read the session's GET event stream until the server refuses it or the transport
+        closes; ``opened`` is set once the server answered the first GET (or it failed).
+        """
         import httpx
 
-        while True:
-            try:
-                async with self._client().stream(
-                    "GET",
-                    self.url,
-                    headers={**self._base_headers(), "Accept": "text/event-stream"},
-                ) as response:
-                    if response.status_code != 200:
-                        return
-                    async for incoming in self._events(response):
-                        await self._handle(incoming, None)
-            except httpx.HTTPError:
-                return
-            await asyncio.sleep(1.0)
+        try:
+            while True:
+                try:
+                    async with self._client().stream(
+                        "GET",
+                        self.url,
+                        headers={**self._base_headers(), "Accept": "text/event-stream"},
+                    ) as response:
+                        opened.set()
+                        if response.status_code != 200:
+                            return
+                        async for incoming in self._events(response):
+                            await self._handle(incoming, None)
+                except httpx.HTTPError:
+                    return
+                await asyncio.sleep(1.0)
+        finally:
+            opened.set()
 
     async def aclose(self) -> None:
         """Stop background streams, end the session (if any) and close the HTTP client."""

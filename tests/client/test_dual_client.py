@@ -434,3 +434,41 @@ def test_dual_unreachable_endpoint_is_not_remembered_as_2025() -> None:
         assert run(reachable()) == EXTENSION
     assert detected_revisions()[url] == EXTENSION
     forget_detected(url)
+
+
+def test_a_task_progress_sent_at_once_reaches_a_client_whose_get_stream_is_slow() -> (
+    None
+):
+    """A 2025-11-25 server sends a task's progress on the session's GET stream and drops
+    what finds no stream open. The client's ``initialize`` therefore waits for the server
+    to answer the GET before the first call: the example server's ``long_report`` reports
+    step 1 the moment its task starts, and it arrives even when the GET is held back
+    (fault injection: each GET leaves 0.5 s late)."""
+    from mcp_tasks_2025_11_25.client import TasksClient as Client2025
+    from mcp_tasks_2025_11_25.task_ids import MemoryTaskIdStore as Store2025
+    from mcp_tasks_2025_11_25.transport import HttpTransport as Http2025
+
+    async def late_get(request: httpx.Request) -> None:
+        if request.method == "GET":
+            await asyncio.sleep(0.5)
+
+    async def scenario(url: str) -> None:
+        steps: list[tuple[float, float | None, str | None]] = []
+        http = httpx.AsyncClient(
+            timeout=httpx.Timeout(30.0, read=None),
+            event_hooks={"request": [late_get]},
+        )
+        async with (
+            http,
+            Client2025(Http2025(url, http_client=http), store=Store2025()) as client,
+        ):
+            await client.call_tool(
+                "long_report",
+                {"steps": 2},
+                on_progress=lambda p, t, m: steps.append((p, t, m)),
+                timeout=30,
+            )
+        assert steps == [(1.0, 2.0, "step 1/2"), (2.0, 2.0, "step 2/2")]
+
+    with dual_server() as handle:
+        run(scenario(handle.url))
