@@ -15,7 +15,9 @@ Two implementations ship here:
   It serves both kinds of MCP connection. With a session (2025-11-25), the
   ``Mcp-Session-Id`` from the ``initialize`` response is sent on every later request,
   and a GET event stream is opened after ``notifications/initialized`` so that messages
-  the server sends outside of any request (such as task status notifications) arrive.
+  the server sends outside of any request (such as task status notifications) arrive;
+  sending that notification waits until the server answered the GET (at most
+  ``GET_STREAM_WAIT_S``), so nothing sent for the next requests finds no stream.
   Stateless (2026-07-28, set up by the client with :meth:`HttpTransport.use_stateless`),
   every request carries the ``Mcp-Protocol-Version``, ``Mcp-Method`` and (where the
   method has one) ``Mcp-Name`` routing headers.
