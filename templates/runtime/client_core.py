@@ -938,6 +938,13 @@ class ClientCore(Generic[R]):
             node = json_object(node.get(name)) if node is not None else None
         return node is not None
 
+    def _require_declared(self, role: str) -> None:
+        """Raise :class:`CapabilityNotDeclared` naming the capability path unless the
+        server declared ``role`` (see :meth:`declared`); nothing is sent."""
+        if not self.declared(role):
+            path = ".".join(self.tables.server_capabilities[role])
+            raise CapabilityNotDeclared(f"the server did not declare {path}")
+
     def supports_task_tools(self) -> bool:
         """Whether a ``tools/call`` may create a task (the ``create`` capability, such as
         2025-11-25's ``tasks.requests.tools.call``, where the revision has one)."""
@@ -1026,13 +1033,11 @@ class ClientCore(Generic[R]):
                     " task= and ttl= cannot be sent"
                 )
             return None
-        asked = (
-            {"ttl": ttl} if ttl is not None else {}
-        )  # the profile checks TaskMetadata.ttl
+        # "ttl": the TaskMetadata field the profile checks
+        asked = {"ttl": ttl} if ttl is not None else {}
         if not self.supports_task_tools():
             if task:
-                path = ".".join(self.tables.server_capabilities["create"])
-                raise CapabilityNotDeclared(f"the server did not declare {path}")
+                self._require_declared("create")
             return None
         support = await self.task_support(name)
         if support == "required":
@@ -1231,8 +1236,7 @@ class ClientCore(Generic[R]):
         Returns the task the server reports, when the revision's answer carries one. The
         stored ID is dropped unless ``poll_after_cancel`` is set.
         """
-        if not self.can_cancel():
-            raise CapabilityNotDeclared("the server did not declare tasks.cancel")
+        self._require_declared("cancel")
         params = self.tables.cancel_params(task_id=task_id)
         result = await self.request(self.tables.roles["cancel"], to_wire(params))
         state = self.cancelled(result)
@@ -1272,25 +1276,30 @@ class ClientCore(Generic[R]):
         """``tasks/list`` (the ``list`` role): every task, following ``nextCursor``."""
         if not self.tables.has_role("list"):
             raise TasksClientError("this revision's schema defines no tasks/list")
-        if not self.can_list():
-            raise CapabilityNotDeclared("the server did not declare tasks.list")
+        self._require_declared("list")
         tasks: list[TaskState] = []
+        async for entry in self._paged(self.tables.roles["list"], "tasks"):
+            raw = json_object(entry) or {}
+            task = decode_as(self.tables.task_model, raw, self.tables)
+            tasks.append(cast(TaskState, task))
+        return tasks
+
+    async def _paged(self, method: str, key: str) -> AsyncIterator[object]:
+        """The entries under ``key`` of every page of a paginated ``method``, following
+        ``nextCursor``."""
         cursor: str | None = None
         while True:
             page = await self.request(
-                self.tables.roles["list"],
-                {"cursor": cursor} if cursor is not None else {},
+                method, {"cursor": cursor} if cursor is not None else {}
             )
-            listed = page.get("tasks")
-            entries = cast("list[object]", listed if isinstance(listed, list) else [])
-            for entry in entries:
-                raw = json_object(entry) or {}
-                tasks.append(
-                    cast(TaskState, decode_as(self.tables.task_model, raw, self.tables))
-                )
+            listed = page.get(key)
+            for entry in cast(
+                "list[object]", listed if isinstance(listed, list) else []
+            ):
+                yield entry
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str):
-                return tasks
+                return
 
     async def call_tool(
         self,
@@ -1408,19 +1417,12 @@ class ClientCore(Generic[R]):
     async def list_tools(self) -> list[dict[str, Any]]:
         """``tools/list``: every tool, following ``nextCursor``; also kept in :attr:`tools`."""
         tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            page = await self.request(
-                "tools/list", {"cursor": cursor} if cursor is not None else {}
-            )
-            listed = page.get("tools")
-            entries = cast("list[object]", listed if isinstance(listed, list) else [])
-            for tool in filter(None, map(json_object, entries)):
+        async for entry in self._paged("tools/list", "tools"):
+            tool = json_object(entry)
+            if tool is not None:
                 tools.append(tool)
                 self.tools[str(tool.get("name"))] = tool
-            cursor = page.get("nextCursor")
-            if not isinstance(cursor, str):
-                return tools
+        return tools
 
     def deliver(self, params: Mapping[str, Any]) -> None:
         """Hand a status notification's task to the handles waiting for it (malformed: dropped)."""
