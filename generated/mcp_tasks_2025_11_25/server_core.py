@@ -44,6 +44,8 @@ from types import ModuleType
 from datetime import datetime, timezone
 from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, cast
 
+from pydantic import BaseModel
+
 from .protocol import StatusName, TaskFields, TaskState
 from .revision import RevisionTables
 from .transport import INTERNAL_ERROR as INTERNAL_ERROR
@@ -527,6 +529,11 @@ def _form_value_problem(spec: dict[str, Any], value: object) -> str | None:
     if isinstance(high, (int, float)) and measure > high:
         return f"is above {high_key} {high}"
     return None
+
+
+def _through(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` as sent: validated by the schema's ``model`` and in its wire form."""
+    return cast(dict[str, Any], cast(Any, model.model_validate(values)).to_wire())
 
 
 def _encode_cursor(seq: int) -> str:
@@ -1271,13 +1278,9 @@ class TaskServerCore:
         kind = self.tables.result_kind_field
         if not kind:
             return None
-        responses = call.params.get("inputResponses", {})
-        if not isinstance(responses, dict):
-            raise JsonRpcError(
-                INVALID_PARAMS, "params.inputResponses must be an object"
-            )
-        self._check_size("params.inputResponses", responses)
-        ctx.input_responses = cast(dict[str, Any], responses)
+        ctx.input_responses = self._input_responses(
+            call.params.get("inputResponses", {})
+        )
         if ctx.tool.preflight is None:
             return None
         requests = await ctx.tool.preflight(ctx, arguments)
@@ -1285,9 +1288,7 @@ class TaskServerCore:
             return None
         for request in requests.values():
             method = str(request.get("method"))
-            capability = missing_capability(method, ctx.client_capabilities)
-            if capability is not None:
-                raise self._missing_capability(capability, method)
+            self._require_capability(ctx, method)
         return {kind: "input_required", "inputRequests": requests}
 
     def _task_request(self, call: Call, tool: Tool) -> tuple[bool, int | None]:
@@ -1339,7 +1340,7 @@ class TaskServerCore:
         immediate = self.tables.meta_keys.get("MODEL_IMMEDIATE_RESPONSE")
         if immediate is not None and ctx.tool.immediate_response is not None:
             created["meta"] = {immediate: ctx.tool.immediate_response}
-        return cast(dict[str, Any], cast(Any, model.model_validate(created)).to_wire())
+        return _through(model, created)
 
     def _failed_result(self, result: dict[str, Any]) -> bool:
         """Whether a tool's ``CallToolResult`` fails its task (else it completes)."""
@@ -1438,9 +1439,7 @@ class TaskServerCore:
                 f"{method}: this schema has neither an update nor a result method to"
                 " answer input requests through",
             )
-        capability = missing_capability(method, ctx.client_capabilities)
-        if capability is not None:
-            raise self._missing_capability(capability, method)
+        self._require_capability(ctx, method)
         if not by_update:
             return await self._ask_on_streams(ctx, ctx.task_id, method, params)
         prefix = method.split("/")[0]
@@ -1461,9 +1460,7 @@ class TaskServerCore:
         request did not declare Tasks: ``_tasks_not_declared``)."""
         if self.tables.result_kind_field:
             raise self._tasks_not_declared(f"tool {ctx.tool.name!r} asking for input")
-        capability = missing_capability(method, ctx.client_capabilities)
-        if capability is not None:
-            raise self._missing_capability(capability, method)
+        self._require_capability(ctx, method)
         if ctx.emit is None:
             raise JsonRpcError(
                 INTERNAL_ERROR, f"No response stream to send {method} on"
@@ -1476,20 +1473,23 @@ class TaskServerCore:
             session_id=ctx.session.id if ctx.session is not None else None,
         )
 
-    def _missing_capability(self, capability: str, method: str) -> JsonRpcError:
-        """The error for an input request whose capability the client did not declare:
-        the revision's ``MISSING_REQUIRED_CLIENT_CAPABILITY`` naming it in
+    def _require_capability(self, ctx: ToolContext, method: str) -> None:
+        """Refuse an input request ``method`` of ``ctx`` whose capability its client did
+        not declare: the revision's ``MISSING_REQUIRED_CLIENT_CAPABILITY`` naming it in
         ``data.requiredCapabilities`` where its error codes have one, else ``-32600``.
         """
+        capability = missing_capability(method, ctx.client_capabilities)
+        if capability is None:
+            return
         code = self.tables.error_codes.get("MISSING_REQUIRED_CLIENT_CAPABILITY")
         if code is not None:
-            return JsonRpcError(
+            raise JsonRpcError(
                 code,
                 f"Missing required client capability: {method} needs {capability!r}"
                 " in the client's capabilities",
                 {"requiredCapabilities": {capability: {}}},
             )
-        return JsonRpcError(
+        raise JsonRpcError(
             INVALID_REQUEST,
             f"The client did not declare the {capability!r} capability that"
             f" {method} needs",
@@ -1543,18 +1543,13 @@ class TaskServerCore:
     async def _tasks_update(self, call: Call) -> dict[str, Any]:
         """The update role: store answers for outstanding keys; ignore every other key."""
         task_id = task_id_param(call.params)
-        responses = call.params.get("inputResponses")
-        if not isinstance(responses, dict):
-            raise JsonRpcError(
-                INVALID_PARAMS, "params.inputResponses must be an object"
-            )
-        self._check_size("params.inputResponses", responses)
+        responses = self._input_responses(call.params.get("inputResponses"))
         await self._lookup(task_id, call.principal)
         answered: dict[str, dict[str, Any]] = {}
 
         def answer(record: TaskRecord) -> dict[str, Any] | None:
             answered.clear()
-            for key, value in cast(dict[str, Any], responses).items():
+            for key, value in responses.items():
                 asked: Any = record.input_requests.get(key)
                 if not isinstance(asked, dict):
                     continue  # unknown, answered or superseded: ignored
@@ -2316,7 +2311,7 @@ class TaskServerCore:
         model = self.tables.methods[call.method].result
         if model is None:
             return listed
-        return cast(dict[str, Any], cast(Any, model.model_validate(listed)).to_wire())
+        return _through(model, listed)
 
     cancel_message: ClassVar[str] = "Cancelled by request"
     """The ``statusMessage`` of a task cancelled through ``tasks/cancel``."""
@@ -2528,6 +2523,16 @@ class TaskServerCore:
                     action=action, task_id=task_id, principal=principal, detail=detail
                 )
             )
+
+    def _input_responses(self, responses: Any) -> dict[str, Any]:
+        """A request's ``params.inputResponses``, checked: an object within the size
+        limit."""
+        if not isinstance(responses, dict):
+            raise JsonRpcError(
+                INVALID_PARAMS, "params.inputResponses must be an object"
+            )
+        self._check_size("params.inputResponses", responses)
+        return cast(dict[str, Any], responses)
 
     def _check_size(self, what: str, value: Any) -> None:
         """Refuse inputs larger than ``limits.max_input_bytes``."""
