@@ -763,6 +763,8 @@ def _mount_sdk1(server: TaskServerCore, sdk_server: Any) -> None:
     mcp_error: Any = getattr(_module("mcp.shared.exceptions"), "McpError")
     metadata_type: Any = getattr(_module("mcp.shared.message"), "ServerMessageMetadata")
     sessions: weakref.WeakKeyDictionary[Any, Session] = weakref.WeakKeyDictionary()
+    relays: set[asyncio.Task[None]] = set()
+    """Requests on their way to the client (held here: the loop keeps tasks weakly)."""
 
     def our_session(sdk_session: Any) -> Session:
         session = sessions.get(sdk_session)
@@ -794,7 +796,9 @@ def _mount_sdk1(server: TaskServerCore, sdk_server: Any) -> None:
 
         async def emit(message: dict[str, Any]) -> None:
             if "id" in message:  # a request: its reply arrives later
-                asyncio.get_running_loop().create_task(relay(message))
+                task = asyncio.get_running_loop().create_task(relay(message))
+                relays.add(task)
+                task.add_done_callback(relays.discard)
             else:
                 notification = types.ServerNotification.model_validate(
                     {"method": message["method"], "params": message["params"]}
