@@ -398,7 +398,7 @@ class HttpTransport:
             self._dispatcher.spawn(self._listen_get_stream(opened))
             try:
                 await asyncio.wait_for(opened.wait(), GET_STREAM_WAIT_S)
-            except TimeoutError:
+            except asyncio.TimeoutError:  # not yet the built-in one on Python 3.10
                 pass  # a server slow to answer the GET: carry on, as before it opens
 
     def join_session(self, session_id: str, protocol_version: str) -> None:

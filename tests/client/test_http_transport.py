@@ -374,3 +374,53 @@ def test_sse_response_delivers_notifications_before_the_result() -> None:
 
     assert run(scenario()) == {"ok": True}
     assert notes == [("notifications/progress", {"progressToken": "t", "progress": 1})]
+
+
+def test_a_get_stream_the_server_never_answers_delays_initialized_only_so_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``notifications/initialized`` waits for the server to answer the session's GET
+    (so nothing sent for the next requests is dropped), but only ``GET_STREAM_WAIT_S``:
+    a server that never answers it still gets the next request."""
+    monkeypatch.setattr(legacy, "GET_STREAM_WAIT_S", 0.05)
+    held = asyncio.Event()
+
+    async def respond(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            held.set()
+            await asyncio.Event().wait()  # never answered; cancelled at close
+        message = json.loads(request.content) if request.content else {}
+        if message.get("method") == "initialize":
+            return initialize_reply(message)
+        if "id" not in message:
+            return httpx.Response(202)
+        return reply(message, {"tools": []})
+
+    async def scenario() -> None:
+        http = httpx.AsyncClient(transport=httpx.MockTransport(respond))
+        transport = legacy.HttpTransport(URL, http_client=http)
+        transport.set_handlers(_ignore_notification, _no_request)
+        await transport.request(
+            1,
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        )
+        await transport.notify("notifications/initialized", {})
+        assert held.is_set()
+        assert await transport.request(2, "tools/list", {}) == {"tools": []}
+        await transport.aclose()
+        await http.aclose()
+
+    run(scenario())
+
+
+async def _ignore_notification(method: str, params: dict[str, Any]) -> None:
+    return None
+
+
+async def _no_request(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {}
