@@ -222,3 +222,19 @@ def test_diff_examples_match_the_golden_report() -> None:
     golden = json.loads((ROOT / "tests" / "golden" / "diff-2025-11-25-to-ext.json").read_text(encoding="utf-8"))["summary"]
     assert summary == golden
 
+
+
+def test_lists_follow_a_blank_line() -> None:
+    """Python-Markdown (unlike GitHub) renders a list that directly follows a paragraph
+    line as part of the paragraph: the pages leave a blank line before each list."""
+    stray: list[str] = []
+    for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        previous, fenced = "", False
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.startswith("```"):
+                fenced = not fenced
+            elif not fenced and re.match(r"(- |\d+\. )", line):
+                if previous.strip() and not re.match(r"(- |\d+\. | )", previous):
+                    stray.append(f"{path.relative_to(ROOT)}:{number}")
+            previous = line
+    assert not stray, f"lists right after a paragraph line: {stray}"
