@@ -129,7 +129,11 @@ class Limits:
     """Resource limits and timing hints, all documented to clients through errors.
 
     - ``max_ttl_ms`` caps the lifetime of a task; ``default_ttl_ms`` is used when the
-      client asks for none (None means unlimited);
+      client asks for none (None means unlimited). A task whose worker still runs
+      when its TTL is about to run out is failed ("The task's TTL ran out ...") and
+      its worker stopped, whatever the store: ``poll_interval_ms`` (at least 1 s, at
+      most a third of the TTL) before it runs out, so that a client polling as
+      suggested sees it ``failed`` before it expires and is deleted;
     - ``poll_interval_ms`` is the polling hint put on every task (None: no hint);
     - ``max_active_tasks`` is the number of unfinished tasks one principal may have;
     - ``max_input_bytes`` bounds tool arguments and input responses (JSON size);
@@ -615,7 +619,8 @@ _TTL_RAN_OUT = (
     "The task's TTL ran out before the task finished (it was failed just before it"
     " expired)"
 )
-"""The error message of a task failed by its own replica just before its TTL."""
+"""The error message of a task failed just before its TTL ran out, by the server
+running it (``TaskServerCore._fail_before_expiry``)."""
 
 _WIRE_CACHE_SIZE = 1024
 """How many wire forms of tasks ``TaskServerCore._task`` keeps (the latest made)."""
@@ -902,8 +907,9 @@ class TaskServerCore:
         self._write_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
         self._lease_keepers: list[asyncio.Task[None]] = []
-        self._soonest_expiry: float | None = None
-        """When the TTL of the first task running here runs out (lease rounds wake for it)."""
+        self._expiring: set[asyncio.Task[None]] = set()
+        """Running ``_fail_before_expiry`` calls (held until done: the loop keeps tasks
+        only weakly)."""
         self._started = False
         self.replica_id = secrets.token_hex(8)
         """Names this process in worker leases and signals to other replicas."""
@@ -1826,7 +1832,7 @@ class TaskServerCore:
             self._lease_keepers = [
                 asyncio.create_task(
                     self._every(
-                        lambda: self._renewal_wait(self._soonest_expiry),
+                        lambda: self.limits.lease_s / 3,
                         lambda: self._renew_leases(store),
                         "renewing worker leases",
                     )
@@ -1865,6 +1871,7 @@ class TaskServerCore:
             job.cancel()
         await asyncio.gather(*background, return_exceptions=True)
         self._lease_keepers = []
+        await asyncio.gather(*self._expiring, return_exceptions=True)
         for task_id, worker in list(self._workers.items()):
             worker.cancel()
             await asyncio.gather(worker, return_exceptions=True)
@@ -1999,24 +2006,18 @@ class TaskServerCore:
         """One lease round: renew the leases of this replica's running tasks.
 
         The round also catches up with signals that were lost (pub/sub delivers at
-        most once; see ``_resync``), and notes when the first local TTL runs out so
-        that the next round wakes early enough to fail that task before it expires.
+        most once; see ``_resync``).
         """
         await store.hold_leases(list(self._workers), self.replica_id, self._lease_ms)
-        self._soonest_expiry = await self._resync()
+        await self._resync()
 
-    def _renewal_wait(self, soonest: float | None) -> float:
-        """Seconds until the next lease round: ``lease_s / 3``, or less to fail a
-        local task (whose TTL runs out at ``soonest``) before it expires."""
-        wait = self.limits.lease_s / 3
-        if soonest is not None:
-            wait = min(wait, max(0.01, soonest - self._ttl_margin_s - time.time()))
-        return wait
-
-    @property
-    def _ttl_margin_s(self) -> float:
-        """How long before its TTL a task still running here is failed."""
-        return min(1.0, self.limits.lease_s / 3)
+    def _ttl_margin_s(self, ttl_ms: int) -> float:
+        """How long before its TTL (``ttl_ms``) runs out a task still running here is
+        failed: the poll interval (at least a second), so that a client polling as
+        suggested sees the failure before the task expires, but at most a third of
+        the TTL."""
+        poll_s = (self.limits.poll_interval_ms or 0) / 1000
+        return min(max(1.0, poll_s), ttl_ms / 3000)
 
     async def fail_lost_tasks(self) -> list[str]:
         """Fail every unfinished task whose worker lease ran out; return their IDs.
@@ -2093,17 +2094,14 @@ class TaskServerCore:
         else:
             self._on_revision_signal(kind, task_id, signal)
 
-    async def _resync(self) -> float | None:
+    async def _resync(self) -> None:
         """Catch up with the store for every local worker, as signals may be lost.
 
         Run after the signal channel reconnects and at every lease round. A worker
         whose task ended elsewhere is stopped; one waiting for input gets the answers
         stored in its task (``_stored_answers``), in case the answer signal never
-        arrived; a task whose TTL runs out within ``_ttl_margin_s`` is failed and its
-        worker stopped, so that it never expires without a terminal status. Returns
-        the soonest TTL deadline of the other local tasks (None: none has a TTL).
+        arrived.
         """
-        soonest: float | None = None
         for task_id in list(self._workers):
             record = await self.store.get(task_id)
             if record is None or record.is_terminal:
@@ -2111,29 +2109,35 @@ class TaskServerCore:
                 continue
             if record.answers:
                 self._stored_answers(record)
-            expires_at = record.expires_at
-            if expires_at is None:
-                continue
-            if expires_at - time.time() <= self._ttl_margin_s:
-                await self._fail_before_expiry(record)
-            elif soonest is None or expires_at < soonest:
-                soonest = expires_at
-        return soonest
 
-    async def _fail_before_expiry(self, record: TaskRecord) -> None:
-        """Fail a task still running here whose TTL is about to run out."""
+    def _ttl_due(self, task_id: str, owner: str | None) -> None:
+        """Timer of a local worker: its TTL runs out within ``_ttl_margin_s``."""
+        if self._started and task_id in self._workers:
+            expiring = asyncio.create_task(self._fail_before_expiry(task_id, owner))
+            self._expiring.add(expiring)
+            expiring.add_done_callback(self._expiring.discard)
+
+    async def _fail_before_expiry(self, task_id: str, owner: str | None) -> None:
+        """Fail a task still running here whose TTL is about to run out, and stop its
+        worker, so that no task expires without a terminal status (on every store).
+
+        The failed task stays readable until its TTL runs out, then the sweeper
+        deletes it like any other.
+        """
         error = JsonRpcError(INTERNAL_ERROR, _TTL_RAN_OUT)
-        if (
-            await self._finish(
-                record.task_id,
-                self.tables.failed,
-                error=error,
-                status_message=_TTL_RAN_OUT,
+        try:
+            failed = await self._finish(
+                task_id, self.tables.failed, error=error, status_message=_TTL_RAN_OUT
             )
-            is not None
-        ):
-            self._emit_audit("ttl_ran_out", record.task_id, record.owner)
-        self._stop_worker(record.task_id)
+        except StoreUnavailable:  # logged by the store
+            return
+        except Exception:  # a timer has no caller to report to
+            _log.exception("failing task %s before its TTL ran out failed", task_id)
+            return
+        finally:
+            self._stop_worker(task_id)
+        if failed is not None:
+            self._emit_audit("ttl_ran_out", task_id, owner)
 
     def _stored_answers(self, record: TaskRecord) -> None:
         """Answers stored in the task for a worker here that missed their signal."""
@@ -2215,7 +2219,7 @@ class TaskServerCore:
         self._contexts[record.task_id] = ctx
         if ctx.session is not None:  # it gets the task's status notifications
             self._task_sessions[record.task_id] = ctx.session
-        self._spawn(record.task_id, self._work(record.task_id, ctx, arguments))
+        self._spawn(record, self._work(record.task_id, ctx, arguments))
         return self._created(record, ctx)
 
     async def _work(
@@ -2647,11 +2651,27 @@ class TaskServerCore:
         self._emit_audit("created", record.task_id, principal, tool.name)
         return record
 
-    def _spawn(self, task_id: str, work: Coroutine[Any, Any, None]) -> None:
-        """Run a task's worker in the background."""
+    def _spawn(self, record: TaskRecord, work: Coroutine[Any, Any, None]) -> None:
+        """Run a task's worker in the background; if it still runs when the task's TTL
+        is about to run out, the task is failed and the worker stopped
+        (``_fail_before_expiry``)."""
+        task_id = record.task_id
         worker = asyncio.create_task(work, name=f"task-{task_id}")
         self._workers[task_id] = worker
-        worker.add_done_callback(lambda _: self._workers.pop(task_id, None))
+        timer: asyncio.TimerHandle | None = None
+        expires_at = record.expires_at
+        if expires_at is not None and record.ttl_ms is not None:
+            delay = expires_at - self._ttl_margin_s(record.ttl_ms) - time.time()
+            timer = asyncio.get_running_loop().call_later(
+                max(0.0, delay), self._ttl_due, task_id, record.owner
+            )
+
+        def ended(_: object) -> None:
+            self._workers.pop(task_id, None)
+            if timer is not None:
+                timer.cancel()
+
+        worker.add_done_callback(ended)
 
     def _stop_worker(self, task_id: str) -> None:
         """Ask a task's worker to stop (it sees ``CancelledError``)."""
