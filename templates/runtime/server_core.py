@@ -145,6 +145,9 @@ class Limits:
       enforced with stores that count usage (``stores.UsageStore``: the memory and
       SQLite stores);
     - ``sweep_interval_s`` is how often expired tasks are purged;
+    - ``max_listens`` is the number of ``subscriptions/listen`` streams one principal
+      (when anonymous: one client address) may hold open, and
+      ``max_listen_task_ids`` the number of task IDs one of them may name;
     - ``lease_s`` is the worker lease on a store shared by several replicas (a
       ``ReplicaStore`` such as Redis): each replica renews the leases of the tasks it
       runs every ``lease_s / 3`` seconds and, as often, fails the unfinished tasks
@@ -163,6 +166,8 @@ class Limits:
     max_finished_tasks: int = 1_000
     max_stored_bytes: int = 64 * 1_048_576
     sweep_interval_s: float = 30.0
+    max_listens: int = 128
+    max_listen_task_ids: int = 100
     lease_s: float = 15.0
     limit_error_code: int = LIMIT_EXCEEDED
 
@@ -737,6 +742,47 @@ class _Channel:
     """Outstanding requests sent on a GET stream (no result-role stream repeats them)."""
 
 
+@dataclass(slots=True, eq=False)
+class _Subscription:
+    """One ``subscriptions/listen`` stream: the states of its tasks waiting to be sent.
+
+    A task keeps only its latest unsent state, so a client that reads slower than its
+    tasks change holds at most one state per task here.
+    """
+
+    pending: dict[str, tuple[dict[str, Any], bool]] = field(
+        default_factory=dict[str, tuple[dict[str, Any], bool]]
+    )
+    """Task ID -> its latest unsent state (wire form) and whether it is terminal."""
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: bool = False
+    """The server is closing: send what is pending, then end the stream."""
+
+    def offer(self, record: TaskRecord, state: dict[str, Any]) -> None:
+        """A task's new state (it replaces an unsent older one)."""
+        self.pending[record.task_id] = (state, record.is_terminal)
+        self.changed.set()
+
+    def close(self) -> None:
+        """End the stream once the pending states are sent."""
+        self.closed = True
+        self.changed.set()
+
+    async def next_states(
+        self,
+    ) -> list[tuple[str, tuple[dict[str, Any], bool]]] | None:
+        """The pending ``(task ID, (state, terminal))`` pairs, once there are any; None
+        once closed and all sent."""
+        while not self.pending:
+            if self.closed:
+                return None
+            self.changed.clear()
+            await self.changed.wait()
+        states = list(self.pending.items())
+        self.pending.clear()
+        return states
+
+
 class ToolContext:
     """What a tool handler gets: its task, status reporting, input and cancellation.
 
@@ -932,8 +978,11 @@ class TaskServerCore:
         """Server-to-client input requests of local tasks (the result role), by task."""
         self._task_sessions: dict[str, Session] = {}
         """The session that created each live task (it gets the notify role's messages)."""
-        self._listeners: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
+        self._listeners: dict[str, set[_Subscription]] = {}
         """Subscriptions following each task (they get its new states)."""
+        self._listens: dict[str, int] = {}
+        """Open ``subscriptions/listen`` streams by caller (``_caller``), for
+        ``limits.max_listens``; a caller with none has no entry."""
         self._routes: dict[str, Route] = {
             "ping": self._ping,
             "tools/list": self._tools_list,
@@ -952,6 +1001,11 @@ class TaskServerCore:
         )
         """Methods answered without waiting on a client, a tool or a task's progress:
         the HTTP transport awaits them directly, without watching for a disconnect."""
+        self.stream_methods: frozenset[str] = frozenset(
+            {"subscriptions/listen"} & set(self._routes)
+        )
+        """Methods answered only on a ``text/event-stream``: the HTTP transport refuses
+        them (406) to a client whose ``Accept`` header does not take one."""
         self.setup()
 
     def setup(self) -> None:
@@ -1901,8 +1955,8 @@ class TaskServerCore:
         for channel in self._channels.values():
             channel.changed.set()
         for listeners in self._listeners.values():
-            for queue in listeners:
-                queue.put_nowait(None)
+            for subscription in listeners:
+                subscription.close()
 
     def mount(self, sdk_server: Any) -> None:
         """Serve the tools and the Tasks methods from an official SDK's low-level ``Server``.
@@ -2506,6 +2560,13 @@ class TaskServerCore:
             return request.principal
         return self._authenticate(request)
 
+    def _caller(self, principal: str | None, request: RequestInfo) -> str:
+        """Whom a per-caller bound counts against: the principal, or when there is
+        none the client's network address."""
+        if principal is not None:
+            return f"principal:{principal}"
+        return f"address:{request.client or '?'}"
+
     def _check_rate(self, principal: str | None, method: str) -> None:
         """Apply the rate limiter hook, if any."""
         if self._rate_limiter is not None and not self._rate_limiter(principal, method):
@@ -2701,46 +2762,90 @@ class TaskServerCore:
             task = self._task(record)
             if session is not None:
                 session.notify({"jsonrpc": "2.0", "method": notify, "params": task})
-            for queue in listeners or ():
-                queue.put_nowait(task)
+            for subscription in listeners or ():
+                subscription.offer(record, task)
         if record.is_terminal:
             self._task_sessions.pop(record.task_id, None)
 
     async def _listen(self, call: Call) -> dict[str, Any]:
         """``subscriptions/listen`` (where the schema has a subscription ``_meta`` key and
         a notify role): acknowledge the caller's task IDs among those requested, then
-        stream their states as the notify role's messages until the server closes.
-        Task IDs need Tasks declared (``_tasks_not_declared``)."""
-        notifications: Any = call.params.get("notifications", {})
-        if not isinstance(notifications, dict):
-            raise JsonRpcError(INVALID_PARAMS, "params.notifications must be an object")
-        requested: Any = cast(dict[str, Any], notifications).get("taskIds")
-        if requested is not None:
-            if not call.tasks:
-                raise self._tasks_not_declared("subscriptions/listen with taskIds")
-            if not isinstance(requested, list) or not all(
-                isinstance(t, str) for t in cast("list[object]", requested)
-            ):
-                raise JsonRpcError(
-                    INVALID_PARAMS, "notifications.taskIds must be strings"
-                )
+        stream their states as the notify role's messages.
+
+        IDs the caller cannot see (unknown, expired, another principal's) are left
+        out of the acknowledgement alike, so it reveals nothing about other callers'
+        tasks. Task IDs need Tasks declared (``_tasks_not_declared``); a request may
+        name ``limits.max_listen_task_ids`` of them, and a caller may hold
+        ``limits.max_listens`` streams at once. The stream ends (with the listen
+        result) once every task it follows has sent its terminal state, at once
+        when it follows none, or when the server closes; everything it registered is
+        released when it ends, also when the client goes away.
+        """
+        requested = self._listen_task_ids(call)
         emit = call.emit
         if emit is None:
             raise JsonRpcError(
                 INVALID_REQUEST, "subscriptions/listen needs a streaming transport"
             )
+        caller = self._caller(call.principal, call.request)
+        open_now = self._listens.get(caller, 0)
+        if open_now >= self.limits.max_listens:
+            raise JsonRpcError(
+                self.limits.limit_error_code,
+                f"Too many open subscriptions/listen streams: {open_now} (limit"
+                f" {self.limits.max_listens} per principal); close some first",
+            )
+        self._listens[caller] = open_now + 1
+        try:
+            return await self._stream_states(call, emit, requested)
+        finally:
+            left = self._listens[caller] - 1
+            if left:
+                self._listens[caller] = left
+            else:
+                del self._listens[caller]
+
+    def _listen_task_ids(self, call: Call) -> list[str] | None:
+        """The distinct task IDs a ``subscriptions/listen`` asks for (None: it asks
+        for no task notifications), checked."""
+        notifications: Any = call.params.get("notifications", {})
+        if not isinstance(notifications, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params.notifications must be an object")
+        requested: Any = cast(dict[str, Any], notifications).get("taskIds")
+        if requested is None:
+            return None
+        if not call.tasks:
+            raise self._tasks_not_declared("subscriptions/listen with taskIds")
+        if not isinstance(requested, list) or not all(
+            isinstance(t, str) for t in cast("list[object]", requested)
+        ):
+            raise JsonRpcError(INVALID_PARAMS, "notifications.taskIds must be strings")
+        distinct = list(dict.fromkeys(cast(list[str], requested)))
+        if len(distinct) > self.limits.max_listen_task_ids:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"notifications.taskIds names {len(distinct)} tasks (limit"
+                f" {self.limits.max_listen_task_ids} per subscriptions/listen)",
+            )
+        return distinct
+
+    async def _stream_states(
+        self, call: Call, emit: Emit, requested: list[str] | None
+    ) -> dict[str, Any]:
+        """The acknowledgement and the states of a ``subscriptions/listen``; its result."""
         accepted: list[TaskRecord] = []
-        for task_id in cast(list[str], requested or []):
+        for task_id in requested or []:
             try:
                 accepted.append(await self._lookup(task_id, call.principal))
             except JsonRpcError:
-                continue  # unknown or foreign IDs are simply not acknowledged
-        subscription = {self.tables.meta_keys["SUBSCRIPTION_ID"]: call.request_id}
-        ack: dict[str, Any] = {"_meta": subscription, "notifications": {}}
+                continue  # not the caller's to follow: left out of the ack
+        subscription_id = {self.tables.meta_keys["SUBSCRIPTION_ID"]: call.request_id}
+        ack: dict[str, Any] = {"_meta": subscription_id, "notifications": {}}
         if requested is not None:
             ack["notifications"]["taskIds"] = [r.task_id for r in accepted]
         notify = self.tables.roles["notify"]
-        async with self._following(accepted) as queue:
+        live = {record.task_id for record in accepted}
+        async with self._following(accepted) as subscription:
             await emit(
                 {
                     "jsonrpc": "2.0",
@@ -2748,33 +2853,37 @@ class TaskServerCore:
                     "params": ack,
                 }
             )
-            while (task := await queue.get()) is not None:
-                params = {"_meta": subscription, **task}
-                await emit({"jsonrpc": "2.0", "method": notify, "params": params})
-        return self._complete({"_meta": subscription})
+            while live and (states := await subscription.next_states()) is not None:
+                for task_id, (task, terminal) in states:
+                    params = {"_meta": subscription_id, **task}
+                    await emit({"jsonrpc": "2.0", "method": notify, "params": params})
+                    if terminal:
+                        live.discard(task_id)
+        return self._complete({"_meta": subscription_id})
 
     @contextlib.asynccontextmanager
     async def _following(
         self, records: list[TaskRecord]
-    ) -> AsyncGenerator[asyncio.Queue[dict[str, Any] | None], None]:
-        """Follow tasks for a subscription: a queue that gets each task's current state
-        and then every state ``_published`` gives it (where the schema has a notify
-        role), and None when the server closes. The current state is read once the
-        queue follows the task, so the last state queued is the task's latest."""
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    ) -> AsyncGenerator[_Subscription, None]:
+        """Follow tasks for a subscription: it gets each task's current state and then
+        every state ``_published`` gives it, until the server closes. The current
+        state is read once the subscription follows the task, so the last state it
+        gets is the task's latest. On exit the tasks' listener entries are removed
+        (a task with no subscription left has none)."""
+        subscription = _Subscription()
         for record in records:
-            self._listeners.setdefault(record.task_id, set()).add(queue)
+            self._listeners.setdefault(record.task_id, set()).add(subscription)
         try:
-            for record in records if self.tables.has_role("notify") else []:
+            for record in records:
                 current = await self.store.get(record.task_id)
                 if current is not None:
-                    queue.put_nowait(self._task(current))
-            yield queue
+                    subscription.offer(current, self._task(current))
+            yield subscription
         finally:
             for record in records:
                 listeners = self._listeners.get(record.task_id)
                 if listeners is not None:
-                    listeners.discard(queue)
+                    listeners.discard(subscription)
                     if not listeners:
                         del self._listeners[record.task_id]
 
