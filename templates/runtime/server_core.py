@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import contextlib
 import functools
 import importlib
@@ -543,24 +542,35 @@ def _through(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
     return cast(dict[str, Any], cast(Any, model.model_validate(values)).to_wire())
 
 
-def _encode_cursor(seq: int) -> str:
-    """An opaque cursor of the list role for a position."""
-    return base64.urlsafe_b64encode(f"after:{seq}".encode()).decode()
+_CURSOR_MAX_CHARS = 1024
+"""The longest ``tasks/list`` cursor read (those made here name two task IDs)."""
 
 
-def _decode_cursor(cursor: Any) -> int:
-    """The position in a cursor made by ``_encode_cursor``; ``-32602`` otherwise (also
-    for a forged position no store can hold)."""
+def _encode_cursor(last_id: str, next_id: str) -> str:
+    """An opaque cursor of the list role: the last task of a page and the first of the
+    next one, both the caller's own, so it tells nothing about other callers' tasks
+    (not how many there are: no server-wide position) and any replica can resume it."""
+    anchors = json.dumps([last_id, next_id], separators=(",", ":"))
+    return base64.urlsafe_b64encode(anchors.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: Any) -> tuple[str, str]:
+    """The two task IDs in a cursor made by ``_encode_cursor``; ``-32602`` otherwise."""
     try:
-        prefix, _, number = (
-            base64.urlsafe_b64decode(str(cursor).encode()).decode().partition(":")
+        if not isinstance(cursor, str) or len(cursor) > _CURSOR_MAX_CHARS:
+            raise ValueError("not a cursor")
+        text = base64.b64decode(
+            cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True
         )
-        if prefix != "after" or not (number.isascii() and number.isdigit()):
-            raise ValueError(prefix)
-        if len(number) > 18:  # positions are SQLite / Redis 64-bit integers
-            raise ValueError(number)
-        return int(number)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+        anchors: Any = json.loads(text)
+        if not (
+            isinstance(anchors, list)
+            and len(cast("list[object]", anchors)) == 2
+            and all(isinstance(a, str) and is_text(a) for a in anchors)
+        ):
+            raise ValueError("not a cursor")
+        return anchors[0], anchors[1]
+    except ValueError:  # not base64 (binascii.Error), not UTF-8, not JSON
         raise JsonRpcError(INVALID_PARAMS, "Invalid cursor") from None
 
 
@@ -2352,17 +2362,22 @@ class TaskServerCore:
 
     async def _tasks_list(self, call: Call) -> dict[str, Any]:
         """One page of the caller's tasks, built through the schema's result model of the
-        list role; an opaque ``nextCursor`` while more remain. Only with ``enable_list``
-        (else ``-32601``): principals must be told apart for a list to be private."""
+        list role; an opaque ``nextCursor`` while more remain (``_encode_cursor``). Only
+        with ``enable_list`` (else ``-32601``): principals must be told apart for a list
+        to be private."""
         if not self.enable_list:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
         cursor = call.params.get("cursor")
-        after = 0 if cursor is None else _decode_cursor(cursor)
+        after = 0
+        if cursor is not None:
+            after = await self._resume_at(_decode_cursor(cursor), call.principal)
         size = self.page_size
         page = await self._page(call.principal, after, size)
         listed: dict[str, Any] = {"tasks": [self._task(r) for r in page[:size]]}
         if len(page) > size:
-            listed["nextCursor"] = _encode_cursor(page[size - 1].seq)
+            listed["nextCursor"] = _encode_cursor(
+                page[size - 1].task_id, page[size].task_id
+            )
         listed = self._complete(listed)
         model = self.tables.methods[call.method].result
         if model is None:
@@ -2535,6 +2550,25 @@ class TaskServerCore:
             return await pending.reply
         finally:
             self._replies.pop(request_id, None)
+
+    async def _resume_at(self, anchors: tuple[str, str], principal: str | None) -> int:
+        """The store position (``list_tasks``'s ``after_seq``) where a cursor's page
+        starts: just before its first task, or, when that one was deleted since (its
+        TTL ran out), just after the last task of the page before.
+
+        ``-32602`` when neither is a task of the caller: a forged cursor, another
+        caller's, or one whose two tasks were both deleted (list again from the start).
+        """
+        last_id, next_id = anchors
+        for task_id, offset in ((next_id, -1), (last_id, 0)):
+            record = await self.store.get(task_id)
+            if record is not None and record.owner == principal:
+                return record.seq + offset
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            "Invalid cursor (or the tasks at its position expired): list again"
+            " without one",
+        )
 
     async def _page(
         self, principal: str | None, after: int, size: int

@@ -451,18 +451,36 @@ async def test_d1_12_forged_list_cursors_are_invalid_params_on_sqlite(
     tmp_path: Path,
 ) -> None:
     store = SQLiteTaskStore(str(tmp_path / "tasks.sqlite3"))
-    server = TasksServer("test-2025", store=store, enable_list=True)
+    server = TasksServer("test-2025", store=store, enable_list=True, page_size=1)
     h = Harness(server)
-    forged = ["after:" + "9" * 30, "after:-" + "9" * 30, "after:+5", "after:٣", "x:1"]
+    register_tools(h)
+    forged: list[object] = [
+        "not-a-cursor",
+        _cursor("after:99"),
+        _cursor('["a"]'),
+        _cursor('["a",5]'),
+        _cursor('["\\ud800","x"]'),  # a lone surrogate no store can hold
+        _cursor('["unknown","ids"]'),
+        "A" * 5000,
+        5,
+        None,
+    ]
     async with server:
         await h.initialize()
+        for _ in range(2):
+            await h.start_task("quick")
+        page = result_of(await h.call("tasks/list", {}))
         errors = [
-            error_of(await h.call("tasks/list", {"cursor": _cursor(text)}))
-            for text in forged
+            error_of(await h.call("tasks/list", {"cursor": cursor}))
+            for cursor in forged
+            if cursor is not None
         ]
-        first = result_of(await h.call("tasks/list", {"cursor": _cursor("after:0")}))
-    assert [e["code"] for e in errors] == [-32602] * len(forged), errors
-    assert first["tasks"] == []
+        nested = error_of(await h.call("tasks/list", {"cursor": _cursor("[" * 400)}))
+        second = result_of(await h.call("tasks/list", {"cursor": page["nextCursor"]}))
+    assert [e["code"] for e in errors] == [-32602] * len(errors), errors
+    assert nested["code"] == -32602
+    assert len(page["tasks"]) == len(second["tasks"]) == 1
+    assert page["tasks"][0]["taskId"] != second["tasks"][0]["taskId"]
 
 
 def _cursor(text: str) -> str:
