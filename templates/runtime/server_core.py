@@ -562,14 +562,18 @@ def _decode_cursor(cursor: Any) -> tuple[str, str]:
         text = base64.b64decode(
             cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True
         )
-        anchors: Any = json.loads(text)
+        anchors: object = json.loads(text)
+        if not isinstance(anchors, list) or len(cast("list[object]", anchors)) != 2:
+            raise ValueError("not a cursor")
+        last, following = cast("list[object]", anchors)
         if not (
-            isinstance(anchors, list)
-            and len(cast("list[object]", anchors)) == 2
-            and all(isinstance(a, str) and is_text(a) for a in anchors)
+            isinstance(last, str)
+            and isinstance(following, str)
+            and is_text(last)
+            and is_text(following)
         ):
             raise ValueError("not a cursor")
-        return anchors[0], anchors[1]
+        return last, following
     except ValueError:  # not base64 (binascii.Error), not UTF-8, not JSON
         raise JsonRpcError(INVALID_PARAMS, "Invalid cursor") from None
 
