@@ -261,3 +261,12 @@ def test_keyword_of_the_wrong_json_type_is_a_one_line_error(keywords: dict[str, 
     _one_line_error(tmp_path, stderr, pointer)
     assert stderr.rstrip("\n").endswith(f"error: {message}"), stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_control_characters_in_a_message_are_escaped(tmp_path: Path) -> None:
+    """A name or value of the input quoted in a message keeps the message on one line: its
+    control characters are written as escapes (a newline in a ``$ref`` split the line)."""
+    code, _, err = _generate(tmp_path, json.dumps(_ext_with({"RefTask": {"type": "object", "properties": {"r\n": {"$ref": "#/$defs/a\nb\x00"}}}})))
+    assert code == 2, err
+    _one_line_error(tmp_path, err, "/$defs/RefTask/properties/r\\n/$ref")
+    assert err.rstrip("\n").endswith('error: dangling $ref "#/$defs/a\\nb\\x00" (no such definition)'), err
