@@ -2,16 +2,18 @@
 
 Input: a path. Output: ``Document`` (parsed JSON, its sha256, its display name).
 Checks: the file exists and is JSON (errors carry line:column), it looks like a JSON Schema
-(draft 2020-12 or 07), every ``$ref`` is local and resolves, every ``type`` is a JSON type,
-every keyword the generator reads has a value of the right JSON type, and nothing is
-nested deeper than ``MAX_DEPTH`` arrays and objects (checked without recursion before
-parsing, so later stages, pydantic and black never meet a structure deep enough to exhaust
-Python's stack). Nothing is ever fetched: a remote ``$ref`` is an error. Boolean
-subschemas are written as the objects they stand for, so later stages see only objects.
+(draft 2020-12 or 07), every ``$ref`` is local and resolves (read as a URI fragment:
+percent-decoded, then a JSON pointer), every ``type`` is a JSON type, every keyword the
+generator reads has a value of the right JSON type, and nothing is nested deeper than
+``MAX_DEPTH`` arrays and objects (checked without recursion before parsing, so later
+stages, pydantic and black never meet a structure deep enough to exhaust Python's stack).
+Nothing is ever fetched: a remote ``$ref`` is an error. Boolean subschemas are written as
+the objects they stand for, so later stages see only objects.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -19,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from mcptasks_gen.errors import Location, fail
 
@@ -204,11 +207,32 @@ def walk(node: Any, loc: Location) -> Iterator[tuple[dict[str, Any], Location]]:
             yield from walk(child, loc.child("items", i))
 
 
+@functools.cache
+def pointer_parts(ref: str) -> tuple[str, ...] | None:
+    """The reference tokens of a local ``$ref`` (``#/$defs/a~1b`` -> ``("$defs", "a/b")``),
+    or ``None`` when its fragment is not a JSON pointer (``#name``, a plain-name anchor).
+
+    As JSON Schema reads a ``$ref``: the fragment of a URI, so percent-decoded first
+    (``#/$defs/sp%20ace`` names ``sp ace``), then a JSON pointer (RFC 6901: ``~1`` is
+    ``/``, ``~0`` is ``~``). A percent-encoded ``/`` (``%2F``) separates tokens like ``/``.
+    """
+    fragment = ref[1:]
+    if "%" in fragment:
+        fragment = unquote(fragment)
+    if not fragment:
+        return ()
+    if not fragment.startswith("/"):
+        return None
+    return tuple(part.replace("~1", "/").replace("~0", "~") for part in fragment[1:].split("/"))
+
+
 def resolve_pointer(doc: Document, ref: str) -> Any:
     """The node a local ``#/...`` reference points at, or ``None`` when it dangles."""
+    parts = pointer_parts(ref)
+    if parts is None:
+        return None
     node: Any = doc.raw
-    for part in ref[1:].split("/")[1:] if ref != "#" else []:
-        part = part.replace("~1", "/").replace("~0", "~")
+    for part in parts:
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -321,6 +345,8 @@ def _check_nodes(doc: Document) -> None:
                 raise fail("$ref must be a string", loc.child("$ref"))
             if not ref.startswith("#"):
                 raise fail(f'remote $ref "{ref}" is not supported (only local "#/..." references; nothing is fetched)', loc.child("$ref"))
+            if pointer_parts(ref) is None:
+                raise fail(f'$ref "{ref}" names an anchor, which is not supported (only JSON pointer references "#/...")', loc.child("$ref"))
             if resolve_pointer(doc, ref) is None:
                 raise fail(f'dangling $ref "{ref}" (no such definition)', loc.child("$ref"))
         if "type" in node:

@@ -270,3 +270,50 @@ def test_control_characters_in_a_message_are_escaped(tmp_path: Path) -> None:
     assert code == 2, err
     _one_line_error(tmp_path, err, "/$defs/RefTask/properties/r\\n/$ref")
     assert err.rstrip("\n").endswith('error: dangling $ref "#/$defs/a\\nb\\x00" (no such definition)'), err
+
+
+def test_ref_fragments_are_percent_decoded(tmp_path: Path) -> None:
+    """A ``$ref`` is a URI fragment: percent-decoded, then a JSON pointer with ``~0``/``~1``
+    (``#/$defs/sp%20ace`` was reported dangling)."""
+    defs = {
+        "sp ace": {"type": "object", "properties": {"n": {"type": "integer"}}},
+        "a/b~c": {"type": "object", "properties": {"m": {"type": "string"}}},
+        "100%": {"type": "string", "maxLength": 3},
+        "PctTask": {
+            "type": "object",
+            "properties": {
+                "s": {"$ref": "#/$defs/sp%20ace"},
+                "t": {"$ref": "#/$defs/a~1b~0c"},
+                "u": {"$ref": "#/$defs/a%7E1b%7E0c"},
+                "v": {"$ref": "#/$defs/100%25"},
+                "w": {"$ref": "#/%24defs/sp%20ace/properties/n"},
+            },
+        },
+    }
+    code, _, err = _generate(tmp_path, json.dumps(_ext_with(defs)))
+    assert code == 0, err
+    script = (
+        "import p.models as m\n"
+        "t = m.PctTask.model_validate({'s': {'n': 1}, 't': {'m': 'x'}, 'u': {'m': 'y'}, 'v': 'abc', 'w': 2})\n"
+        "assert type(t.s).__name__ == 'SpAce' and type(t.t) is type(t.u) and t.u.m == 'y', t\n"
+        "assert t.to_wire() == {'s': {'n': 1}, 't': {'m': 'x'}, 'u': {'m': 'y'}, 'v': 'abc', 'w': 2}\n"
+        "try:\n    m.PctTask.model_validate({'v': 'abcd'})\nexcept ValueError:\n    pass\nelse:\n    raise AssertionError('maxLength of 100% not applied')\n"
+    )
+    result = _run(tmp_path / "out", script)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ("#/$defs/sp%20aces", 'dangling $ref "#/$defs/sp%20aces" (no such definition)'),
+        ("#anchor", '$ref "#anchor" names an anchor, which is not supported (only JSON pointer references "#/...")'),
+    ],
+)
+def test_unresolvable_ref_fragments(ref: str, message: str, tmp_path: Path) -> None:
+    """A fragment that names nothing once decoded dangles; a plain-name (anchor) fragment,
+    which was read as the whole document, is refused."""
+    code, _, err = _generate(tmp_path, json.dumps(_ext_with({"sp ace": {"type": "string"}, "RefTask": {"type": "object", "properties": {"r": {"$ref": ref}}}})))
+    assert code == 2, err
+    _one_line_error(tmp_path, err, "/$defs/RefTask/properties/r/$ref")
+    assert err.rstrip("\n").endswith(f"error: {message}"), err
