@@ -1,14 +1,14 @@
 """Read a schema file and check that it is a self-contained JSON Schema.
 
 Input: a path. Output: ``Document`` (parsed JSON, its sha256, its display name).
-Checks: the file exists and is JSON (errors carry line:column), it looks like a JSON Schema
-(draft 2020-12 or 07), every ``$ref`` is local and resolves (read as a URI fragment:
-percent-decoded, then a JSON pointer), every ``type`` is a JSON type, every keyword the
-generator reads has a value of the right JSON type, and nothing is nested deeper than
-``MAX_DEPTH`` arrays and objects (checked without recursion before parsing, so later
-stages, pydantic and black never meet a structure deep enough to exhaust Python's stack).
-Nothing is ever fetched: a remote ``$ref`` is an error. Boolean subschemas are written as
-the objects they stand for, so later stages see only objects.
+Checks: the file exists and is JSON (errors carry line:column) with no key twice in one
+object, it looks like a JSON Schema (draft 2020-12 or 07), every ``$ref`` is local and
+resolves (read as a URI fragment: percent-decoded, then a JSON pointer), every ``type`` is
+a JSON type, every keyword the generator reads has a value of the right JSON type, and
+nothing is nested deeper than ``MAX_DEPTH`` arrays and objects (checked without recursion
+before parsing, so later stages, pydantic and black never meet a structure deep enough to
+exhaust Python's stack). Nothing is ever fetched: a remote ``$ref`` is an error. Boolean
+subschemas are written as the objects they stand for, so later stages see only objects.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from mcptasks_gen.errors import Location, fail
+from mcptasks_gen.errors import GenError, Location, fail
 
 MAX_DEPTH = 64
 """Deepest nesting of JSON arrays and objects accepted (the official schemas reach 16).
@@ -90,13 +90,50 @@ def load(path: Path, name: str | None = None) -> Document:
     if too_deep is not None:
         raise fail(f"nested deeper than {MAX_DEPTH} arrays and objects (the generator's limit)", loc.child(*too_deep))
     try:
-        raw = json.loads(text)
+        raw = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         at = Location(file=display, line=exc.lineno, column=exc.colno)
         raise fail(f"invalid JSON: {exc.msg.lower()}", at) from None
+    except _DuplicateKey:
+        raise _duplicate_key_error(text, display) from None
     doc = Document(name=display, raw=_check_root(raw, loc), sha256=hashlib.sha256(data).hexdigest(), loc=Location(file=display, pointer=""))
     _check_nodes(doc)
     return doc
+
+
+class _DuplicateKey(Exception):
+    """Raised while parsing: some object has a key twice (``_duplicate_key`` finds where)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members as a dict; a key given twice is an error, not the last one winning."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of ``offset``, counted as ``json`` counts them."""
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+
+
+def _duplicate_key_error(text: str, display: str) -> GenError:
+    """The error for the first key given twice in one object (in text order)."""
+    found = _duplicate_key(text)
+    if found is None:  # not reached: the parser saw one
+        return fail("a key appears twice in one object (JSON Schema needs unique keys)", Location(file=display))
+    parts, offset, first = found
+    line, column = _line_column(text, offset)
+    first_line, first_column = _line_column(text, first)
+    pointer = Location(file=display, pointer="").child(*parts).pointer
+    return fail(
+        f"duplicate key {json.dumps(parts[-1])} at #{pointer} (first at {first_line}:{first_column}; the keys of an object must be unique)",
+        Location(file=display, line=line, column=column),
+    )
 
 
 # json's own string scanner (C-accelerated; typeshed does not list it).
@@ -136,6 +173,54 @@ def _too_deep(text: str) -> tuple[str, ...] | None:
             if path:
                 path.pop()
                 is_object.pop()
+            want_key = False
+        elif char == ",":
+            if is_object and is_object[-1]:
+                want_key = True
+            elif path and path[-1].isdigit():
+                path[-1] = str(int(path[-1]) + 1)
+        else:
+            want_key = False
+
+
+def _duplicate_key(text: str) -> tuple[tuple[str, ...], int, int] | None:
+    """The JSON pointer parts of the first key that appears twice in one object (in text
+    order), the offset of that key and of its first appearance; ``None`` when none does.
+
+    The same scan as ``_too_deep``, with the keys seen in each open object; run only once
+    the parser has found a duplicate, so a schema without one never pays for it.
+    """
+    path: list[str] = []
+    is_object: list[bool] = []
+    seen: list[dict[str, int]] = []
+    want_key = False
+    pos = 0
+    while True:
+        match = _STRUCTURE.search(text, pos)
+        if match is None:
+            return None
+        char, pos = match.group(), match.end()
+        if char == '"':
+            start = pos - 1
+            try:
+                value, pos = _scanstring(text, pos)
+            except json.JSONDecodeError:
+                return None
+            if want_key and is_object:
+                first = seen[-1].setdefault(value, start)
+                if first != start:
+                    return (*path[:-1], value), start, first
+                path[-1] = value
+        elif char in "{[":
+            is_object.append(char == "{")
+            seen.append({})
+            path.append("" if char == "{" else "0")
+            want_key = char == "{"
+        elif char in "}]":
+            if path:
+                path.pop()
+                is_object.pop()
+                seen.pop()
             want_key = False
         elif char == ",":
             if is_object and is_object[-1]:

@@ -317,3 +317,23 @@ def test_unresolvable_ref_fragments(ref: str, message: str, tmp_path: Path) -> N
     assert code == 2, err
     _one_line_error(tmp_path, err, "/$defs/RefTask/properties/r/$ref")
     assert err.rstrip("\n").endswith(f"error: {message}"), err
+
+
+def test_duplicate_keys_are_refused_with_pointer_and_position(tmp_path: Path) -> None:
+    """A key given twice in one object (JSON parsers keep the last one silently) is one line
+    at the line:column of the second, naming its JSON pointer and where the first is."""
+    text = EXT_SCHEMA.read_text(encoding="utf-8")
+    anchor = '"Task": {'
+    at = text.index(anchor) + len(anchor)
+    text = text[:at] + '"description": "first",' + text[at:]
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    second = text.index('"description"', at + 5)
+    code, _, err = _generate(tmp_path, text)
+    assert code == 2, err
+    expected = (
+        f"{tmp_path / 'schema.json'}:{text.count(chr(10), 0, second) + 1}:{second - text.rfind(chr(10), 0, second)}: error: "
+        f'duplicate key "description" at #/$defs/Task/description (first at {line}:{column}; the keys of an object must be unique)\n'
+    )
+    assert err == expected
+    assert not (tmp_path / "out").exists()
