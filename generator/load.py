@@ -1,14 +1,16 @@
 """Read a schema file and check that it is a self-contained JSON Schema.
 
-Input: a path. Output: ``Document`` (parsed JSON, its sha256, its display name).
-Checks: the file exists and is JSON (errors carry line:column) with no key twice in one
-object, it looks like a JSON Schema (draft 2020-12 or 07), every ``$ref`` is local and
-resolves (read as a URI fragment: percent-decoded, then a JSON pointer), every ``type`` is
-a JSON type, every keyword the generator reads has a value of the right JSON type, and
-nothing is nested deeper than ``MAX_DEPTH`` arrays and objects (checked without recursion
-before parsing, so later stages, pydantic and black never meet a structure deep enough to
-exhaust Python's stack). Nothing is ever fetched: a remote ``$ref`` is an error. Boolean
-subschemas are written as the objects they stand for, so later stages see only objects.
+Input: a path (``-``: standard input). Output: ``Document`` (parsed JSON, its sha256, its
+display name). Checks: the input is at most ``MAX_BYTES`` long (no more is ever read, so a
+device or a pipe that never ends is refused too), it is JSON (errors carry line:column) with
+no key twice in one object, it looks like a JSON Schema (draft 2020-12 or 07), every
+``$ref`` is local and resolves (read as a URI fragment: percent-decoded, then a JSON
+pointer), every ``type`` is a JSON type, every keyword the generator reads has a value of
+the right JSON type, and nothing is nested deeper than ``MAX_DEPTH`` arrays and objects
+(checked without recursion before parsing, so later stages, pydantic and black never meet a
+structure deep enough to exhaust Python's stack). Nothing is ever fetched: a remote
+``$ref`` is an error. Boolean subschemas are written as the objects they stand for, so
+later stages see only objects.
 """
 
 from __future__ import annotations
@@ -16,13 +18,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
+import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from mcptasks_gen.config import STDIN, STDIN_NAME
 from mcptasks_gen.errors import GenError, Location, fail
 
 MAX_DEPTH = 64
@@ -30,6 +36,12 @@ MAX_DEPTH = 64
 
 A schema nests two levels per level of ``properties`` or ``items``, so this allows about 30
 levels of inline objects or arrays, which generated code, pydantic and mypy all handle."""
+
+MAX_BYTES = 64 * 2**20
+"""Largest schema accepted, in bytes (64 MiB; the official schemas are under 200 KB).
+
+A longer input is refused without being read to its end: a regular file by its size, a
+device, a pipe or standard input after ``MAX_BYTES + 1`` bytes (``/dev/zero`` never ends)."""
 
 JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 _DRAFTS = (
@@ -71,17 +83,10 @@ class Document:
 
 
 def load(path: Path, name: str | None = None) -> Document:
-    """Read, parse and check the schema at ``path``."""
-    display = name or str(path)
+    """Read, parse and check the schema at ``path`` (``-``: standard input)."""
+    display = name or (STDIN_NAME if str(path) == STDIN else str(path))
     loc = Location(file=display)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise fail("no such file", loc) from None
-    except IsADirectoryError:
-        raise fail("is a directory, expected a JSON Schema file", loc) from None
-    except OSError as exc:
-        raise fail(f"cannot read file ({exc.strerror})", loc) from None
+    data = _read(path, loc)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -99,6 +104,39 @@ def load(path: Path, name: str | None = None) -> Document:
     doc = Document(name=display, raw=_check_root(raw, loc), sha256=hashlib.sha256(data).hexdigest(), loc=Location(file=display, pointer=""))
     _check_nodes(doc)
     return doc
+
+
+def _too_large() -> str:
+    """The message for an input longer than ``MAX_BYTES``."""
+    size = f"{MAX_BYTES // 2**20} MiB" if MAX_BYTES % 2**20 == 0 else f"{MAX_BYTES} bytes"
+    return f"larger than {size} (the generator's limit)"
+
+
+def _read(path: Path, loc: Location) -> bytes:
+    """The bytes of the input, at most ``MAX_BYTES`` of them (more is an error)."""
+    try:
+        if str(path) == STDIN:
+            stream = getattr(sys.stdin, "buffer", None)
+            if stream is None:
+                raise fail("no standard input to read the schema from", loc)
+            data: bytes = stream.read(MAX_BYTES + 1)
+        else:
+            with path.open("rb") as fh:
+                info = os.fstat(fh.fileno())
+                if stat.S_ISDIR(info.st_mode):
+                    raise IsADirectoryError
+                if stat.S_ISREG(info.st_mode) and info.st_size > MAX_BYTES:
+                    raise fail(_too_large(), loc)
+                data = fh.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise fail("no such file", loc) from None
+    except IsADirectoryError:
+        raise fail("is a directory, expected a JSON Schema file", loc) from None
+    except OSError as exc:
+        raise fail(f"cannot read file ({exc.strerror})", loc) from None
+    if len(data) > MAX_BYTES:
+        raise fail(_too_large(), loc)
+    return data
 
 
 class _DuplicateKey(Exception):

@@ -228,3 +228,34 @@ def test_generate_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) ->
         gc.enable()
     assert invoke("generate", "-o", str(tmp_path / "b"))[0] == 0
     assert gc.isenabled()
+
+
+def test_schema_from_standard_input(tmp_path: Path) -> None:
+    """SCHEMA "-" reads standard input (it was "no such file"): the package is the one the
+    file gives, named <stdin> in its header, and errors are located in <stdin>."""
+    result = CliRunner().invoke(main, ["generate", "-", "-o", str(tmp_path / "piped"), "--package", "p"], input=EXT_SCHEMA.read_bytes())
+    assert result.exit_code == 0, result.stderr
+    assert invoke("generate", str(EXT_SCHEMA), "-o", str(tmp_path / "file"), "--package", "p")[0] == 0
+    piped, from_file = tmp_path / "piped" / "p", tmp_path / "file" / "p"
+    assert sorted(p.name for p in piped.iterdir()) == sorted(p.name for p in from_file.iterdir())
+    header = (piped / "models_ext.py").read_text().splitlines()[:2]
+    assert header[0].endswith(" from <stdin>; do not edit.") and header[1].endswith(f"regenerate with: mcptasks-gen generate - -o {tmp_path / 'piped'} --package p")
+    assert (piped / "models_ext.py").read_text().split("\n", 2)[2] == (from_file / "models_ext.py").read_text().split("\n", 2)[2]
+    result = CliRunner().invoke(main, ["generate", "-", "-o", str(tmp_path / "bad")], input=b'{\n  "$defs": {,}\n}\n')
+    assert result.exit_code == 2 and result.stderr == "<stdin>:2:13: error: invalid JSON: expecting property name enclosed in double quotes\n"
+    result = CliRunner().invoke(main, ["generate", "-", "-", "-o", str(tmp_path / "twice")], input=b"{}")
+    assert result.exit_code == 2 and result.stderr == '<stdin>: error: standard input ("-") given as more than one schema; it can be read only once\n'
+    result = CliRunner().invoke(main, ["diff", "-", "-"], input=b"{}")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "can be read only once" in result.stderr
+    assert not (tmp_path / "bad").exists() and not (tmp_path / "twice").exists()
+    code, out, _ = invoke("generate", "--help")
+    assert code == 0 and 'SCHEMA "-" reads the schema from standard input' in " ".join(out.split()) and "64 MiB" in out
+
+
+def test_standard_input_has_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard input is read up to the same limit as a file (lowered here to 1 KiB)."""
+    from mcptasks_gen import load
+
+    monkeypatch.setattr(load, "MAX_BYTES", 1024)
+    result = CliRunner().invoke(main, ["generate", "-", "-o", str(tmp_path)], input=b" " * 1025)
+    assert result.exit_code == 2 and result.stderr == "<stdin>: error: larger than 1024 bytes (the generator's limit)\n"

@@ -337,3 +337,30 @@ def test_duplicate_keys_are_refused_with_pointer_and_position(tmp_path: Path) ->
     )
     assert err == expected
     assert not (tmp_path / "out").exists()
+
+
+def _generate_path(tmp_path: Path, schema: str) -> tuple[int, str]:
+    """Run ``generate`` in-process on a schema path; exit code and stderr."""
+    result = CliRunner().invoke(main, ["generate", schema, "-o", str(tmp_path / "out"), "--package", "p"])
+    assert result.exc_info is None or result.exc_info[0] is SystemExit, result.exc_info
+    return result.exit_code, result.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_endless_input_is_refused_at_the_size_limit(tmp_path: Path) -> None:
+    """``/dev/zero`` as the schema: no more than 64 MiB is read, then one line (it hung)."""
+    code, err = _generate_path(tmp_path, "/dev/zero")
+    assert code == 2 and err == "/dev/zero: error: larger than 64 MiB (the generator's limit)\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_oversized_file_is_refused_by_its_size(tmp_path: Path) -> None:
+    """A regular file over the limit is refused by its size, before it is read (a sparse
+    file here: reading it would take 64 MiB of memory)."""
+    from mcptasks_gen.load import MAX_BYTES
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as fh:
+        fh.truncate(MAX_BYTES + 1)
+    code, err = _generate_path(tmp_path, str(big))
+    assert code == 2 and err == f"{big}: error: larger than 64 MiB (the generator's limit)\n"
