@@ -259,3 +259,40 @@ def test_standard_input_has_the_size_limit(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(load, "MAX_BYTES", 1024)
     result = CliRunner().invoke(main, ["generate", "-", "-o", str(tmp_path)], input=b" " * 1025)
     assert result.exit_code == 2 and result.stderr == "<stdin>: error: larger than 1024 bytes (the generator's limit)\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        (b"x = 1\ndef f(:\n    pass\n", ":2:7", "runtime override is not valid Python (invalid syntax)"),
+        (b"x = 1\x00\n", "", "runtime override is not valid Python (source code string cannot contain null bytes)"),
+        (b'x = "\xff"\n', "", "not UTF-8 text (byte 0xff at offset 5), expected a Python module"),
+    ],
+    ids=["syntax", "nul", "not-utf8"],
+)
+def test_runtime_override_that_is_not_python(text: bytes, where: str, message: str, tmp_path: Path) -> None:
+    """A file under --templates DIR/runtime/ is copied as it is: one that Python cannot
+    read is refused with its file and line (it was written, exit 0; a non-UTF-8 one ended
+    in a traceback), and nothing is written. Rendered templates are checked by black."""
+    runtime = tmp_path / "tpl" / "runtime"
+    runtime.mkdir(parents=True)
+    (runtime / "stores.py").write_bytes(text)
+    code, _, err = invoke("generate", "-o", str(tmp_path / "o"), "--templates", str(tmp_path / "tpl"))
+    assert code == 2 and err == f"{runtime / 'stores.py'}{where}: error: {message}\n"
+    assert not (tmp_path / "o").exists()
+    (runtime / "stores.py").unlink()
+    (runtime / "extra.py").write_text("VALUE = 1\n")
+    code, _, err = invoke("generate", "-o", str(tmp_path / "o"), "--templates", str(tmp_path / "tpl"))
+    assert code == 0, err
+    assert (tmp_path / "o" / "mcp_tasks" / "extra.py").read_text().endswith("VALUE = 1\n")
+
+
+def test_template_that_is_not_utf8(tmp_path: Path) -> None:
+    """A template (or a template it imports) that is not UTF-8 is one line naming it (it was
+    a traceback)."""
+    templates = tmp_path / "tpl"
+    (templates / "package").mkdir(parents=True)
+    (templates / "package" / "extra.py.jinja").write_text('{% import "_mine.jinja" as mine %}\nVALUE = 1\n')
+    (templates / "_mine.jinja").write_bytes(b"\xfe{% macro x() %}{% endmacro %}")
+    code, _, err = invoke("generate", "-o", str(tmp_path / "o"), "--templates", str(templates))
+    assert code == 2 and err == f"{templates / '_mine.jinja'}: error: not UTF-8 text (byte 0xfe at offset 0), expected a template\n"
