@@ -364,3 +364,108 @@ def test_oversized_file_is_refused_by_its_size(tmp_path: Path) -> None:
         fh.truncate(MAX_BYTES + 1)
     code, err = _generate_path(tmp_path, str(big))
     assert code == 2 and err == f"{big}: error: larger than 64 MiB (the generator's limit)\n"
+
+
+CORE_SCHEMA = ROOT / "schema" / "2025-11-25" / "schema.json"
+TASK_FIELD_SHAPES: dict[str, dict[str, Any]] = {
+    "object": {"extra": {"type": "object"}},
+    "array": {"extra": {"type": "array"}},
+    "root": {"extra": {"$ref": "#"}},
+    # Types whose model annotation carries Annotated metadata, Literal values or model classes.
+    "typed": {
+        "label": {"type": "string", "maxLength": 5},
+        "mode": {"enum": ["fast", "slow"]},
+        "counts": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "thing": {"$ref": "#/$defs/ExtraThing"},
+        "kind": {"oneOf": [{"$ref": "#/$defs/KindA"}, {"$ref": "#/$defs/KindB"}]},
+    },
+}
+EXTRA_DEFS: dict[str, Any] = {
+    "ExtraThing": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    "KindA": {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+    "KindB": {"type": "object", "properties": {"kind": {"const": "b"}, "b": {"type": "string"}}, "required": ["kind"]},
+}
+EXPECTED_HINTS = {
+    "object": {"extra": "dict[str, typing.Any] | None"},
+    "array": {"extra": "list[typing.Any] | None"},
+    "root": {"extra": "typing.Any"},
+    "typed": {"label": "str | None", "mode": "typing.Optional[typing.Literal['fast', 'slow']]", "counts": "list[int] | None"},
+}
+
+
+def _expected_hints(shape: str, models: tuple[str, ...]) -> dict[str, str]:
+    """What ``get_type_hints`` gives for the keys of ``TaskFields`` in a protocol module
+    whose classes come from ``models`` (both revisions' for a package of both)."""
+    hints = dict(EXPECTED_HINTS[shape])
+    if shape == "typed":
+        hints["thing"] = " | ".join(f"{m}.ExtraThing" for m in models) + " | None"
+        hints["kind"] = " | ".join(f"{m}.KindA | {m}.KindB" for m in models) + " | None"
+    return hints
+
+
+def _with_task_properties(schema: Path, properties: dict[str, Any]) -> str:
+    """An embedded schema whose ``Task`` has more optional properties (and ``EXTRA_DEFS``)."""
+    raw = json.loads(schema.read_text(encoding="utf-8"))
+    raw["$defs"].update(EXTRA_DEFS)
+    raw["$defs"]["Task"]["properties"].update(properties)
+    return json.dumps(raw)
+
+
+@pytest.fixture(scope="module")
+def task_field_packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """For each shape of ``TASK_FIELD_SHAPES``: a package of each revision (``<shape>_2025``,
+    ``<shape>_ext``) and one of both (``<shape>_dual``), side by side in one folder."""
+    out = tmp_path_factory.mktemp("task_fields")
+    for shape, properties in TASK_FIELD_SHAPES.items():
+        core, ext = out / f"{shape}-core.json", out / f"{shape}-ext.json"
+        core.write_text(_with_task_properties(CORE_SCHEMA, properties), encoding="utf-8")
+        ext.write_text(_with_task_properties(EXT_SCHEMA, properties), encoding="utf-8")
+        for package, schemas in ((f"{shape}_2025", [core]), (f"{shape}_ext", [ext]), (f"{shape}_dual", [core, ext])):
+            result = CliRunner().invoke(main, ["generate", *map(str, schemas), "-o", str(out), "--package", package])
+            assert result.exit_code == 0, result.stderr
+    return out
+
+
+@pytest.mark.parametrize("shape", sorted(TASK_FIELD_SHAPES))
+def test_task_fields_of_any_type_import_and_resolve(shape: str, task_field_packages: Path) -> None:
+    """An optional Task property of type object, array or ``{"$ref": "#"}`` (or one whose
+    model type has constraints, Literal values or model classes) is a key of ``TaskFields``
+    that the protocol modules can resolve: ``typing.get_type_hints`` works on every
+    ``TaskFields`` (it raised NameError on ``Any``, which the modules did not import)."""
+    script = (
+        "import importlib, json, sys, typing\n"
+        "hints = {}\n"
+        "for module in sys.argv[1:]:\n"
+        "    fields = importlib.import_module(module).TaskFields\n"
+        "    hints[module] = {k: str(v) for k, v in typing.get_type_hints(fields).items()}\n"
+        "print(json.dumps(hints))\n"
+    )
+    modules = {
+        f"{shape}_2025.protocol_2025": (f"{shape}_2025.models_2025",),
+        f"{shape}_ext.protocol_ext": (f"{shape}_ext.models_ext",),
+        f"{shape}_ext.protocol": (f"{shape}_ext.models_ext",),
+        f"{shape}_dual.protocol_2025": (f"{shape}_dual.models_2025",),
+        f"{shape}_dual.protocol_ext": (f"{shape}_dual.models_ext",),
+        f"{shape}_dual.protocol": (f"{shape}_dual.models_2025", f"{shape}_dual.models_ext"),
+    }
+    result = subprocess.run([sys.executable, "-c", script, *modules], cwd=task_field_packages, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(task_field_packages)})
+    assert result.returncode == 0, result.stderr
+    hints = json.loads(result.stdout)
+    for module, models in modules.items():
+        assert hints[module] == _expected_hints(shape, models), module
+
+
+def test_task_fields_of_any_type_type_check(task_field_packages: Path) -> None:
+    """The packages of ``task_field_packages`` pass ``mypy --strict`` (the object, array and
+    ``{"$ref": "#"}`` shapes failed with "Name 'Any' is not defined"): each package of both
+    revisions in full, and the protocol modules of the one-revision packages (the rest of
+    those is the same runtime)."""
+    targets: list[str] = []
+    for shape in TASK_FIELD_SHAPES:
+        targets += ["-p", f"{shape}_dual"]
+        targets += ["-m", f"{shape}_2025.protocol", "-m", f"{shape}_2025.protocol_2025", "-m", f"{shape}_ext.protocol", "-m", f"{shape}_ext.protocol_ext"]
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *targets],
+        cwd=task_field_packages, capture_output=True, text=True, env={**os.environ, "MYPYPATH": str(task_field_packages)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout
