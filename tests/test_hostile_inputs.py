@@ -4,6 +4,7 @@ items 11-13)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -469,3 +470,26 @@ def test_task_fields_of_any_type_type_check(task_field_packages: Path) -> None:
         cwd=task_field_packages, capture_output=True, text=True, env={**os.environ, "MYPYPATH": str(task_field_packages)},
     )  # fmt: skip
     assert result.returncode == 0, result.stdout
+
+
+def test_control_characters_in_descriptions_are_escaped(tmp_path: Path) -> None:
+    """A NUL (and any other control character, invisible format character or lone
+    surrogate) in a description goes into the docstrings as the text of its escape: the
+    package imports (a raw NUL made every module importing the models fail with "source
+    code string cannot contain null bytes"; a lone surrogate made the class fail in pydantic)
+    and each docstring shows the description with the escapes."""
+    odd = "\x00 \x01 \x1b \x7f \x9b \u202e \ufeff \ud800"
+    shown = "\\x00 \\x01 \\x1b \\x7f \\x9b \\u202e \\ufeff \\ud800"
+    raw = _ext_with({"OddTask": {"type": "object", "description": f"Odd {odd} task.", "properties": {"p": {"type": "string", "description": f"Odd {odd} field."}}}})
+    raw["$defs"]["TaskStatus"]["description"] = f"Statuses {odd}."
+    code, _, err = _generate(tmp_path, json.dumps(raw))
+    assert code == 0, err
+    out = tmp_path / "out"
+    source = (out / "p" / "models_ext.py").read_text(encoding="utf-8")
+    assert "\x00" not in source and "\x1b" not in source and "\u202e" not in source
+    result = _run(out, "import json, p.models as m\nprint(json.dumps([m.OddTask.__doc__, m.TaskStatus.__doc__]))\n")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [f"Odd {shown} task.", f"Statuses {shown}."]
+    odd_task = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "OddTask")
+    field_docs = [n.value.value for n in odd_task.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)]
+    assert f"Odd {shown} field." in field_docs  # the attribute docstring of ``p``
