@@ -70,7 +70,8 @@ def finished_record(n: int) -> TaskRecord:
 
 
 class Probe:
-    """Counts what the store does: a ``measure()`` returns the counts since ``start()``."""
+    """Counts what the store does: a ``measure()`` returns the counts since
+    ``start()``."""
 
     async def start(self) -> None: ...
 

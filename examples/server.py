@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from example_tools import add_tools, principal  # noqa: E402
 from limit_options import add_limit_options, limits_from  # noqa: E402
+
 from mcp_tasks.asgi import serve  # noqa: E402
 from mcp_tasks.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks.server import TasksServer  # noqa: E402

@@ -8,7 +8,8 @@ and point a client at ``http://127.0.0.1:8000/mcp``. Tasks are kept in a SQLite 
 (``--db``, default ``mcp-tasks-2025.sqlite3``) or in memory (``--memory``). Every field
 of ``Limits`` has an option named after it (``--max-active-tasks N``,
 ``--max-finished-tasks N``, ``--max-tasks N``, ...; ``--help`` lists them). The same
-server hosted in the official Python SDK (``mcp`` 1.x) is ``examples/server_2025_mcp1.py``.
+server hosted in the official Python SDK (``mcp`` 1.x) is
+``examples/server_2025_mcp1.py``.
 
 Each task belongs to the caller's ``Authorization`` header value ("anonymous" when
 there is none), which also enables ``tasks/list``; put a real authentication check in
@@ -16,7 +17,8 @@ there is none), which also enables ``tasks/list``; put a real authentication che
 
 Tools: ``greet`` (never a task), ``slow_compute``, ``failing_job`` (tool error),
 ``protocol_error_job`` (JSON-RPC error), ``confirm_delete`` and ``multi_input`` (ask for
-input mid-flight), ``long_report`` (progress messages) and ``must_task`` (only as a task).
+input mid-flight), ``long_report`` (progress messages) and ``must_task`` (only as a
+task).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from limit_options import add_limit_options, limits_from  # noqa: E402
+
 from mcp_tasks_2025_11_25.asgi import serve  # noqa: E402
 from mcp_tasks_2025_11_25.server import (  # noqa: E402
     JsonRpcError,

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.server import Limits, RequestInfo, TasksServer, ToolContext
 from mcp_tasks_ext.stores import SQLiteTaskStore, TaskRecord, TaskStore
-
 from tests.support.procs import RedisHandle, start_redis
 
 pytestmark = pytest.mark.anyio

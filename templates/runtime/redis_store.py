@@ -187,9 +187,9 @@ end
 return {seq}
 """
 """Store a new task; returns ``{seq}``, ``{0}`` when another task has that ID, or
-``{-1, limit, current, maximum}`` when a limit refuses it (the finished tasks checked against
-``max_finished_tasks`` include the unfinished ones: ``ZCARD`` of every task of the
-owner)."""
+``{-1, limit, current, maximum}`` when a limit refuses it (the finished tasks checked
+against ``max_finished_tasks`` include the unfinished ones: ``ZCARD`` of every task
+of the owner)."""
 
 _UPDATE = """
 -- KEYS: task hash, owner-active, unfinished, expiry, kept, owner-kept
@@ -456,7 +456,8 @@ class RedisTaskStore:
         return urlunsplit(parts._replace(netloc=host))
 
     def _note_down(self, cause: BaseException) -> None:
-        """Log the start of an outage once (later failures of it only at debug level)."""
+        """Log the start of an outage once (later failures of it only at debug
+        level)."""
         if self._down_since is None:
             self._down_since = time.monotonic()
             _log.warning(
@@ -512,7 +513,8 @@ class RedisTaskStore:
     async def _range(
         self, key: str, low: str, high: str, count: int = -1
     ) -> list[tuple[str, float]]:
-        """Up to ``count`` (-1: all) members of a sorted set with ``low <= score <= high``.
+        """Up to ``count`` (-1: all) members of a sorted set with ``low <= score <=
+        high``.
 
         ``low`` and ``high`` use the Redis syntax: ``-inf``, ``+inf``, ``(5`` for
         "more than 5".
@@ -522,7 +524,10 @@ class RedisTaskStore:
         )
         members = reply[0::2]
         scores = reply[1::2]
-        return [(_text(member), float(score)) for member, score in zip(members, scores)]
+        return [
+            (_text(member), float(score))
+            for member, score in zip(members, scores, strict=True)
+        ]
 
     def _expiry_args(self, record: TaskRecord) -> list[str]:
         """``expires_at`` and the key expiry in unix ms, or two empty strings."""
@@ -781,7 +786,7 @@ class RedisTaskStore:
             self._owner_kept_key,
         ]
         args: list[str] = []
-        for task_id, stored in zip(task_ids, found):
+        for task_id, stored in zip(task_ids, found, strict=True):
             tag = "" if stored is None else _text(stored)
             keys += [
                 self._task_key(task_id),
@@ -794,7 +799,8 @@ class RedisTaskStore:
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
         with self._reaching():
             key = self._owner_tasks_key(_owner_tag(owner))
             found: list[TaskRecord] = []

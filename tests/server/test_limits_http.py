@@ -20,8 +20,8 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp_tasks_ext.server import Limits
 
+from mcp_tasks_ext.server import Limits
 from tests.support.procs import RedisHandle, start_redis
 from tests.support.waiting import until
 
