@@ -766,7 +766,11 @@ async def child_rss(store: str, count: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         server = load_example().build_server(None)
         server.limits = Limits(
-            max_active_tasks=count + 1, poll_interval_ms=200, default_ttl_ms=3_600_000
+            max_active_tasks=count + 1,
+            max_finished_tasks=count + 1,
+            max_tasks=None,
+            poll_interval_ms=200,
+            default_ttl_ms=3_600_000,
         )
         if store == "sqlite":
             # population speed only: commits are not fsynced here

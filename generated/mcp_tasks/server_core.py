@@ -48,6 +48,8 @@ from pydantic import BaseModel
 from .protocol import StatusName, TaskFields, TaskState
 from .revision import RevisionTables
 from .stores import (
+    LimitExceeded,
+    Quota,
     ReplicaStore,
     Signal,
     SQLiteTaskStore,
@@ -55,7 +57,6 @@ from .stores import (
     TaskRecord,
     TaskStore,
     TransitionStore,
-    UsageStore,
     kept_bytes,
 )
 from .transport import INTERNAL_ERROR as INTERNAL_ERROR
@@ -145,9 +146,12 @@ class Limits:
       result is larger fails its task;
     - ``max_finished_tasks`` and ``max_stored_bytes`` bound what one principal keeps
       in finished tasks until their TTL elapses (their number, and the JSON size of
-      their results and errors); a new task beyond either is refused. They are
-      enforced with stores that count usage (``stores.UsageStore``: the memory and
-      SQLite stores);
+      their results and errors); a new task beyond either is refused. Unfinished
+      tasks count towards ``max_finished_tasks`` (each will finish), so the finished
+      ones never exceed it; ``max_stored_bytes`` is checked against the tasks
+      finished so far;
+    - ``max_tasks`` bounds the tasks the store holds for all principals together
+      (unfinished and finished), None for no bound;
     - ``sweep_interval_s`` is how often expired tasks are purged;
     - ``max_listens`` is the number of ``subscriptions/listen`` streams one principal
       (when anonymous: one client address) may hold open, and
@@ -158,7 +162,13 @@ class Limits:
       whose lease ran out, so a task whose replica died is ``failed`` within about
       ``lease_s * 4 / 3`` seconds. It must exceed the longest stall of the event loop;
     - ``limit_error_code`` is the JSON-RPC code for a refused limit (task count, rate
-      limit), which the spec leaves open.
+      limit), which the spec leaves open. Over HTTP it has the status the revision
+      gives ``LIMIT_EXCEEDED``, whichever store holds the tasks: 429 in the
+      extension, 200 in 2025-11-25 (which answers every JSON-RPC error with 200).
+
+    The task-count limits are checked by the store in the same atomic step as the
+    create (``stores.Quota``), so concurrent creates, on one server or on replicas
+    sharing a store, never get past them.
     """
 
     max_ttl_ms: int | None = 86_400_000
@@ -169,6 +179,7 @@ class Limits:
     max_result_bytes: int = 4 * 1_048_576
     max_finished_tasks: int = 1_000
     max_stored_bytes: int = 64 * 1_048_576
+    max_tasks: int | None = 100_000
     sweep_interval_s: float = 30.0
     max_listens: int = 128
     max_listen_task_ids: int = 100
@@ -390,6 +401,32 @@ def task_id_param(params: dict[str, Any]) -> str:
     if not isinstance(task_id, str) or not task_id or not is_text(task_id):
         raise JsonRpcError(INVALID_PARAMS, "params.taskId must be a non-empty string")
     return task_id
+
+
+def _refusal(refused: LimitExceeded) -> str:
+    """The error message for a create refused by a ``Limits`` task-count limit."""
+    current, maximum = refused.current, refused.maximum
+    if refused.limit == "max_active_tasks":
+        return (
+            f"Too many unfinished tasks: {current} (limit {maximum} per principal);"
+            " wait for some to finish or cancel them"
+        )
+    if refused.limit == "max_finished_tasks":
+        return (
+            f"Too many finished tasks kept: {current}, unfinished ones included as"
+            f" they will finish (limit {maximum} per principal); finished tasks are"
+            " deleted when their TTL elapses"
+        )
+    if refused.limit == "max_stored_bytes":
+        return (
+            f"Finished tasks keep too much: {current} bytes of results (limit"
+            f" {maximum} bytes per principal); they are deleted when their TTL"
+            " elapses"
+        )
+    return (
+        f"The server holds too many tasks: {current} (limit {maximum} for all"
+        " principals); try again later"
+    )
 
 
 def _not_found() -> JsonRpcError:
@@ -1839,7 +1876,11 @@ class TaskServerCore:
 
     def http_status(self, code: int) -> int:
         """The HTTP status the revision gives an error response with ``code`` (its
-        ``http_statuses`` table; 200 for a code it does not list)."""
+        ``http_statuses`` table; 200 for a code it does not list). A refused limit
+        (``limits.limit_error_code``, whatever it is set to) has the status of
+        ``LIMIT_EXCEEDED``: 429 where the revision lists it."""
+        if code == self.limits.limit_error_code:
+            code = LIMIT_EXCEEDED
         return self.tables.http_statuses.get(code, 200)
 
     # -- registration -------------------------------------------------------
@@ -2724,49 +2765,36 @@ class TaskServerCore:
     async def _new_task(
         self, tool: Tool, principal: str | None, requested_ttl: int | None
     ) -> TaskRecord:
-        """Create and durably store a new ``working`` task, enforcing the limits."""
-        active = await self.store.count_active(principal)
-        if active >= self.limits.max_active_tasks:
-            raise JsonRpcError(
-                self.limits.limit_error_code,
-                f"Too many unfinished tasks: {active} (limit"
-                f" {self.limits.max_active_tasks} per principal); wait for some to"
-                " finish or cancel them",
-            )
+        """Create and durably store a new ``working`` task, enforcing the limits
+        (checked by the store with the create: ``stores.Quota``)."""
+        limits = self.limits
         store = self.store
-        if isinstance(store, UsageStore):
-            finished, kept = await store.usage(principal)
-            if finished >= self.limits.max_finished_tasks:
-                raise JsonRpcError(
-                    self.limits.limit_error_code,
-                    f"Too many finished tasks kept: {finished} (limit"
-                    f" {self.limits.max_finished_tasks} per principal); they are"
-                    " deleted when their TTL elapses",
-                )
-            if kept >= self.limits.max_stored_bytes:
-                raise JsonRpcError(
-                    self.limits.limit_error_code,
-                    f"Finished tasks keep too much: {kept} bytes of results (limit"
-                    f" {self.limits.max_stored_bytes} bytes per principal); they are"
-                    " deleted when their TTL elapses",
-                )
         now = time.time()
         task_id = new_task_id()
         if isinstance(store, ReplicaStore):
             # leased before it exists, so no replica ever sees it without a lease
             await store.hold_leases([task_id], self.replica_id, self._lease_ms)
-        record = await self.store.create(
-            TaskRecord(
-                task_id=task_id,
-                owner=principal,
-                tool=tool.name,
-                status=self.tables.initial,
-                created_at=now,
-                updated_at=now,
-                ttl_ms=self._ttl(requested_ttl),
-                poll_interval_ms=self.limits.poll_interval_ms,
+        try:
+            record = await store.create(
+                TaskRecord(
+                    task_id=task_id,
+                    owner=principal,
+                    tool=tool.name,
+                    status=self.tables.initial,
+                    created_at=now,
+                    updated_at=now,
+                    ttl_ms=self._ttl(requested_ttl),
+                    poll_interval_ms=limits.poll_interval_ms,
+                ),
+                quota=Quota(
+                    max_active_tasks=limits.max_active_tasks,
+                    max_finished_tasks=limits.max_finished_tasks,
+                    max_stored_bytes=limits.max_stored_bytes,
+                    max_tasks=limits.max_tasks,
+                ),
             )
-        )
+        except LimitExceeded as refused:
+            raise JsonRpcError(limits.limit_error_code, _refusal(refused)) from None
         self._emit_audit("created", record.task_id, principal, tool.name)
         return record
 

@@ -105,6 +105,44 @@ async def test_sqlite_store_survives_reopening(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+async def test_sqlite_file_without_counts_is_counted_when_opened(
+    tmp_path: Path,
+) -> None:
+    """A file written before the ``counts`` table existed gets it, counted from its
+    tasks, and its triggers from then on."""
+    path = str(tmp_path / "tasks.sqlite3")
+    first = SQLiteTaskStore(path)
+    await first.open()
+    result = {"content": [{"type": "text", "text": "x" * 300}]}
+    for n in range(3):
+        await first.create(record(f"live{n}"))
+    await first.create(record("done", status="completed", result=result))
+    await first.create(record("theirs", owner=None, status="failed", error={"m": 1}))
+    await first.close()
+    with sqlite3.connect(path) as conn:  # as the previous version left the file
+        conn.execute("DROP TABLE counts")
+        for trigger in ("insert", "update", "delete"):
+            conn.execute(f"DROP TRIGGER tasks_count_{trigger}")
+    second = SQLiteTaskStore(path)
+    await second.open()
+    try:
+        kept = ext_stores.kept_bytes(record("done", status="completed", result=result))
+        assert await second.count_active("alice") == 3
+        assert await second.usage("alice") == (1, kept)
+        assert await second.usage(None) == (1, len('[null,{"m":1}]'))
+        with pytest.raises(ext_stores.LimitExceeded) as refused:
+            await second.create(record("x"), quota=ext_stores.Quota(max_tasks=5))
+        assert refused.value.current == 5
+        live = await second.get("live0")
+        assert live is not None
+        await second.put(replace(live, status="cancelled"))  # the triggers are back
+        await second.delete(["done"])
+        assert await second.count_active("alice") == 2
+        assert await second.usage("alice") == (1, len("[null,null]"))
+    finally:
+        await second.close()
+
+
 async def test_sqlite_store_runs_off_the_event_loop(tmp_path: Path) -> None:
     import threading
 
