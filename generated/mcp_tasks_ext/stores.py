@@ -532,13 +532,17 @@ END
 (a task's owner never changes). An owner's row goes once it has no task left."""
 
 _RECOUNT = (
-    "INSERT INTO counts (owner_key, active, finished, kept)"
-    f" SELECT {_COUNTED.format(row='tasks')}, SUM({_IS_LIVE.format(row='tasks')}),"
-    f" SUM({_IS_DONE.format(row='tasks')}), SUM(kept) FROM tasks GROUP BY owner",
-    "INSERT INTO counts (owner_key, active, finished, kept)"
-    f" SELECT '*', COALESCE(SUM({_IS_LIVE.format(row='tasks')}), 0),"
-    f" COALESCE(SUM({_IS_DONE.format(row='tasks')}), 0), COALESCE(SUM(kept), 0)"
-    " FROM tasks",
+    (
+        "INSERT INTO counts (owner_key, active, finished, kept)"
+        f" SELECT {_COUNTED.format(row='tasks')}, SUM({_IS_LIVE.format(row='tasks')}),"
+        f" SUM({_IS_DONE.format(row='tasks')}), SUM(kept) FROM tasks GROUP BY owner"
+    ),
+    (
+        "INSERT INTO counts (owner_key, active, finished, kept)"
+        f" SELECT '*', COALESCE(SUM({_IS_LIVE.format(row='tasks')}), 0),"
+        f" COALESCE(SUM({_IS_DONE.format(row='tasks')}), 0), COALESCE(SUM(kept), 0)"
+        " FROM tasks"
+    ),
 )
 """Fill a new ``counts`` table from the tasks already stored (a file made before it)."""
 
