@@ -215,7 +215,11 @@ class AuditEvent:
 
 
 Authenticate = Callable[[RequestInfo], Optional[str]]
-"""Maps a request to its principal (None: anonymous). Raise ``JsonRpcError`` to refuse it."""
+"""Maps a request to its principal (None: anonymous). Raise ``JsonRpcError`` to refuse it.
+
+It sees every request (over HTTP with sessions also each GET stream and DELETE); the
+principal owns the tasks it creates and the sessions it opens, which no other caller
+may use."""
 
 RateLimiter = Callable[[Optional[str], str], bool]
 """``(principal, method) -> allowed``; a refused call gets ``LIMIT_EXCEEDED``."""
@@ -641,10 +645,15 @@ class Session:
     tasks that no ``tasks/result`` stream carries) to the client's open GET streams.
     """
 
-    def __init__(self, session_id: str, owner: str | None = None) -> None:
+    def __init__(
+        self, session_id: str, owner: str | None = None, principal: str | None = None
+    ) -> None:
         self.id = session_id
         self.owner = owner
-        """Whom the session counts against (principal or client address)."""
+        """Whom the session counts against and belongs to (principal or client
+        address): only requests of that owner may use it."""
+        self.principal = principal
+        """The principal that opened the session (None: anonymous)."""
         self.last_used = time.monotonic()
         """When a request last named the session (``time.monotonic``)."""
         self.client_capabilities: dict[str, Any] = {}
@@ -953,8 +962,11 @@ class TaskServerCore:
 
     # -- sessions (revisions with ``initialize``) ------------------------------
 
-    def open_session(self, owner: str | None = None) -> Session:
-        """Start a session for an ``initialize`` request, counted against ``owner``.
+    def open_session(
+        self, owner: str | None = None, principal: str | None = None
+    ) -> Session:
+        """Start a session for an ``initialize`` request, counted against ``owner``
+        (and opened by ``principal``).
 
         An owner may have ``max_sessions_per_client`` sessions and the server
         ``max_sessions``; beyond either, sessions idle for ``session_idle_s`` are
@@ -980,7 +992,7 @@ class TaskServerCore:
                 f"Too many open sessions on this server (limit {self.max_sessions});"
                 " try again later",
             )
-        session = Session(secrets.token_hex(16), owner)
+        session = Session(secrets.token_hex(16), owner, principal)
         self.sessions[session.id] = session
         if owner is not None:
             self._session_owners.setdefault(owner, set()).add(session.id)
@@ -991,12 +1003,33 @@ class TaskServerCore:
         address when it has none. Raises ``JsonRpcError`` when authentication or the
         session limits refuse it."""
         principal = self._principal(request)
-        owner = (
-            f"principal:{principal}"
-            if principal is not None
-            else f"address:{request.client or '?'}"
-        )
-        return self.open_session(owner)
+        owner = self._session_owner(principal, request.client)
+        return self.open_session(owner, principal)
+
+    def session_for(self, request: RequestInfo) -> Session | None:
+        """The session ``request.session_id`` names, if the caller of ``request`` owns
+        it (the principal that opened it; for an anonymous session, the same client
+        address); None for an unknown session and for another caller's, which is
+        audited (``session_refused``). Raises ``JsonRpcError`` when authentication
+        refuses the request."""
+        session = self.sessions.get(request.session_id or "")
+        if session is None or session.owner is None:
+            return session
+        principal = self._principal(request)
+        if self._session_owner(principal, request.client) != session.owner:
+            self._emit_audit(
+                "session_refused", None, principal, "a session another caller opened"
+            )
+            return None
+        return session
+
+    @staticmethod
+    def _session_owner(principal: str | None, client: str | None) -> str:
+        """Whom a session belongs to: its principal, or the client address that
+        opened it when anonymous."""
+        if principal is not None:
+            return f"principal:{principal}"
+        return f"address:{client or '?'}"
 
     def _close_idle(self, session_ids: list[str]) -> None:
         """Close the sessions among ``session_ids`` unused for ``session_idle_s``."""
