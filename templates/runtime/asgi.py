@@ -420,7 +420,15 @@ async def _post(
     info = RequestInfo(
         headers=headers, session_id=session_id, client=address, checked_json=plain
     )
-    await _answer(server, message, info, exchange, receive, opened)
+    if session is None:
+        await _answer(server, message, info, exchange, receive)
+        return
+    session.open_requests += 1  # a session in use is not closed to make room
+    try:
+        await _answer(server, message, info, exchange, receive, opened)
+    finally:
+        session.open_requests -= 1
+        server.touch_session(session)
 
 
 async def _answer(
@@ -493,6 +501,7 @@ async def _get(
     stream = session.open_stream()
     watcher = asyncio.ensure_future(_until_disconnect(receive))
     try:
+        server.touch_session(session)
         server.stream_opened(session)  # it may queue messages waiting for a stream
         await exchange.start_stream()
         while True:
@@ -509,6 +518,7 @@ async def _get(
     finally:
         watcher.cancel()
         server.stream_closed(session, session.close_stream(stream))
+        server.touch_session(session)
 
 
 def serve(

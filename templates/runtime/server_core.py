@@ -36,6 +36,7 @@ import logging
 import math
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from types import ModuleType
@@ -147,7 +148,14 @@ class Limits:
       whose lease ran out, so a task whose replica died is ``failed`` within about
       ``lease_s * 4 / 3`` seconds. It must exceed the longest stall of the event loop;
     - ``limit_error_code`` is the JSON-RPC code for a refused limit (task count, rate
-      limit), which the spec leaves open.
+      limit), which the spec leaves open;
+    - ``session_pressure`` and ``session_pressure_idle_s`` keep room for new sessions
+      (revisions with sessions): once the open sessions reach ``session_pressure``
+      times the server's ``max_sessions``, a new session first closes the sessions
+      unused for ``session_pressure_idle_s`` seconds (no request or stream open),
+      least recently used first, until the open ones are below that mark again. So
+      sessions nobody uses (opened under made-up bearer tokens, say) cannot keep new
+      clients out for long.
     """
 
     max_ttl_ms: int | None = 86_400_000
@@ -161,11 +169,17 @@ class Limits:
     sweep_interval_s: float = 30.0
     lease_s: float = 15.0
     limit_error_code: int = LIMIT_EXCEEDED
+    session_pressure: float = 0.8
+    session_pressure_idle_s: float = 60.0
 
     def __post_init__(self) -> None:
         for name in ("sweep_interval_s", "lease_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"Limits.{name} must be a positive number of seconds")
+        if not 0 <= self.session_pressure <= 1:
+            raise ValueError("Limits.session_pressure must be between 0 and 1")
+        if not self.session_pressure_idle_s >= 0:
+            raise ValueError("Limits.session_pressure_idle_s must not be negative")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -656,6 +670,8 @@ class Session:
         """The principal that opened the session (None: anonymous)."""
         self.last_used = time.monotonic()
         """When a request last named the session (``time.monotonic``)."""
+        self.open_requests = 0
+        """How many HTTP requests of the session are being answered now."""
         self.client_capabilities: dict[str, Any] = {}
         self._streams: set[asyncio.Queue[dict[str, Any] | None]] = set()
 
@@ -694,6 +710,12 @@ class Session:
     def streaming(self) -> bool:
         """Whether the client has a stream open on the session."""
         return bool(self._streams)
+
+    @property
+    def in_use(self) -> bool:
+        """Whether a request or stream of the session is open (it is never closed to
+        make room then)."""
+        return self.open_requests > 0 or bool(self._streams)
 
     def close(self) -> None:
         """End every open stream."""
@@ -916,7 +938,8 @@ class TaskServerCore:
         self._started = False
         self.replica_id = secrets.token_hex(8)
         """Names this process in worker leases and signals to other replicas."""
-        self.sessions: dict[str, Session] = {}
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        """The open sessions by id, least recently used first (``touch_session``)."""
         self._wire_cache: dict[tuple[str, float, str], dict[str, Any]] = {}
         self.owns_store = True
         """Whether ``close`` closes the store (a dual server closes its shared one itself,
@@ -971,7 +994,10 @@ class TaskServerCore:
         An owner may have ``max_sessions_per_client`` sessions and the server
         ``max_sessions``; beyond either, sessions idle for ``session_idle_s`` are
         closed, and if none is, the new session is refused (``JsonRpcError`` with
-        ``limits.limit_error_code``). A busy session is never closed for another.
+        ``limits.limit_error_code``). Past ``limits.session_pressure`` of
+        ``max_sessions``, sessions idle for ``limits.session_pressure_idle_s`` are
+        closed first, least recently used first. A session in use (a request or
+        stream open) is never closed for another.
         """
         if owner is not None:
             owned = self._session_owners.get(owner, set())
@@ -984,8 +1010,11 @@ class TaskServerCore:
                     f" {self.max_sessions_per_client}); end unused sessions with"
                     " HTTP DELETE",
                 )
+        mark = int(self.max_sessions * self.limits.session_pressure)
+        if len(self.sessions) >= mark:
+            self._close_least_used(self.limits.session_pressure_idle_s, mark - 1)
         if len(self.sessions) >= self.max_sessions:
-            self._close_idle(list(self.sessions))
+            self._close_least_used(self.session_idle_s, self.max_sessions - 1)
         if len(self.sessions) >= self.max_sessions:
             raise JsonRpcError(
                 self.limits.limit_error_code,
@@ -1031,6 +1060,12 @@ class TaskServerCore:
             return f"principal:{principal}"
         return f"address:{client or '?'}"
 
+    def touch_session(self, session: Session) -> None:
+        """Record that ``session`` is used now (it becomes the most recently used)."""
+        session.last_used = time.monotonic()
+        if session.id in self.sessions:
+            self.sessions.move_to_end(session.id)
+
     def _close_idle(self, session_ids: list[str]) -> None:
         """Close the sessions among ``session_ids`` unused for ``session_idle_s``."""
         horizon = time.monotonic() - self.session_idle_s
@@ -1038,10 +1073,30 @@ class TaskServerCore:
             session = self.sessions.get(session_id)
             if (
                 session is not None
-                and session.last_used < horizon
-                and not session.streaming
+                and session.last_used <= horizon
+                and not session.in_use
             ):
                 self.close_session(session_id)
+
+    def _close_least_used(self, idle_s: float, keep: int) -> None:
+        """Close sessions unused for ``idle_s`` seconds, least recently used first,
+        while more than ``keep`` are open.
+
+        Stops at the first session used more recently; one in use is marked used now
+        instead (it goes last), so each session is looked at about once per
+        ``idle_s``, however many are open.
+        """
+        now = time.monotonic()
+        for _ in range(len(self.sessions)):
+            if len(self.sessions) <= keep:
+                return
+            session = next(iter(self.sessions.values()))
+            if session.last_used > now - idle_s:
+                return
+            if session.in_use:
+                self.touch_session(session)
+            else:
+                self.close_session(session.id)
 
     def close_session(self, session_id: str) -> None:
         """End a session and its streams (its tasks live on)."""
@@ -1192,7 +1247,7 @@ class TaskServerCore:
         )
         call.session = self.sessions.get(request.session_id or "")
         if call.session is not None:
-            call.session.last_used = time.monotonic()
+            self.touch_session(call.session)
         extension = self.tables.extension_id
         if extension:
             counted = declared

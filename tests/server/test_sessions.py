@@ -1,4 +1,4 @@
-"""2025-11-25 sessions over real HTTP: bound to their owner.
+"""2025-11-25 sessions over real HTTP: bound to their owner, and room for new ones.
 
 A session belongs to whoever opened it: the principal, or for an anonymous session the
 client address. Any other caller naming it (POST, the GET stream, DELETE) gets 404, as
@@ -7,6 +7,9 @@ notifications, input requests) nor end the session. The example servers (their
 principal is the ``Authorization`` header value) run as real processes; anonymous
 sessions are served by uvicorn in this process, with clients bound to two loopback
 addresses.
+
+Sessions nobody uses cannot keep new clients out: past ``Limits.session_pressure`` of
+``max_sessions``, a new session first closes the least recently used idle ones.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from mcp_tasks_2025_11_25.asgi import create_app
 from mcp_tasks_2025_11_25.server import (
     AuditEvent,
     Limits,
+    RequestInfo,
     TasksServer,
     ToolContext,
 )
@@ -30,7 +34,7 @@ from mcp_tasks_2025_11_25.stores import InMemoryTaskStore
 from tests.support.procs import ServerHandle, free_port
 from tests.support.waiting import until
 
-from .conftest import example_server, message_2025
+from .conftest import example_server, message_2025, result_of
 from .test_get_stream_input import (
     ACCEPT,
     WAIT_S,
@@ -226,3 +230,88 @@ async def test_an_anonymous_session_is_bound_to_its_client_address() -> None:
             assert ended.status_code == 200
     refused = [e for e in audit if e.action == "session_refused"]
     assert len(refused) == len(statuses) and {e.principal for e in refused} == {None}
+
+
+# -- session pressure: idle sessions make room ----------------------------------------------
+
+
+async def test_sessions_opened_under_invented_tokens_do_not_keep_new_clients_out() -> (
+    None
+):
+    """Twenty idle sessions under made-up bearer tokens fill the cap; the next client
+    still gets a session (the least recently used idle ones are closed), while a session
+    in use (its GET stream open) is kept."""
+    server = TasksServer(
+        "pressure",
+        store=InMemoryTaskStore(),
+        authenticate=lambda info: (info.headers or {}).get("authorization"),
+        limits=Limits(sweep_interval_s=3600, session_pressure_idle_s=0),
+        max_sessions=20,
+    )
+    async with serving(server) as url, from_address("127.0.0.1") as client:
+        busy = Peer(client, url)
+        busy.headers["authorization"] = "Bearer busy"
+        await busy.initialize()
+        async with busy.get_stream():
+            flood = []
+            for n in range(19):
+                flood.append(
+                    await client.post(
+                        url,
+                        json=message_2025(
+                            "initialize",
+                            {
+                                "protocolVersion": "2025-11-25",
+                                "capabilities": {},
+                                "clientInfo": {"name": "flood", "version": "0"},
+                            },
+                        ),
+                        headers={**ACCEPT, "authorization": f"Bearer invented-{n}"},
+                    )
+                )
+            assert [r.status_code for r in flood] == [200] * 19
+            assert len(server.sessions) <= 20
+            newcomer = Peer(client, url)
+            newcomer.headers["authorization"] = "Bearer newcomer"
+            await newcomer.initialize()  # asserts 200
+            assert newcomer.headers["mcp-session-id"] in server.sessions
+            assert busy.headers["mcp-session-id"] in server.sessions
+            assert len(server.sessions) <= 16  # below the pressure mark again
+            pong = await client.post(
+                url, json=message_2025("ping"), headers=busy.headers
+            )
+            assert result_of(pong.json()) == {}
+            oldest = flood[0].headers["mcp-session-id"]
+            assert oldest not in server.sessions  # least recently used: closed first
+
+
+async def test_without_pressure_eviction_a_full_server_refuses_new_clients() -> None:
+    """The same flood with the pressure mark off (``session_pressure=1`` and an hour of
+    idleness): the cap holds and the newcomer is refused with 429, as before."""
+    server = TasksServer(
+        "full",
+        store=InMemoryTaskStore(),
+        authenticate=lambda info: (info.headers or {}).get("authorization"),
+        limits=Limits(
+            sweep_interval_s=3600, session_pressure=1, session_pressure_idle_s=3600
+        ),
+        max_sessions=20,
+    )
+    for n in range(20):
+        server.open_session_for(
+            RequestInfo(headers={"authorization": f"Bearer invented-{n}"})
+        )
+    async with serving(server) as url, from_address("127.0.0.1") as client:
+        refused = await client.post(
+            url,
+            json=message_2025(
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "late", "version": "0"},
+                },
+            ),
+            headers={**ACCEPT, "authorization": "Bearer newcomer"},
+        )
+    assert refused.status_code == 429
