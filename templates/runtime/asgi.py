@@ -488,9 +488,9 @@ async def _get(
 ) -> None:
     """The session's stream of messages that belong to no open response stream.
 
-    Notifications, and input requests of tasks while no ``tasks/result`` carries them;
-    the server gets back the messages a closed stream never sent. Only the caller that
-    opened the session may open its streams.
+    Notifications, and the input requests of the tasks the session may hear (see
+    ``server_core._Channel``); the server gets back the messages a closed stream never
+    sent. Only the caller that opened the session may open its streams.
     """
     session_id = headers.get("mcp-session-id")
     extra = [] if session_id is None else [(b"mcp-session-id", session_id.encode())]
@@ -502,7 +502,7 @@ async def _get(
     watcher = asyncio.ensure_future(_until_disconnect(receive))
     try:
         server.touch_session(session)
-        server.stream_opened(session)  # it may queue messages waiting for a stream
+        server.stream_opened(session, stream)  # it may queue waiting messages
         await exchange.start_stream()
         while True:
             getter = asyncio.ensure_future(stream.get())

@@ -742,11 +742,15 @@ class PendingRequest:
 @dataclass(slots=True)
 class _Channel:
     """Server-to-client requests of one task, waiting for a stream to carry them (the
-    result role's input mechanism).
+    result role's input mechanism), until the client answers them.
 
-    Each open stream of the result role carries them (a new one again, for a client
-    that dropped its stream unanswered); while none is open, the GET stream of the
-    task's session carries each request not yet sent, once.
+    Each result-role stream of the task carries every outstanding request once (a new
+    stream again, for a client that lost the first). So does each GET stream that
+    opens in a session that may hear them: the task's session and, for a task of an
+    authenticated principal, any session of that principal; never another principal's
+    or another anonymous client's. A request asked while no result-role stream is open
+    goes out at once on a GET stream of the task's session (or, when it has none open,
+    of each other session of the principal with one open).
     """
 
     outstanding: dict[str, dict[str, Any]] = field(
@@ -755,12 +759,12 @@ class _Channel:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     session: Session | None = None
     """The session of the task's ``tools/call``, whose GET stream may carry requests."""
+    principal: str | None = None
+    """The task's principal (None: anonymous, only its session hears its requests)."""
     readers: int = 0
     """How many result-role streams of the task are open."""
-    delivered: set[str] = field(default_factory=set[str])
-    """Outstanding requests sent on some stream."""
-    pushed: set[str] = field(default_factory=set[str])
-    """Outstanding requests sent on a GET stream (no result-role stream repeats them)."""
+    carriers: dict[str, int] = field(default_factory=dict[str, int])
+    """How many streams carried each outstanding request (or hold it queued)."""
 
 
 class ToolContext:
@@ -1110,25 +1114,53 @@ class TaskServerCore:
                     if not owned:
                         del self._session_owners[session.owner]
 
-    def stream_opened(self, session: Session) -> None:
-        """Called by the HTTP app once a GET stream of ``session`` is open: it carries
-        the session's waiting input requests."""
+    def stream_opened(
+        self,
+        session: Session,
+        stream: asyncio.Queue[dict[str, Any] | None] | None = None,
+    ) -> None:
+        """Called by the HTTP app once a GET stream of ``session`` is open (``stream``,
+        from ``session.open_stream``; None: any of its streams): it carries every
+        outstanding input request the session may hear (see ``_Channel``), even one
+        another stream carried before, whose client may be gone."""
         for channel in self._channels.values():
-            if channel.session is session:
-                self._push_input(channel)
+            if not channel.outstanding or not self._hears(channel, session):
+                continue
+            for request_id, message in channel.outstanding.items():
+                pending = self._replies.get(request_id)
+                if pending is None:
+                    continue
+                if stream is not None:
+                    stream.put_nowait(message)
+                elif not session.send(message):
+                    return
+                pending.sessions.add(session.id)
+                channel.carriers[request_id] = channel.carriers.get(request_id, 0) + 1
 
     def stream_closed(self, session: Session, unsent: list[dict[str, Any]]) -> None:
         """Called by the HTTP app when a GET stream of ``session`` ended before it
-        sent the messages ``unsent``: those requests wait for another stream again."""
+        sent the messages ``unsent``: requests no other stream carried wait for
+        another stream again."""
         returned = {str(m["id"]) for m in unsent if "id" in m and "method" in m}
         if not returned:
             return
         for channel in self._channels.values():
-            if channel.session is session and channel.pushed & returned:
-                channel.pushed -= returned
-                channel.delivered -= returned
-                channel.changed.set()  # a waiting result-role stream may carry them now
-                self._push_input(channel)
+            back = returned & channel.carriers.keys()
+            if not back:
+                continue
+            for request_id in back:
+                channel.carriers[request_id] -= 1
+            channel.changed.set()  # a waiting result-role stream may carry them now
+            self._push_input(channel)
+
+    @staticmethod
+    def _hears(channel: _Channel, session: Session) -> bool:
+        """Whether streams of ``session`` may carry the input requests of
+        ``channel``'s task: the task's session, or a session of its (authenticated)
+        principal."""
+        return session is channel.session or (
+            channel.principal is not None and session.principal == channel.principal
+        )
 
     async def handle(
         self,
@@ -1690,15 +1722,15 @@ class TaskServerCore:
         """Send a task's input request to the client and wait for its result.
 
         The request (with the related-task ``_meta``, where the schema has that key)
-        waits for the client's result-role stream or, while none is open, goes out once
-        on the session's GET stream; the task works again once every outstanding
-        request is answered. Raises ``JsonRpcError`` when the client answered with an
-        error.
+        goes out on the client's streams as ``_Channel`` tells, until it is answered;
+        the task works again once every outstanding request is answered. Raises
+        ``JsonRpcError`` when the client answered with an error.
         """
         params = self._related(params, task_id)
         request_id, message, pending = self._new_request(method, params, ctx.principal)
         channel = self._channels.setdefault(task_id, _Channel())
         channel.session = ctx.session
+        channel.principal = ctx.principal
         channel.outstanding[request_id] = message
         try:
             if await self._update(task_id, status=self.tables.input_required) is None:
@@ -1708,27 +1740,40 @@ class TaskServerCore:
         finally:
             self._replies.pop(request_id, None)
             channel.outstanding.pop(request_id, None)
-            channel.delivered.discard(request_id)
-            channel.pushed.discard(request_id)
+            channel.carriers.pop(request_id, None)
         if not channel.outstanding:
             await self._update(task_id, status=self.tables.working)
         return result
 
     def _push_input(self, channel: _Channel) -> None:
-        """Send a task's unsent requests on its session's GET stream (none while a
-        result-role stream is open to carry them); that session may answer them."""
-        session = channel.session
-        if session is None or channel.readers:
+        """Send a task's requests that no stream carries on a GET stream of its session
+        or, when that has none open, of each other session of its principal with one
+        (none while a result-role stream is open to carry them); those sessions may
+        answer them."""
+        if channel.readers:
             return
-        for request_id, message in channel.outstanding.items():
-            pending = self._replies.get(request_id)
-            if pending is None or request_id in channel.delivered:
-                continue
-            if not session.send(message):
-                return  # no GET stream is open; the next one gets it
-            pending.sessions.add(session.id)
-            channel.delivered.add(request_id)
-            channel.pushed.add(request_id)
+        waiting = [
+            (request_id, message)
+            for request_id, message in channel.outstanding.items()
+            if not channel.carriers.get(request_id) and request_id in self._replies
+        ]
+        if not waiting:
+            return
+        listeners: list[Session] = []
+        if channel.session is not None and channel.session.streaming:
+            listeners.append(channel.session)
+        elif channel.principal is not None:
+            owner = self._session_owner(channel.principal, None)
+            for session_id in self._session_owners.get(owner, ()):
+                session = self.sessions.get(session_id)
+                if session is not None and session.streaming:
+                    if session.principal == channel.principal:
+                        listeners.append(session)
+        for session in listeners:
+            for request_id, message in waiting:
+                session.send(message)
+                self._replies[request_id].sessions.add(session.id)
+                channel.carriers[request_id] = channel.carriers.get(request_id, 0) + 1
 
     async def _tasks_result(self, call: Call) -> dict[str, Any]:
         """The result role: block until the task is terminal, carrying its input
@@ -1738,7 +1783,12 @@ class TaskServerCore:
         await self._lookup(task_id, call.principal)
         sent: set[str] = set()
         channel = self._channels.setdefault(task_id, _Channel())
-        if call.emit is not None:
+        # an anonymous task's requests go only to the session that created it
+        carries = call.emit is not None and (
+            call.principal is not None
+            or call.session is self._task_sessions.get(task_id)
+        )
+        if carries:
             channel.readers += 1
         try:
             while True:
@@ -1749,11 +1799,14 @@ class TaskServerCore:
                 for request_id, message in list(channel.outstanding.items()):
                     if (
                         call.emit is not None
+                        and carries
                         and request_id not in sent
-                        and request_id not in channel.pushed  # the GET stream sent it
+                        and request_id in channel.outstanding  # not answered since
                     ):
                         sent.add(request_id)
-                        channel.delivered.add(request_id)
+                        channel.carriers[request_id] = (
+                            channel.carriers.get(request_id, 0) + 1
+                        )
                         pending = self._replies.get(request_id)
                         if pending is not None:  # only this session may answer it
                             pending.sessions.add(call.request.session_id)
@@ -1762,7 +1815,7 @@ class TaskServerCore:
                     raise JsonRpcError(INTERNAL_ERROR, "Server is shutting down")
                 await channel.changed.wait()
         finally:
-            if call.emit is not None:
+            if carries:
                 channel.readers -= 1
             if not channel.outstanding and task_id not in self._contexts:
                 self._channels.pop(task_id, None)
