@@ -368,7 +368,9 @@ def test_a_request_delivered_on_several_streams_is_answered_once() -> None:
         if request.method == "GET":
             gets.append(request)
             return httpx.Response(
-                200, content=sse(ELICIT_AGAIN), headers={"content-type": "text/event-stream"}
+                200,
+                content=sse(ELICIT_AGAIN),
+                headers={"content-type": "text/event-stream"},
             )
         if request.method == "DELETE":
             return httpx.Response(200)

@@ -194,9 +194,7 @@ class Peer:
                 "POST", self.url, json=body, headers=self.headers
             ) as response:
                 assert response.status_code == 200
-                if not response.headers["content-type"].startswith(
-                    "text/event-stream"
-                ):
+                if not response.headers["content-type"].startswith("text/event-stream"):
                     received.put_nowait(json.loads(await response.aread()))
                     return
                 async for line in response.aiter_lines():
@@ -553,3 +551,69 @@ async def test_an_anonymous_task_s_request_never_reaches_another_anonymous_sessi
     assert result["content"][0]["text"] == "answer accept"
     assert on_result == []
     assert requests_in(early) == [] and requests_in(late) == []
+
+
+async def test_a_request_asked_while_its_session_has_no_stream_goes_to_another_of_the_principal() -> (
+    None
+):
+    """The task's own session has no GET stream open (its client is gone): a request
+    the task asks now goes out on the open GET stream of another session of the same
+    principal, whose answer completes the task; another principal's stream stays empty.
+    """
+    server = TasksServer(
+        "principal-streams",
+        store=InMemoryTaskStore(),
+        limits=Limits(sweep_interval_s=3600),
+    )
+    release = asyncio.Event()
+
+    @server.tool()
+    async def ask(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        await release.wait()
+        answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
+        return f"answer {answer['action']}"
+
+    async with server:
+        first = server.open_session("principal:R", "R")
+        second = server.open_session("principal:R", "R")
+        stranger = server.open_session("principal:S", "S")
+        in_first = RequestInfo(principal="R", session_id=first.id)
+        in_second = RequestInfo(principal="R", session_id=second.id)
+        result_of(
+            await server.handle(
+                message_2025(
+                    "initialize",
+                    {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"elicitation": {}},
+                        "clientInfo": {"name": "first", "version": "0"},
+                    },
+                ),
+                in_first,
+            )
+        )
+        created = result_of(
+            await server.handle(
+                message_2025("tools/call", {"name": "ask", "task": {}}, request_id=2),
+                in_first,
+            )
+        )
+        task_id = created["task"]["taskId"]
+        theirs = stranger.open_stream()
+        server.stream_opened(stranger, theirs)
+        ours = second.open_stream()
+        server.stream_opened(second, ours)
+        release.set()
+        request = await next_request(ours)
+        assert request["params"]["_meta"] == {RELATED: {"taskId": task_id}}
+        reply = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept"}}
+        assert await server.handle(reply, in_second) is None
+
+        async def completed() -> bool:
+            got = await server.handle(
+                message_2025("tasks/get", {"taskId": task_id}, request_id=3), in_first
+            )
+            return result_of(got)["status"] == "completed"
+
+        await until(completed, timeout=WAIT_S, what="the task completed")
+    assert requests_in(theirs) == []

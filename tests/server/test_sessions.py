@@ -40,6 +40,7 @@ from .test_get_stream_input import (
     WAIT_S,
     Peer,
     check_elicitation,
+    next_message,
     start_confirm_delete,
 )
 
@@ -238,9 +239,9 @@ async def test_an_anonymous_session_is_bound_to_its_client_address() -> None:
 async def test_sessions_opened_under_invented_tokens_do_not_keep_new_clients_out() -> (
     None
 ):
-    """Twenty idle sessions under made-up bearer tokens fill the cap; the next client
-    still gets a session (the least recently used idle ones are closed), while a session
-    in use (its GET stream open) is kept."""
+    """Idle sessions under made-up bearer tokens fill the cap; the next client still
+    gets a session (the least recently used idle ones are closed), while the sessions
+    in use are kept: one with its GET stream open, one waiting on ``tasks/result``."""
     server = TasksServer(
         "pressure",
         store=InMemoryTaskStore(),
@@ -248,11 +249,27 @@ async def test_sessions_opened_under_invented_tokens_do_not_keep_new_clients_out
         limits=Limits(sweep_interval_s=3600, session_pressure_idle_s=0),
         max_sessions=20,
     )
+    release = asyncio.Event()
+
+    @server.tool()
+    async def hold(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        await release.wait()
+        return "released"
+
     async with serving(server) as url, from_address("127.0.0.1") as client:
         busy = Peer(client, url)
         busy.headers["authorization"] = "Bearer busy"
         await busy.initialize()
-        async with busy.get_stream():
+        waiting = Peer(client, url)
+        waiting.headers["authorization"] = "Bearer waiting"
+        await waiting.initialize()
+        held = await waiting.request("tools/call", {"name": "hold", "task": {}})
+        task_id = held["task"]["taskId"]
+        waiting_session = server.sessions[waiting.headers["mcp-session-id"]]
+        async with busy.get_stream(), waiting.result_stream(task_id) as results:
+            await until(
+                lambda: waiting_session.open_requests == 1, what="tasks/result open"
+            )
             flood = []
             for n in range(19):
                 flood.append(
@@ -270,19 +287,22 @@ async def test_sessions_opened_under_invented_tokens_do_not_keep_new_clients_out
                     )
                 )
             assert [r.status_code for r in flood] == [200] * 19
-            assert len(server.sessions) <= 20
             newcomer = Peer(client, url)
             newcomer.headers["authorization"] = "Bearer newcomer"
             await newcomer.initialize()  # asserts 200
             assert newcomer.headers["mcp-session-id"] in server.sessions
             assert busy.headers["mcp-session-id"] in server.sessions
+            assert waiting_session.id in server.sessions
             assert len(server.sessions) <= 16  # below the pressure mark again
+            oldest = flood[0].headers["mcp-session-id"]
+            assert oldest not in server.sessions  # least recently used: closed first
             pong = await client.post(
                 url, json=message_2025("ping"), headers=busy.headers
             )
             assert result_of(pong.json()) == {}
-            oldest = flood[0].headers["mcp-session-id"]
-            assert oldest not in server.sessions  # least recently used: closed first
+            release.set()
+            final = await next_message(results, "the held task's result")
+    assert result_of(final)["content"][0]["text"] == "released"
 
 
 async def test_without_pressure_eviction_a_full_server_refuses_new_clients() -> None:
