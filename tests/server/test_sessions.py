@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from mcp_tasks_2025_11_25.asgi import create_app
 from mcp_tasks_2025_11_25.server import (
     AuditEvent,
@@ -30,7 +31,6 @@ from mcp_tasks_2025_11_25.server import (
     ToolContext,
 )
 from mcp_tasks_2025_11_25.stores import InMemoryTaskStore
-
 from tests.support.procs import ServerHandle, free_port
 from tests.support.waiting import until
 
@@ -157,12 +157,13 @@ async def test_another_principal_cannot_take_over_a_session_before_its_stream(
     no_traceback(example)
 
 
-# -- anonymous sessions belong to the client address that opened them ----------------------
+# -- anonymous sessions belong to the client address that opened them ------------------
 
 
 @asynccontextmanager
 async def serving(server: TasksServer) -> AsyncIterator[str]:
-    """``create_app(server)`` served by uvicorn on 127.0.0.1 in this event loop; its URL."""
+    """``create_app(server)`` served by uvicorn on 127.0.0.1 in this event loop; its
+    URL."""
     import uvicorn
 
     port = free_port()
@@ -233,7 +234,7 @@ async def test_an_anonymous_session_is_bound_to_its_client_address() -> None:
     assert len(refused) == len(statuses) and {e.principal for e in refused} == {None}
 
 
-# -- session pressure: idle sessions make room ----------------------------------------------
+# -- session pressure: idle sessions make room -----------------------------------------
 
 
 async def test_sessions_opened_under_invented_tokens_do_not_keep_new_clients_out() -> (
