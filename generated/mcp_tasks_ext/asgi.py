@@ -16,7 +16,9 @@ with 406 when the ``Accept`` header does not take ``text/event-stream``.
 
 For a server with sessions (2025-11-25), ``initialize`` opens a session
 (``Mcp-Session-Id`` response header) that every later request names; GET opens the
-session's notification stream and DELETE ends it. A
+session's notification stream and DELETE ends it. A session belongs to the caller
+that opened it (its principal, or its client address when anonymous): a POST, GET or
+DELETE naming it from anyone else is answered 404, as for an unknown session. A
 response is JSON unless its handler sends messages of its own first (input requests
 of a synchronous tool, or those ``tasks/result`` delivers), in which case it becomes
 a ``text/event-stream`` that ends with the response.
@@ -38,6 +40,7 @@ from .server_core import (
     PARSE_ERROR,
     JsonRpcError,
     RequestInfo,
+    Session,
     envelope_error,
     json_text,
 )
@@ -141,6 +144,10 @@ class _Exchange:
         self._send = send
         self._extra_headers = extra_headers
         self.streaming = False
+
+    def without_headers(self) -> _Exchange:
+        """The same exchange without the extra headers (not started yet)."""
+        return _Exchange(self._send, [])
 
     async def json(self, status: int, body: dict[str, Any] | None) -> None:
         """Send a complete JSON response (or an empty one when ``body`` is None)."""
@@ -309,14 +316,12 @@ def create_app(
         if method == "POST":
             await _post(pick, headers, receive, send, max_body_bytes, address)
         elif method == "GET" and sessions is not None:
-            await _get(sessions, headers, receive, send)
+            await _get(sessions, headers, receive, send, address)
         elif method == "DELETE" and sessions is not None:
-            session_id = headers.get("mcp-session-id")
-            if session_id is None or session_id not in sessions.sessions:
-                await exchange.json(404, _error(INVALID_REQUEST, "Session not found"))
-                return
-            sessions.close_session(session_id)
-            await exchange.json(200, None)
+            session = await _owned_session(sessions, headers, address, exchange)
+            if session is not None:
+                sessions.close_session(session.id)
+                await exchange.json(200, None)
         else:
             await exchange.json(405, _error(INVALID_REQUEST, "Method not allowed"))
 
@@ -338,6 +343,43 @@ async def _lifespan(server: TasksServer | Router, receive: Receive, send: Send) 
             await server.close()
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+async def _refuse(
+    exchange: _Exchange, server: TasksServer, error: JsonRpcError, request_id: Any
+) -> None:
+    """Answer with ``error`` (authentication or a session limit refused the request):
+    HTTP 429 for a refused limit, else the status the revision gives the code."""
+    refused = {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}
+    limited = error.code == server.limits.limit_error_code
+    await exchange.json(429 if limited else server.http_status(error.code), refused)
+
+
+async def _owned_session(
+    server: TasksServer,
+    headers: dict[str, str],
+    address: str | None,
+    exchange: _Exchange,
+) -> Session | None:
+    """The session the request names (``Mcp-Session-Id``) if its caller opened it;
+    else None, once the error is answered: 400 without the header, 404 for a session
+    that does not exist or is another caller's (the same answer, so that nobody learns
+    which sessions exist)."""
+    session_id = headers.get("mcp-session-id")
+    if session_id is None:
+        await exchange.json(
+            400, _error(INVALID_REQUEST, "Missing Mcp-Session-Id header")
+        )
+        return None
+    request = RequestInfo(headers=headers, session_id=session_id, client=address)
+    try:
+        session = server.session_for(request)
+    except JsonRpcError as error:  # authentication refused the caller
+        await _refuse(exchange, server, error, None)
+        return None
+    if session is None:
+        await exchange.json(404, _error(INVALID_REQUEST, "Session not found"))
+    return session
 
 
 async def _post(
@@ -390,42 +432,52 @@ async def _post(
         )
         return
     session_id = headers.get("mcp-session-id")
-    opened = None
+    session: Session | None = None
+    opened = False
     if not server.uses_sessions:
         session_id = None
     elif (
         message.get("method") == "initialize" and session_id is None and "id" in message
     ):
         try:
-            opened = server.open_session_for(
+            session = server.open_session_for(
                 RequestInfo(headers=headers, client=address)
             )
         except JsonRpcError as error:
-            refused = {
-                "jsonrpc": "2.0",
-                "id": message.get("id"),
-                "error": error.to_wire(),
-            }
-            limited = error.code == server.limits.limit_error_code
-            await exchange.json(
-                429 if limited else server.http_status(error.code), refused
-            )
+            await _refuse(exchange, server, error, message.get("id"))
             return
-        session_id = opened.id
-        exchange = _Exchange(send, [(b"mcp-session-id", session_id.encode())])
-    elif session_id is None:
-        await exchange.json(
-            400, _error(INVALID_REQUEST, "Missing Mcp-Session-Id header")
-        )
-        return
-    elif session_id not in server.sessions:
-        await exchange.json(404, _error(INVALID_REQUEST, "Session not found"))
-        return
+        opened = True
     else:
+        session = await _owned_session(server, headers, address, exchange)
+        if session is None:
+            return
+    if session is not None:
+        session_id = session.id
         exchange = _Exchange(send, [(b"mcp-session-id", session_id.encode())])
     info = RequestInfo(
         headers=headers, session_id=session_id, client=address, checked_json=plain
     )
+    if session is None:
+        await _answer(server, message, info, exchange, receive)
+        return
+    session.open_requests += 1  # a session in use is not closed to make room
+    try:
+        await _answer(server, message, info, exchange, receive, opened)
+    finally:
+        session.open_requests -= 1
+        server.touch_session(session)
+
+
+async def _answer(
+    server: TasksServer,
+    message: dict[str, Any],
+    info: RequestInfo,
+    exchange: _Exchange,
+    receive: Receive,
+    opened: bool = False,
+) -> None:
+    """Answer one POSTed message whose session (if any) was checked; ``opened``: it is
+    the ``initialize`` that opened the session, closed again when it fails."""
     if "id" not in message or "method" not in message:  # notification or response
         await server.handle(message, info)
         await exchange.json(202, None)
@@ -448,10 +500,10 @@ async def _post(
             response = handler.result()
     except JsonRpcError as error:  # raised by the transport itself (not by handle)
         response = {"jsonrpc": "2.0", "id": message.get("id"), "error": error.to_wire()}
-    if opened is not None and response is not None and "error" in response:
-        server.close_session(opened.id)
+    if opened and response is not None and "error" in response:
+        server.close_session(str(info.session_id))
         if not exchange.streaming:  # the refused session's id is no one's to use
-            exchange = _Exchange(send, [])
+            exchange = exchange.without_headers()
     if exchange.streaming:
         if response is not None:
             await exchange.event(response)
@@ -465,25 +517,29 @@ async def _post(
 
 
 async def _get(
-    server: TasksServer, headers: dict[str, str], receive: Receive, send: Send
+    server: TasksServer,
+    headers: dict[str, str],
+    receive: Receive,
+    send: Send,
+    address: str | None = None,
 ) -> None:
     """The session's stream of messages that belong to no open response stream.
 
-    Notifications, and input requests of tasks while no ``tasks/result`` carries them;
-    the server gets back the messages a closed stream never sent.
+    Notifications, and the input requests of the tasks the session may hear (see
+    ``server_core._Channel``); the server gets back the messages a closed stream never
+    sent. Only the caller that opened the session may open its streams.
     """
     session_id = headers.get("mcp-session-id")
-    session = server.sessions.get(session_id or "")
     extra = [] if session_id is None else [(b"mcp-session-id", session_id.encode())]
     exchange = _Exchange(send, extra)
+    session = await _owned_session(server, headers, address, exchange)
     if session is None:
-        status = 400 if session_id is None else 404
-        await exchange.json(status, _error(INVALID_REQUEST, "Session not found"))
         return
     stream = session.open_stream()
     watcher = asyncio.ensure_future(_until_disconnect(receive))
     try:
-        server.stream_opened(session)  # it may queue messages waiting for a stream
+        server.touch_session(session)
+        server.stream_opened(session, stream)  # it may queue waiting messages
         await exchange.start_stream()
         while True:
             getter = asyncio.ensure_future(stream.get())
@@ -499,6 +555,7 @@ async def _get(
     finally:
         watcher.cancel()
         server.stream_closed(session, session.close_stream(stream))
+        server.touch_session(session)
 
 
 def serve(

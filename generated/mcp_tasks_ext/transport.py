@@ -31,6 +31,7 @@ import base64
 import contextlib
 import importlib
 import json
+from collections import OrderedDict
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -208,34 +209,74 @@ def _response_outcome(message: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+_ANSWERED_KEPT = 4096
+"""How many server-to-client request IDs a transport remembers, so that a request the
+server delivers again (on another stream, say) is answered once."""
+
+
 class _Dispatcher:
-    """Routes incoming messages to the installed handlers; shared by both transports."""
+    """Routes incoming messages to the installed handlers; shared by both transports.
+
+    Each server-to-client request ID is answered once, however often the request
+    arrives (a server may send a pending request again on each new stream): the
+    handler runs once, and a copy that arrives later is dropped, unless the reply
+    could not be delivered, which is then sent again instead.
+    """
 
     def __init__(
-        self, reply: Callable[[dict[str, Any]], Coroutine[Any, Any, None]]
+        self, send_reply: Callable[[dict[str, Any]], Coroutine[Any, Any, bool]]
     ) -> None:
+        """``send_reply`` sends a response to the server; False: it was not
+        delivered."""
         self.on_notification: NotificationHandler = _ignore_notification
         self.on_request: RequestHandler = _refuse_request
         self.background: set[asyncio.Task[None]] = set()
-        self._reply = reply
+        self._send_reply = send_reply
+        self._answered: OrderedDict[str, dict[str, Any] | None] = OrderedDict()
+        """Request IDs seen (JSON text), latest last: None while the handler runs or
+        once its reply was delivered, else the reply to send again."""
 
     async def route(self, incoming: dict[str, Any]) -> bool:
         """Handle ``incoming`` when it is a notification or a request; return whether it
         was one.
 
         A notification is handed to the handler before this returns (so order is kept);
-        a request is answered in the background through the transport's reply function.
+        a request is answered in the background through the transport's reply function,
+        once per request ID.
         """
         method = incoming.get("method")
         if not isinstance(method, str):
             return False
         if "id" in incoming:
-            self.spawn(self._reply(incoming))
+            key = json.dumps(incoming["id"])
+            if key not in self._answered:
+                self._answered[key] = None
+                if len(self._answered) > _ANSWERED_KEPT:
+                    self._answered.popitem(last=False)
+                self.spawn(self._respond(key, incoming))
+            else:
+                undelivered = self._answered[key]
+                if undelivered is not None:
+                    self._answered[key] = None
+                    self.spawn(self._deliver(key, undelivered))
         else:
             await self.on_notification(
                 method, json_object(incoming.get("params")) or {}
             )
         return True
+
+    async def _respond(self, key: str, incoming: dict[str, Any]) -> None:
+        """Answer a request seen for the first time."""
+        await self._deliver(key, await self.answer(incoming))
+
+    async def _deliver(self, key: str, reply: dict[str, Any]) -> None:
+        """Send ``reply``; keep it to send again when it did not get through."""
+        delivered = False
+        try:
+            delivered = await self._send_reply(reply)
+        finally:
+            if not delivered and key in self._answered:
+                self._answered[key] = reply
 
     def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         """Run ``coroutine`` in the background, keeping a reference until it ends."""
@@ -333,7 +374,7 @@ class HttpTransport:
         self._timeout = timeout
         self._http = http_client
         self._owns_http = http_client is None
-        self._dispatcher = _Dispatcher(self._answer)
+        self._dispatcher = _Dispatcher(self._send_reply)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.routing_headers = False
@@ -554,13 +595,13 @@ class HttpTransport:
             return _response_outcome(incoming)
         return None
 
-    async def _answer(self, incoming: dict[str, Any]) -> None:
-        """Answer a server-to-client request by POSTing the response."""
-        reply = await self._dispatcher.answer(incoming)
+    async def _send_reply(self, reply: dict[str, Any]) -> bool:
+        """POST the response to a server-to-client request; whether it got through."""
         try:
             await self._post(reply, self._base_headers(), None)
         except TransportError:
-            return
+            return False
+        return True
 
     async def _events(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         """Yield the JSON messages of an SSE response, one per ``data`` event."""
@@ -638,7 +679,7 @@ class StdioTransport:
         self.env = dict(env) if env is not None else None
         self._process: asyncio.subprocess.Process | None = None
         self._pending: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
-        self._dispatcher = _Dispatcher(self._answer)
+        self._dispatcher = _Dispatcher(self._send_reply)
         self._reader: asyncio.Task[None] | None = None
 
     def set_handlers(
@@ -692,8 +733,10 @@ class StdioTransport:
                 waiter.set_exception(TransportError("the server closed its stdout"))
         self._pending.clear()
 
-    async def _answer(self, incoming: dict[str, Any]) -> None:
-        await self._write(await self._dispatcher.answer(incoming))
+    async def _send_reply(self, reply: dict[str, Any]) -> bool:
+        """Write the response to a server-to-client request."""
+        await self._write(reply)
+        return True
 
     async def request(
         self, request_id: RequestId, method: str, params: dict[str, Any]

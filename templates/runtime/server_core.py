@@ -35,6 +35,7 @@ import logging
 import math
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
@@ -162,7 +163,14 @@ class Limits:
     - ``limit_error_code`` is the JSON-RPC code for a refused limit (task count, rate
       limit), which the spec leaves open. Over HTTP it has the status the revision
       gives ``LIMIT_EXCEEDED``, whichever store holds the tasks: 429 in the
-      extension, 200 in 2025-11-25 (which answers every JSON-RPC error with 200).
+      extension, 200 in 2025-11-25 (which answers every JSON-RPC error with 200);
+    - ``session_pressure`` and ``session_pressure_idle_s`` keep room for new sessions
+      (revisions with sessions): once the open sessions reach ``session_pressure``
+      times the server's ``max_sessions``, a new session first closes the sessions
+      unused for ``session_pressure_idle_s`` seconds (no request or stream open),
+      least recently used first, until the open ones are below that mark again. So
+      sessions nobody uses (opened under made-up bearer tokens, say) cannot keep new
+      clients out for long.
 
     The task-count limits are checked by the store in the same atomic step as the
     create (``stores.Quota``), so concurrent creates, on one server or on replicas
@@ -183,11 +191,17 @@ class Limits:
     max_listen_task_ids: int = 100
     lease_s: float = 15.0
     limit_error_code: int = LIMIT_EXCEEDED
+    session_pressure: float = 0.8
+    session_pressure_idle_s: float = 60.0
 
     def __post_init__(self) -> None:
         for name in ("sweep_interval_s", "lease_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"Limits.{name} must be a positive number of seconds")
+        if not 0 <= self.session_pressure <= 1:
+            raise ValueError("Limits.session_pressure must be between 0 and 1")
+        if not self.session_pressure_idle_s >= 0:
+            raise ValueError("Limits.session_pressure_idle_s must not be negative")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -237,8 +251,12 @@ class AuditEvent:
 
 
 Authenticate = Callable[[RequestInfo], str | None]
-"""Maps a request to its principal (None: anonymous). Raise ``JsonRpcError`` to
-refuse it."""
+"""Maps a request to its principal (None: anonymous). Raise ``JsonRpcError`` to refuse
+it.
+
+It sees every request (over HTTP with sessions also each GET stream and DELETE); the
+principal owns the tasks it creates and the sessions it opens, which no other caller
+may use."""
 
 RateLimiter = Callable[[str | None, str], bool]
 """``(principal, method) -> allowed``; a refused call gets ``LIMIT_EXCEEDED``."""
@@ -706,12 +724,19 @@ class Session:
     tasks that no ``tasks/result`` stream carries) to the client's open GET streams.
     """
 
-    def __init__(self, session_id: str, owner: str | None = None) -> None:
+    def __init__(
+        self, session_id: str, owner: str | None = None, principal: str | None = None
+    ) -> None:
         self.id = session_id
         self.owner = owner
-        """Whom the session counts against (principal or client address)."""
+        """Whom the session counts against and belongs to (principal or client
+        address): only requests of that owner may use it."""
+        self.principal = principal
+        """The principal that opened the session (None: anonymous)."""
         self.last_used = time.monotonic()
         """When a request last named the session (``time.monotonic``)."""
+        self.open_requests = 0
+        """How many HTTP requests of the session are being answered now."""
         self.client_capabilities: dict[str, Any] = {}
         self._streams: set[asyncio.Queue[dict[str, Any] | None]] = set()
 
@@ -751,6 +776,12 @@ class Session:
         """Whether the client has a stream open on the session."""
         return bool(self._streams)
 
+    @property
+    def in_use(self) -> bool:
+        """Whether a request or stream of the session is open (it is never closed to
+        make room then)."""
+        return self.open_requests > 0 or bool(self._streams)
+
     def close(self) -> None:
         """End every open stream."""
         for stream in self._streams:
@@ -776,11 +807,15 @@ class PendingRequest:
 @dataclass(slots=True)
 class _Channel:
     """Server-to-client requests of one task, waiting for a stream to carry them (the
-    result role's input mechanism).
+    result role's input mechanism), until the client answers them.
 
-    Each open stream of the result role carries them (a new one again, for a client
-    that dropped its stream unanswered); while none is open, the GET stream of the
-    task's session carries each request not yet sent, once.
+    Each result-role stream of the task carries every outstanding request once (a new
+    stream again, for a client that lost the first). So does each GET stream that
+    opens in a session that may hear them: the task's session and, for a task of an
+    authenticated principal, any session of that principal; never another principal's
+    or another anonymous client's. A request asked while no result-role stream is open
+    goes out at once on a GET stream of the task's session (or, when it has none open,
+    of each other session of the principal with one open).
     """
 
     outstanding: dict[str, dict[str, Any]] = field(
@@ -789,13 +824,12 @@ class _Channel:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     session: Session | None = None
     """The session of the task's ``tools/call``, whose GET stream may carry requests."""
+    principal: str | None = None
+    """The task's principal (None: anonymous, only its session hears its requests)."""
     readers: int = 0
     """How many result-role streams of the task are open."""
-    delivered: set[str] = field(default_factory=set[str])
-    """Outstanding requests sent on some stream."""
-    pushed: set[str] = field(default_factory=set[str])
-    """Outstanding requests sent on a GET stream (no result-role stream repeats
-    them)."""
+    carriers: dict[str, int] = field(default_factory=dict[str, int])
+    """How many streams carried each outstanding request (or hold it queued)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -1017,7 +1051,8 @@ class TaskServerCore:
         self._started = False
         self.replica_id = secrets.token_hex(8)
         """Names this process in worker leases and signals to other replicas."""
-        self.sessions: dict[str, Session] = {}
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        """The open sessions by id, least recently used first (``touch_session``)."""
         self._wire_cache: dict[tuple[str, float, str], dict[str, Any]] = {}
         self.owns_store = True
         """Whether ``close`` closes the store (a dual server closes its shared one
@@ -1073,13 +1108,19 @@ class TaskServerCore:
 
     # -- sessions (revisions with ``initialize``) ------------------------------
 
-    def open_session(self, owner: str | None = None) -> Session:
-        """Start a session for an ``initialize`` request, counted against ``owner``.
+    def open_session(
+        self, owner: str | None = None, principal: str | None = None
+    ) -> Session:
+        """Start a session for an ``initialize`` request, counted against ``owner``
+        (and opened by ``principal``).
 
         An owner may have ``max_sessions_per_client`` sessions and the server
         ``max_sessions``; beyond either, sessions idle for ``session_idle_s`` are
         closed, and if none is, the new session is refused (``JsonRpcError`` with
-        ``limits.limit_error_code``). A busy session is never closed for another.
+        ``limits.limit_error_code``). Past ``limits.session_pressure`` of
+        ``max_sessions``, sessions idle for ``limits.session_pressure_idle_s`` are
+        closed first, least recently used first. A session in use (a request or
+        stream open) is never closed for another.
         """
         if owner is not None:
             owned = self._session_owners.get(owner, set())
@@ -1092,15 +1133,18 @@ class TaskServerCore:
                     f" {self.max_sessions_per_client}); end unused sessions with"
                     " HTTP DELETE",
                 )
+        mark = int(self.max_sessions * self.limits.session_pressure)
+        if len(self.sessions) >= mark:
+            self._close_least_used(self.limits.session_pressure_idle_s, mark - 1)
         if len(self.sessions) >= self.max_sessions:
-            self._close_idle(list(self.sessions))
+            self._close_least_used(self.session_idle_s, self.max_sessions - 1)
         if len(self.sessions) >= self.max_sessions:
             raise JsonRpcError(
                 self.limits.limit_error_code,
                 f"Too many open sessions on this server (limit {self.max_sessions});"
                 " try again later",
             )
-        session = Session(secrets.token_hex(16), owner)
+        session = Session(secrets.token_hex(16), owner, principal)
         self.sessions[session.id] = session
         if owner is not None:
             self._session_owners.setdefault(owner, set()).add(session.id)
@@ -1111,12 +1155,39 @@ class TaskServerCore:
         address when it has none. Raises ``JsonRpcError`` when authentication or the
         session limits refuse it."""
         principal = self._principal(request)
-        owner = (
-            f"principal:{principal}"
-            if principal is not None
-            else f"address:{request.client or '?'}"
-        )
-        return self.open_session(owner)
+        owner = self._session_owner(principal, request.client)
+        return self.open_session(owner, principal)
+
+    def session_for(self, request: RequestInfo) -> Session | None:
+        """The session ``request.session_id`` names, if the caller of ``request`` owns
+        it (the principal that opened it; for an anonymous session, the same client
+        address); None for an unknown session and for another caller's, which is
+        audited (``session_refused``). Raises ``JsonRpcError`` when authentication
+        refuses the request."""
+        session = self.sessions.get(request.session_id or "")
+        if session is None or session.owner is None:
+            return session
+        principal = self._principal(request)
+        if self._session_owner(principal, request.client) != session.owner:
+            self._emit_audit(
+                "session_refused", None, principal, "a session another caller opened"
+            )
+            return None
+        return session
+
+    @staticmethod
+    def _session_owner(principal: str | None, client: str | None) -> str:
+        """Whom a session belongs to: its principal, or the client address that
+        opened it when anonymous."""
+        if principal is not None:
+            return f"principal:{principal}"
+        return f"address:{client or '?'}"
+
+    def touch_session(self, session: Session) -> None:
+        """Record that ``session`` is used now (it becomes the most recently used)."""
+        session.last_used = time.monotonic()
+        if session.id in self.sessions:
+            self.sessions.move_to_end(session.id)
 
     def _close_idle(self, session_ids: list[str]) -> None:
         """Close the sessions among ``session_ids`` unused for ``session_idle_s``."""
@@ -1125,10 +1196,30 @@ class TaskServerCore:
             session = self.sessions.get(session_id)
             if (
                 session is not None
-                and session.last_used < horizon
-                and not session.streaming
+                and session.last_used <= horizon
+                and not session.in_use
             ):
                 self.close_session(session_id)
+
+    def _close_least_used(self, idle_s: float, keep: int) -> None:
+        """Close sessions unused for ``idle_s`` seconds, least recently used first,
+        while more than ``keep`` are open.
+
+        Stops at the first session used more recently; one in use is marked used now
+        instead (it goes last), so each session is looked at about once per
+        ``idle_s``, however many are open.
+        """
+        now = time.monotonic()
+        for _ in range(len(self.sessions)):
+            if len(self.sessions) <= keep:
+                return
+            session = next(iter(self.sessions.values()))
+            if session.last_used > now - idle_s:
+                return
+            if session.in_use:
+                self.touch_session(session)
+            else:
+                self.close_session(session.id)
 
     def close_session(self, session_id: str) -> None:
         """End a session and its streams (its tasks live on)."""
@@ -1142,25 +1233,53 @@ class TaskServerCore:
                     if not owned:
                         del self._session_owners[session.owner]
 
-    def stream_opened(self, session: Session) -> None:
-        """Called by the HTTP app once a GET stream of ``session`` is open: it carries
-        the session's waiting input requests."""
+    def stream_opened(
+        self,
+        session: Session,
+        stream: asyncio.Queue[dict[str, Any] | None] | None = None,
+    ) -> None:
+        """Called by the HTTP app once a GET stream of ``session`` is open (``stream``,
+        from ``session.open_stream``; None: any of its streams): it carries every
+        outstanding input request the session may hear (see ``_Channel``), even one
+        another stream carried before, whose client may be gone."""
         for channel in self._channels.values():
-            if channel.session is session:
-                self._push_input(channel)
+            if not channel.outstanding or not self._hears(channel, session):
+                continue
+            for request_id, message in channel.outstanding.items():
+                pending = self._replies.get(request_id)
+                if pending is None:
+                    continue
+                if stream is not None:
+                    stream.put_nowait(message)
+                elif not session.send(message):
+                    return
+                pending.sessions.add(session.id)
+                channel.carriers[request_id] = channel.carriers.get(request_id, 0) + 1
 
     def stream_closed(self, session: Session, unsent: list[dict[str, Any]]) -> None:
         """Called by the HTTP app when a GET stream of ``session`` ended before it
-        sent the messages ``unsent``: those requests wait for another stream again."""
+        sent the messages ``unsent``: requests no other stream carried wait for
+        another stream again."""
         returned = {str(m["id"]) for m in unsent if "id" in m and "method" in m}
         if not returned:
             return
         for channel in self._channels.values():
-            if channel.session is session and channel.pushed & returned:
-                channel.pushed -= returned
-                channel.delivered -= returned
-                channel.changed.set()  # a waiting result-role stream may carry them now
-                self._push_input(channel)
+            back = returned & channel.carriers.keys()
+            if not back:
+                continue
+            for request_id in back:
+                channel.carriers[request_id] -= 1
+            channel.changed.set()  # a waiting result-role stream may carry them now
+            self._push_input(channel)
+
+    @staticmethod
+    def _hears(channel: _Channel, session: Session) -> bool:
+        """Whether streams of ``session`` may carry the input requests of
+        ``channel``'s task: the task's session, or a session of its (authenticated)
+        principal."""
+        return session is channel.session or (
+            channel.principal is not None and session.principal == channel.principal
+        )
 
     async def handle(
         self,
@@ -1279,7 +1398,7 @@ class TaskServerCore:
         )
         call.session = self.sessions.get(request.session_id or "")
         if call.session is not None:
-            call.session.last_used = time.monotonic()
+            self.touch_session(call.session)
         extension = self.tables.extension_id
         if extension:
             counted = declared
@@ -1726,15 +1845,15 @@ class TaskServerCore:
         """Send a task's input request to the client and wait for its result.
 
         The request (with the related-task ``_meta``, where the schema has that key)
-        waits for the client's result-role stream or, while none is open, goes out once
-        on the session's GET stream; the task works again once every outstanding
-        request is answered. Raises ``JsonRpcError`` when the client answered with an
-        error.
+        goes out on the client's streams as ``_Channel`` tells, until it is answered;
+        the task works again once every outstanding request is answered. Raises
+        ``JsonRpcError`` when the client answered with an error.
         """
         params = self._related(params, task_id)
         request_id, message, pending = self._new_request(method, params, ctx.principal)
         channel = self._channels.setdefault(task_id, _Channel())
         channel.session = ctx.session
+        channel.principal = ctx.principal
         channel.outstanding[request_id] = message
         try:
             if await self._update(task_id, status=self.tables.input_required) is None:
@@ -1744,27 +1863,40 @@ class TaskServerCore:
         finally:
             self._replies.pop(request_id, None)
             channel.outstanding.pop(request_id, None)
-            channel.delivered.discard(request_id)
-            channel.pushed.discard(request_id)
+            channel.carriers.pop(request_id, None)
         if not channel.outstanding:
             await self._update(task_id, status=self.tables.working)
         return result
 
     def _push_input(self, channel: _Channel) -> None:
-        """Send a task's unsent requests on its session's GET stream (none while a
-        result-role stream is open to carry them); that session may answer them."""
-        session = channel.session
-        if session is None or channel.readers:
+        """Send a task's requests that no stream carries on a GET stream of its session
+        or, when that has none open, of each other session of its principal with one
+        (none while a result-role stream is open to carry them); those sessions may
+        answer them."""
+        if channel.readers:
             return
-        for request_id, message in channel.outstanding.items():
-            pending = self._replies.get(request_id)
-            if pending is None or request_id in channel.delivered:
-                continue
-            if not session.send(message):
-                return  # no GET stream is open; the next one gets it
-            pending.sessions.add(session.id)
-            channel.delivered.add(request_id)
-            channel.pushed.add(request_id)
+        waiting = [
+            (request_id, message)
+            for request_id, message in channel.outstanding.items()
+            if not channel.carriers.get(request_id) and request_id in self._replies
+        ]
+        if not waiting:
+            return
+        listeners: list[Session] = []
+        if channel.session is not None and channel.session.streaming:
+            listeners.append(channel.session)
+        elif channel.principal is not None:
+            owner = self._session_owner(channel.principal, None)
+            for session_id in self._session_owners.get(owner, ()):
+                session = self.sessions.get(session_id)
+                if session is not None and session.streaming:
+                    if session.principal == channel.principal:
+                        listeners.append(session)
+        for session in listeners:
+            for request_id, message in waiting:
+                session.send(message)
+                self._replies[request_id].sessions.add(session.id)
+                channel.carriers[request_id] = channel.carriers.get(request_id, 0) + 1
 
     async def _tasks_result(self, call: Call) -> dict[str, Any]:
         """The result role: block until the task is terminal, carrying its input
@@ -1774,7 +1906,12 @@ class TaskServerCore:
         await self._lookup(task_id, call.principal)
         sent: set[str] = set()
         channel = self._channels.setdefault(task_id, _Channel())
-        if call.emit is not None:
+        # an anonymous task's requests go only to the session that created it
+        carries = call.emit is not None and (
+            call.principal is not None
+            or call.session is self._task_sessions.get(task_id)
+        )
+        if carries:
             channel.readers += 1
         try:
             while True:
@@ -1785,11 +1922,14 @@ class TaskServerCore:
                 for request_id, message in list(channel.outstanding.items()):
                     if (
                         call.emit is not None
+                        and carries
                         and request_id not in sent
-                        and request_id not in channel.pushed  # the GET stream sent it
+                        and request_id in channel.outstanding  # not answered since
                     ):
                         sent.add(request_id)
-                        channel.delivered.add(request_id)
+                        channel.carriers[request_id] = (
+                            channel.carriers.get(request_id, 0) + 1
+                        )
                         pending = self._replies.get(request_id)
                         if pending is not None:  # only this session may answer it
                             pending.sessions.add(call.request.session_id)
@@ -1798,7 +1938,7 @@ class TaskServerCore:
                     raise JsonRpcError(INTERNAL_ERROR, "Server is shutting down")
                 await channel.changed.wait()
         finally:
-            if call.emit is not None:
+            if carries:
                 channel.readers -= 1
             if not channel.outstanding and task_id not in self._contexts:
                 self._channels.pop(task_id, None)
