@@ -4,7 +4,7 @@ them (one rule broken at a time) and the real peers.
 The example servers pass every check (a check may skip only where the server has
 nothing to show: the extension's notifications need ``subscriptions/listen``, which the
 checker does not open). Each mutant of ``mutant_server.py`` fails exactly the check it
-names. The peers' verdicts are those the README explains.
+names. The peers' verdicts are those docs/checker.md explains.
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ PEER_FAILURES: dict[str, set[str]] = {
     },
     "ts-sdk": set(),
 }
-"""The checks each peer fails, as the README explains them."""
+"""The checks each peer fails, as docs/checker.md explains them."""
 
 ALWAYS: dict[str, set[str]] = {
     "fastmcp": {"errors.foreign_task"},
@@ -284,7 +284,7 @@ CONFORMANCE_MAP: dict[str, tuple[str, ...]] = {
     ),
     "errors.unknown_task": ("sep-2663-tasks-get-invalid-task-id-32602",),
 }
-"""Checker check -> the conformance suite's checks of the same rule (README table)."""
+"""Checker check -> the conformance suite's checks of the same rule (the table of docs/checker.md)."""
 
 SUITE_OK = {"SUCCESS", "SKIPPED", "INFO"}
 
