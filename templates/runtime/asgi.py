@@ -38,12 +38,10 @@ from .server_core import (
     PARSE_ERROR,
     JsonRpcError,
     RequestInfo,
-)
-from .server_core import TaskServerCore as TasksServer
-from .server_core import (
     envelope_error,
     json_text,
 )
+from .server_core import TaskServerCore as TasksServer
 
 __all__ = ["Router", "create_app", "serve"]
 
@@ -277,7 +275,8 @@ def create_app(
     allowed_origins: frozenset[str] | None = None,
     body_timeout_s: float | None = 30.0,
 ) -> ASGIApp:
-    """The ASGI application serving ``server`` at ``path`` (with or without a trailing slash).
+    """The ASGI application serving ``server`` at ``path`` (with or without a trailing
+    slash).
 
     ``server`` may be a ``Router`` (a dual server): each POST goes to the server it
     picks, GET and DELETE to its server with sessions.

@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
+
 from mcp_tasks_ext.server import RequestInfo, TasksServer, ToolContext
 from mcp_tasks_ext.stores import InMemoryTaskStore
-
 from tests.support.procs import ServerHandle
 
 from .conftest import META_VERSION, error_of, example_server, ext_message, result_of
@@ -187,8 +187,9 @@ async def test_d2_18_version_header_that_disagrees_with_the_body_is_32020(
 async def test_d2_18_tasks_requests_without_mcp_name_are_served_by_default(
     ext_server: ServerHandle,
 ) -> None:
-    """``"core"`` (the default) serves ``tasks/*`` without ``Mcp-Name``, as fastmcp 4.1.4
-    sends them (``Mcp-Method`` still required; a present ``Mcp-Name`` must match)."""
+    """``"core"`` (the default) serves ``tasks/*`` without ``Mcp-Name``, as fastmcp
+    4.1.4 sends them (``Mcp-Method`` still required; a present ``Mcp-Name`` must
+    match)."""
     created = result_of(
         (
             await post(
@@ -292,16 +293,18 @@ async def test_d2_17_listen_streams_server_sent_events(
         request_id="sub-1",
     )
     events: list[dict[str, Any]] = []
-    async with httpx.AsyncClient(timeout=10) as client:
-        async with client.stream(
+    async with (
+        httpx.AsyncClient(timeout=10) as client,
+        client.stream(
             "POST", ext_server.url, json=listen, headers=headers_for(listen)
-        ) as response:
-            assert response.headers["content-type"].startswith("text/event-stream")
-            async for line in response.aiter_lines():
-                if line.startswith("data: "):
-                    events.append(json.loads(line[6:]))
-                    if events[-1]["params"].get("status") == "completed":
-                        break
+        ) as response,
+    ):
+        assert response.headers["content-type"].startswith("text/event-stream")
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+                if events[-1]["params"].get("status") == "completed":
+                    break
     assert events[0]["method"] == "notifications/subscriptions/acknowledged"
     assert events[0]["params"]["notifications"]["taskIds"] == [created["taskId"]]
     assert all(
