@@ -104,6 +104,9 @@ def headers_for(request: dict[str, Any]) -> dict[str, str]:
     headers = {
         "accept": "application/json, text/event-stream",
         "mcp-method": request["method"],
+        "mcp-protocol-version": request["params"]["_meta"][
+            "io.modelcontextprotocol/protocolVersion"
+        ],
     }
     params = request["params"]
     if "taskId" in params:

@@ -91,6 +91,10 @@ LIMIT_EXCEEDED = -32000
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Whether a tool never, sometimes or always runs as a task."""
 
+RoutingHeaders = Union[bool, Literal["core"]]
+"""Which missing HTTP routing headers a server refuses (``require_routing_headers``):
+``"core"``, ``True`` (also ``Mcp-Name`` on the Tasks requests) or ``False`` (none)."""
+
 ToolOutput = Union[str, dict[str, Any]]
 """What a tool handler returns: plain text, or a complete ``CallToolResult`` object."""
 
@@ -668,6 +672,15 @@ def missing_capability(method: str, declared: Mapping[str, Any]) -> str | None:
     return capability if capability is not None and capability not in declared else None
 
 
+NAMED_TARGETS: Mapping[str, str] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+}
+"""Core requests whose body names a target, by method: the params field that the
+``Mcp-Name`` header mirrors (SEP-2243). The Tasks requests mirror ``taskId``."""
+
+
 def _decode_header(value: str, mismatch: int) -> str:
     """Decode the ``=?base64?...?=`` sentinel form of a routing header (a malformed one
     is the error ``mismatch``)."""
@@ -990,8 +1003,12 @@ class TaskServerCore:
     anonymous, per client address), ``session_idle_s`` after which an unused session
     with no open stream is closed to make room; ``task_mismatch_code`` for a
     ``params.task`` the tool's ``taskSupport`` does not allow.
-    ``require_routing_headers`` (a revision with routing headers: the extension) refuses
-    ``tasks/*`` requests without ``Mcp-Method`` and ``Mcp-Name``. ``enable_list``
+    ``require_routing_headers`` (a revision with routing headers: the extension; see
+    ``_check_headers``): ``"core"`` (default) refuses a request without the
+    ``MCP-Protocol-Version`` and ``Mcp-Method`` headers, or without ``Mcp-Name`` where
+    the core names a target (``tools/call``, ``prompts/get``, ``resources/read``);
+    ``True`` also a Tasks request (``tasks/get``, ...) without ``Mcp-Name``; ``False``
+    none (for clients older than the headers). ``enable_list
     (default: whether ``authenticate`` is set) and ``page_size`` serve the list role
     (``tasks/list``) wherever the schema has it.
     """
@@ -1018,7 +1035,7 @@ class TaskServerCore:
         max_sessions: int = 10_000,
         max_sessions_per_client: int = 64,
         session_idle_s: float = 3_600.0,
-        require_routing_headers: bool = False,
+        require_routing_headers: RoutingHeaders = "core",
     ) -> None:
         """Configure the server (see the class docstring of the revision's server for
         the options); nothing runs until :meth:`start`."""
@@ -1030,7 +1047,7 @@ class TaskServerCore:
         self.max_sessions = max_sessions
         self.max_sessions_per_client = max_sessions_per_client
         self.session_idle_s = session_idle_s
-        self.require_routing_headers = require_routing_headers
+        self.require_routing_headers: RoutingHeaders = require_routing_headers
         self.name = name
         self.version = version
         self.store: TaskStore = (
@@ -1335,37 +1352,71 @@ class TaskServerCore:
     def _check_headers(
         self, method: str, params: dict[str, Any], request: RequestInfo
     ) -> None:
-        """Streamable HTTP routing headers: ``Mcp-Method`` and ``Mcp-Name``, when sent,
-        match the body (``require_routing_headers``: a Tasks request must send them).
+        """Streamable HTTP headers that mirror the body (SEP-2243):
+        ``MCP-Protocol-Version`` (the ``_meta`` protocol version), ``Mcp-Method`` and,
+        for a request that names a target, ``Mcp-Name`` (``NAMED_TARGETS``; ``taskId``
+        for the Tasks requests).
 
-        Only where the revision's error codes have ``HEADER_MISMATCH`` (the revision
-        defines the headers); elsewhere they are ignored like any other header.
+        A header that is sent must match the body. Which must be sent follows
+        ``require_routing_headers``: ``"core"`` all of them except ``Mcp-Name`` on the
+        Tasks requests (the extension asks for it, but clients on ``mcp`` 2.3, such as
+        fastmcp 4.1.4, leave it out), ``True`` all, ``False`` none. A missing or
+        mismatched header is the error ``HEADER_MISMATCH`` (-32020, HTTP 400); it is
+        checked before the protocol version, so a client whose header and body disagree
+        is told so. Only where the revision's error codes have ``HEADER_MISMATCH`` (the
+        revision defines the headers); elsewhere they are ignored like any other header.
         """
         mismatch = self.tables.error_codes.get("HEADER_MISMATCH")
         headers = request.headers
         if mismatch is None or headers is None:
             return
-        header_method = headers.get("mcp-method")
-        header_name = headers.get("mcp-name")
-        tasks = self.tables.task_requests
-        if method in tasks and self.require_routing_headers:
-            if header_method is None or header_name is None:
+        required = self.require_routing_headers
+        version_key = self.tables.meta_keys.get("PROTOCOL_VERSION")
+        meta = params.get("_meta")
+        version = (
+            cast(dict[str, Any], meta).get(version_key)
+            if version_key is not None and isinstance(meta, dict)
+            else None
+        )
+        if isinstance(version, str):  # else the envelope check refuses it (-32602)
+            header_version = headers.get("mcp-protocol-version")
+            if header_version is None and required:
                 raise JsonRpcError(
-                    mismatch, f"{method} requires the Mcp-Method and Mcp-Name headers"
+                    mismatch,
+                    f"Missing MCP-Protocol-Version header (expected {version!r})",
                 )
-        if (
-            header_method is not None
-            and _decode_header(header_method, mismatch) != method
-        ):
+            if header_version is not None and header_version.strip() != version:
+                raise JsonRpcError(
+                    mismatch,
+                    f"MCP-Protocol-Version header {header_version!r} does not match"
+                    f" the body's protocol version {version!r}",
+                )
+        header_method = headers.get("mcp-method")
+        if header_method is None:
+            if required:
+                raise JsonRpcError(
+                    mismatch, f"Missing Mcp-Method header (expected {method!r})"
+                )
+        elif _decode_header(header_method.strip(), mismatch) != method:
             raise JsonRpcError(
                 mismatch,
                 f"Mcp-Method header {header_method!r} does not match the body's"
                 f" method {method!r}",
             )
-        if header_name is None or (method not in tasks and method != "tools/call"):
+        tasks = self.tables.task_requests
+        field = "taskId" if method in tasks else NAMED_TARGETS.get(method)
+        if field is None:
             return
-        field = "taskId" if method in tasks else "name"
-        if _decode_header(header_name, mismatch) != params.get(field):
+        header_name = headers.get("mcp-name")
+        if header_name is None:
+            if params.get(field) is not None and (
+                required is True or (required and method not in tasks)
+            ):
+                raise JsonRpcError(
+                    mismatch, f"Missing Mcp-Name header (the body's {field})"
+                )
+            return
+        if _decode_header(header_name.strip(), mismatch) != params.get(field):
             raise JsonRpcError(
                 mismatch, f"Mcp-Name header does not match the body's {field}"
             )

@@ -57,6 +57,7 @@ __all__ = [
     "TransportError",
     "json_object",
     "header_value",
+    "revision_hint",
 ]
 
 RequestId: TypeAlias = str | int
@@ -90,6 +91,15 @@ _NAME_PARAMS = {
     "tasks/update": "taskId",
     "tasks/cancel": "taskId",
 }
+
+
+def revision_hint(version: str) -> str:
+    """The note added to an error a server of another revision may have caused: which
+    revision this client speaks, and what to do about it."""
+    return (
+        f" (this client speaks MCP {version}; the server may speak another"
+        " revision: use the package generated for that one)"
+    )
 
 
 def json_object(value: object) -> dict[str, Any] | None:
@@ -577,11 +587,7 @@ class HttpTransport:
                 text += f": JSON-RPC error {failure.code}: {failure.message}"
                 break
         if status == 400:
-            version = self.protocol_version or "2025-11-25"
-            text += (
-                f" (this client speaks MCP {version}; the server may speak another"
-                " revision: use the package generated for that one)"
-            )
+            text += revision_hint(self.protocol_version or "2025-11-25")
         return text
 
     async def _handle(

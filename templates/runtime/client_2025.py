@@ -26,7 +26,7 @@ from .client_core import ClientCore, InvalidResponse, TaskNotFound, decode_state
 from .models_2025 import CallToolResult, Task
 from .protocol_2025 import EXTENSION_ID, PROTOCOL_VERSION, TERMINAL_STATUSES
 from .task_ids import StoredTask
-from .transport import SessionTransport, json_object
+from .transport import JsonRpcError, SessionTransport, json_object, revision_hint
 
 __all__: list[str] = [
     "EXTENSION_ID",
@@ -36,6 +36,14 @@ __all__: list[str] = [
     "decode_task",
 ]
 __all__ += client_core.__all__
+
+
+OTHER_REVISION_CODES = frozenset({-32600, -32601, -32602, -32020, -32021, -32022})
+"""Errors a server of another revision answers ``initialize`` with: invalid request,
+method not found (a revision without ``initialize``), invalid params (a per-request
+``_meta`` it misses), a missing routing header, capability or protocol version (the
+stateless revision's ``-32020`` to ``-32022``). :meth:`TasksClient.connect` adds the
+revision hint to them."""
 
 
 class CannotCancelTask(TaskNotFound):
@@ -83,15 +91,27 @@ class TasksClient(ClientCore[CallToolResult]):
 
     async def connect(self) -> dict[str, Any]:
         """Run the ``initialize`` handshake and return the server's
-        ``InitializeResult``."""
-        self.initialize_result = await self.request(
-            "initialize",
-            {
-                "protocolVersion": protocol.PROTOCOL_VERSION,
-                "capabilities": self.client_capabilities(),
-                "clientInfo": self.client_info,
-            },
-        )
+        ``InitializeResult``.
+
+        An error that a server of another revision answers with
+        (``OTHER_REVISION_CODES``, e.g. the extension's ``-32020`` for the missing
+        routing headers) is raised with the hint that the server may speak another
+        revision.
+        """
+        try:
+            self.initialize_result = await self.request(
+                "initialize",
+                {
+                    "protocolVersion": protocol.PROTOCOL_VERSION,
+                    "capabilities": self.client_capabilities(),
+                    "clientInfo": self.client_info,
+                },
+            )
+        except JsonRpcError as error:
+            if error.code not in OTHER_REVISION_CODES:
+                raise
+            hinted = error.message + revision_hint(protocol.PROTOCOL_VERSION)
+            raise type(error)(error.code, hinted, error.data) from error
         capabilities = self.initialize_result.get("capabilities")
         self.server_capabilities = json_object(capabilities) or {}
         await self.transport.notify("notifications/initialized", {})

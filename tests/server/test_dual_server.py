@@ -5,7 +5,8 @@ The dual example server (``mcp_tasks.server.TasksServer``: a 2025-11-25 server a
 Tasks-extension server on one store, with one set of tools) runs as a real process
 and is driven over HTTP:
 
-1. the conformance suite's ten ``tasks-*`` scenarios, the ``mcp==1.30.0`` and
+1. the conformance suite's ten ``tasks-*`` scenarios and its two core scenarios of
+   the HTTP edge (routing headers, per-request ``_meta``), the ``mcp==1.30.0`` and
    TypeScript SDK 1.32.2 clients (2025-11-25) and the ``fastmcp[tasks]`` client (the
    extension), all at the same time against one server process; each passes what the
    single-revision tests (``test_interop_conformance``, ``test_interop_clients``)
@@ -152,7 +153,7 @@ def _failures_of(label: str, check: Callable[..., None], *args: Any) -> list[str
 def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
     tmp_path: Path,
 ) -> None:
-    """One ``examples/server.py`` process, SQLite store; 10 scenarios and 21 client
+    """One ``examples/server.py`` process, SQLite store; 12 scenarios and 21 client
     runs interleaved on 8 threads, so that all four kinds of peer run together."""
     require("conformance")
     for peer in single_revision_clients.PEERS:
@@ -160,7 +161,7 @@ def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
     with example_server("server", "--db", str(tmp_path / "tasks.sqlite3")) as server:
         conformance = [
             _conformance_run(server.url, tmp_path, scenario)
-            for scenario in CONFORMANCE_TASK_SCENARIOS
+            for scenario in single_revision_conformance.SCENARIOS
         ]
         clients = [
             [
@@ -187,7 +188,7 @@ def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
 
     failures: list[str] = []
     results = {r.name: r.outcome for r in conformance}
-    for scenario in CONFORMANCE_TASK_SCENARIOS:
+    for scenario in single_revision_conformance.SCENARIOS:
         failures += _failures_of(
             scenario,
             single_revision_conformance.test_conformance_scenario_passes,
@@ -195,7 +196,10 @@ def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
             results,
         )
     passed = sum(
-        1 for checks in results.values() for c in checks if c["status"] == "SUCCESS"
+        1
+        for scenario in CONFORMANCE_TASK_SCENARIOS
+        for c in results[scenario]
+        if c["status"] == "SUCCESS"
     )
     if passed != CONFORMANCE_CHECKS_PASSED:
         failures.append(
@@ -381,6 +385,12 @@ META_OK = {
 }
 
 
+def _routed(method: str, version: str = "2026-07-28") -> dict[str, str]:
+    """The routing headers of an extension request (SEP-2243), so that the request
+    reaches the check of its ``_meta``."""
+    return {"mcp-method": method, "mcp-protocol-version": version}
+
+
 def _rpc(method: str, params: Any = None, **fields: Any) -> str:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method, **fields}
     if params is not None:
@@ -431,10 +441,18 @@ HOSTILE: dict[str, tuple[dict[str, str], str, int]] = {
         -32602,
     ),
     "initialize_bad_id": ({}, _rpc("initialize", {}, id={"no": 1}), -32600),
-    "ext_meta_string": ({}, _rpc("tools/list", {"_meta": "x"}), -32602),
-    "ext_meta_null": ({}, _rpc("tools/list", {"_meta": None}), -32602),
+    "ext_meta_string": (
+        _routed("tools/list"),
+        _rpc("tools/list", {"_meta": "x"}),
+        -32602,
+    ),
+    "ext_meta_null": (
+        _routed("tools/list"),
+        _rpc("tools/list", {"_meta": None}),
+        -32602,
+    ),
     "ext_meta_wrong_types": (
-        {},
+        _routed("tasks/get"),
         _rpc(
             "tasks/get",
             {
@@ -448,7 +466,7 @@ HOSTILE: dict[str, tuple[dict[str, str], str, int]] = {
         -32602,
     ),
     "ext_meta_unknown_version": (
-        {},
+        _routed("tools/list", "1999-01-01"),
         _rpc(
             "tools/list",
             {
@@ -461,7 +479,7 @@ HOSTILE: dict[str, tuple[dict[str, str], str, int]] = {
         -32022,
     ),
     "ext_meta_only_version": (
-        {},
+        {**_routed("tools/call"), "mcp-name": "greet"},
         _rpc(
             "tools/call",
             {
@@ -471,9 +489,15 @@ HOSTILE: dict[str, tuple[dict[str, str], str, int]] = {
         ),
         -32602,
     ),
-    "ext_params_array": ({}, _rpc("tools/list", [META_OK]), -32602),
+    "ext_params_array": (_routed("tools/list"), _rpc("tools/list", [META_OK]), -32602),
+    "ext_without_routing_headers": ({}, _rpc("tools/list", {"_meta": META_OK}), -32020),
+    "ext_version_header_mismatch": (
+        _routed("tools/list", "2025-11-25"),
+        _rpc("tools/list", {"_meta": META_OK}),
+        -32020,
+    ),
     "ext_nan_argument": (
-        {},
+        {**_routed("tools/call"), "mcp-name": "greet"},
         _rpc("tools/call", {"name": "greet", "_meta": META_OK}).replace(
             '"greet"', '"greet", "arguments": {"name": NaN}'
         ),
@@ -617,6 +641,17 @@ async def test_item5_a_cancel_through_the_other_revision_stops_the_worker() -> N
             headers=alice, session_id=server.server_2025.open_session("alice").id
         )
         stateless = request_info(headers=alice)
+
+        def routed(info: Any, message: dict[str, Any]) -> Any:
+            """``info``, with the routing headers of an extension request."""
+            if info is not stateless:
+                return info
+            return request_info(headers=headers_for(message, **alice))
+
+        async def send(make: Any, info: Any, method: str, params: Any) -> Any:
+            message = make(method, params)
+            return await server.handle(message, routed(info, message))
+
         for label, create, cancel in (
             ("2025 -> ext", (message_2025, session), (ext_message, stateless)),
             ("ext -> 2025", (ext_message, stateless), (message_2025, session)),
@@ -629,18 +664,14 @@ async def test_item5_a_cancel_through_the_other_revision_stops_the_worker() -> N
             }
             if make is message_2025:
                 params["task"] = {}
-            created = result_of(await server.handle(make("tools/call", params), info))
+            created = result_of(await send(make, info, "tools/call", params))
             task_id = (created.get("task") or created)["taskId"]
             await asyncio.wait_for(started[label].wait(), 5)
             make, info = cancel
-            answer = await server.handle(
-                make("tasks/cancel", {"taskId": task_id}), info
-            )
+            answer = await send(make, info, "tasks/cancel", {"taskId": task_id})
             assert "error" not in (answer or {}), (label, answer)
             await asyncio.wait_for(stopped[label].wait(), 5)
-            view = result_of(
-                await server.handle(make("tasks/get", {"taskId": task_id}), info)
-            )
+            view = result_of(await send(make, info, "tasks/get", {"taskId": task_id}))
             assert view["status"] == "cancelled", (label, view)
 
 

@@ -29,6 +29,7 @@ from mcp_tasks_ext.server import (
 from mcp_tasks_ext.stores import InMemoryTaskStore, SQLiteTaskStore, TaskStore
 
 from .conftest import EXT, error_of, ext_message, result_of
+from .test_http_ext import headers_for
 
 pytestmark = pytest.mark.anyio
 
@@ -609,21 +610,16 @@ async def test_d2_15_authenticate_hook_runs_on_each_request() -> None:
         seen.append(token)
         return token
 
+    def over_http(message: dict[str, Any], token: str) -> RequestInfo:
+        """The request as an HTTP client sends it (with its routing headers)."""
+        return RequestInfo(headers=headers_for(message, authorization=token))
+
     async with running(authenticate=authenticate) as h:
-        created = result_of(
-            await h.server.handle(
-                h.msg("tools/call", {"name": "gated"}),
-                RequestInfo(headers={"authorization": "A"}),
-            )
-        )
-        mine = await h.server.handle(
-            h.msg("tasks/get", {"taskId": created["taskId"]}),
-            RequestInfo(headers={"authorization": "A"}),
-        )
-        theirs = await h.server.handle(
-            h.msg("tasks/get", {"taskId": created["taskId"]}),
-            RequestInfo(headers={"authorization": "B"}),
-        )
+        call = h.msg("tools/call", {"name": "gated"})
+        created = result_of(await h.server.handle(call, over_http(call, "A")))
+        get = h.msg("tasks/get", {"taskId": created["taskId"]})
+        mine = await h.server.handle(get, over_http(get, "A"))
+        theirs = await h.server.handle(get, over_http(get, "B"))
     assert result_of(mine)["taskId"] == created["taskId"]
     assert error_of(theirs)["code"] == -32602
     assert seen == ["A", "A", "B"]

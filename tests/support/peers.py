@@ -305,6 +305,11 @@ CONFORMANCE_TASK_SCENARIOS = (
 """The Tasks-extension server scenarios of
 ``@modelcontextprotocol/conformance@0.2.0-alpha.12``."""
 
+CONFORMANCE_HTTP_SCENARIOS = ("http-header-validation", "server-stateless")
+"""Core 2026-07-28 server scenarios of the same suite that judge the HTTP edge of an
+extension server: the ``Mcp-Method``/``Mcp-Name`` headers (SEP-2243) and the
+per-request ``_meta`` with its ``MCP-Protocol-Version`` header (SEP-2575)."""
+
 
 def run_conformance(
     url: str, scenario: str, out_dir: Path, *, timeout: float = 200
