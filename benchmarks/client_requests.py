@@ -22,7 +22,7 @@ Run from the repository root (the peers come from ``.ci/peers.sh``)::
 
     .venv/bin/python benchmarks/client_requests.py [--tasks 20] [--seed 7]
 
-This is a measurement script, not a test: it prints the figures for the README.
+This is a measurement script, not a test: it prints the figures for docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ Each POST carries one JSON-RPC message. A response is JSON unless its handler se
 messages of its own first (``subscriptions/listen``, input requests of a synchronous
 tool, or those ``tasks/result`` delivers), in which case it becomes a
 ``text/event-stream`` that ends with the response; an error response gets the HTTP
-status the server's revision asks for (``server.http_status``).
+status the server's revision asks for (``server.http_status``). A method answered
+only with a stream (``subscriptions/listen``: ``server.stream_methods``) is refused
+with 406 when the ``Accept`` header does not take ``text/event-stream``.
 
 For a server with sessions (2025-11-25), ``initialize`` opens a session
 (``Mcp-Session-Id`` response header) that every later request names; GET opens the
@@ -103,6 +105,26 @@ def _origin_host(origin: str) -> str:
     if authority.startswith("["):
         return authority[1:].partition("]")[0]
     return authority.partition(":")[0]
+
+
+def _accepts_event_stream(accept: str) -> bool:
+    """Whether an ``Accept`` header value takes ``text/event-stream`` (also through
+    ``text/*`` or ``*/*``, unless with ``q=0``)."""
+    for item in accept.split(","):
+        media, _, parameters = item.partition(";")
+        if media.strip().lower() not in ("text/event-stream", "text/*", "*/*"):
+            continue
+        weight = 1.0
+        for parameter in parameters.split(";"):
+            name, _, value = parameter.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        if weight > 0:
+            return True
+    return False
 
 
 def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
@@ -353,6 +375,20 @@ async def _post(
     invalid = envelope_error(message)
     if invalid is not None:
         await exchange.json(400, _error(invalid.code, invalid.message))
+        return
+    method = message.get("method")
+    if method in server.stream_methods and not _accepts_event_stream(
+        headers.get("accept", "")
+    ):
+        await exchange.json(
+            406,
+            _error(
+                INVALID_REQUEST,
+                f"Not Acceptable: {method} answers with a text/event-stream, which"
+                " the Accept header must include",
+                message.get("id"),
+            ),
+        )
         return
     session_id = headers.get("mcp-session-id")
     opened = None

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import contextlib
 import functools
 import importlib
@@ -131,7 +130,11 @@ class Limits:
     """Resource limits and timing hints, all documented to clients through errors.
 
     - ``max_ttl_ms`` caps the lifetime of a task; ``default_ttl_ms`` is used when the
-      client asks for none (None means unlimited);
+      client asks for none (None means unlimited). A task whose worker still runs
+      when its TTL is about to run out is failed ("The task's TTL ran out ...") and
+      its worker stopped, whatever the store: ``poll_interval_ms`` (at least 1 s, at
+      most a third of the TTL) before it runs out, so that a client polling as
+      suggested sees it ``failed`` before it expires and is deleted;
     - ``poll_interval_ms`` is the polling hint put on every task (None: no hint);
     - ``max_active_tasks`` is the number of unfinished tasks one principal may have;
     - ``max_input_bytes`` bounds tool arguments and input responses (JSON size);
@@ -143,6 +146,9 @@ class Limits:
       enforced with stores that count usage (``stores.UsageStore``: the memory and
       SQLite stores);
     - ``sweep_interval_s`` is how often expired tasks are purged;
+    - ``max_listens`` is the number of ``subscriptions/listen`` streams one principal
+      (when anonymous: one client address) may hold open, and
+      ``max_listen_task_ids`` the number of task IDs one of them may name;
     - ``lease_s`` is the worker lease on a store shared by several replicas (a
       ``ReplicaStore`` such as Redis): each replica renews the leases of the tasks it
       runs every ``lease_s / 3`` seconds and, as often, fails the unfinished tasks
@@ -161,6 +167,8 @@ class Limits:
     max_finished_tasks: int = 1_000
     max_stored_bytes: int = 64 * 1_048_576
     sweep_interval_s: float = 30.0
+    max_listens: int = 128
+    max_listen_task_ids: int = 100
     lease_s: float = 15.0
     limit_error_code: int = LIMIT_EXCEEDED
 
@@ -536,24 +544,39 @@ def _through(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
     return cast(dict[str, Any], cast(Any, model.model_validate(values)).to_wire())
 
 
-def _encode_cursor(seq: int) -> str:
-    """An opaque cursor of the list role for a position."""
-    return base64.urlsafe_b64encode(f"after:{seq}".encode()).decode()
+_CURSOR_MAX_CHARS = 1024
+"""The longest ``tasks/list`` cursor read (those made here name two task IDs)."""
 
 
-def _decode_cursor(cursor: Any) -> int:
-    """The position in a cursor made by ``_encode_cursor``; ``-32602`` otherwise (also
-    for a forged position no store can hold)."""
+def _encode_cursor(last_id: str, next_id: str) -> str:
+    """An opaque cursor of the list role: the last task of a page and the first of the
+    next one, both the caller's own, so it tells nothing about other callers' tasks
+    (not how many there are: no server-wide position) and any replica can resume it."""
+    anchors = json.dumps([last_id, next_id], separators=(",", ":"))
+    return base64.urlsafe_b64encode(anchors.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: Any) -> tuple[str, str]:
+    """The two task IDs in a cursor made by ``_encode_cursor``; ``-32602`` otherwise."""
     try:
-        prefix, _, number = (
-            base64.urlsafe_b64decode(str(cursor).encode()).decode().partition(":")
+        if not isinstance(cursor, str) or len(cursor) > _CURSOR_MAX_CHARS:
+            raise ValueError("not a cursor")
+        text = base64.b64decode(
+            cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True
         )
-        if prefix != "after" or not (number.isascii() and number.isdigit()):
-            raise ValueError(prefix)
-        if len(number) > 18:  # positions are SQLite / Redis 64-bit integers
-            raise ValueError(number)
-        return int(number)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+        anchors: object = json.loads(text)
+        if not isinstance(anchors, list) or len(cast("list[object]", anchors)) != 2:
+            raise ValueError("not a cursor")
+        last, following = cast("list[object]", anchors)
+        if not (
+            isinstance(last, str)
+            and isinstance(following, str)
+            and is_text(last)
+            and is_text(following)
+        ):
+            raise ValueError("not a cursor")
+        return last, following
+    except ValueError:  # not base64 (binascii.Error), not UTF-8, not JSON
         raise JsonRpcError(INVALID_PARAMS, "Invalid cursor") from None
 
 
@@ -617,7 +640,8 @@ _TTL_RAN_OUT = (
     "The task's TTL ran out before the task finished (it was failed just before it"
     " expired)"
 )
-"""The error message of a task failed by its own replica just before its TTL."""
+"""The error message of a task failed just before its TTL ran out, by the server
+running it (``TaskServerCore._fail_before_expiry``)."""
 
 _WIRE_CACHE_SIZE = 1024
 """How many wire forms of tasks ``TaskServerCore._task`` keeps (the latest made)."""
@@ -732,6 +756,47 @@ class _Channel:
     """Outstanding requests sent on some stream."""
     pushed: set[str] = field(default_factory=set[str])
     """Outstanding requests sent on a GET stream (no result-role stream repeats them)."""
+
+
+@dataclass(slots=True, eq=False)
+class _Subscription:
+    """One ``subscriptions/listen`` stream: the states of its tasks waiting to be sent.
+
+    A task keeps only its latest unsent state, so a client that reads slower than its
+    tasks change holds at most one state per task here.
+    """
+
+    pending: dict[str, tuple[dict[str, Any], bool]] = field(
+        default_factory=dict[str, tuple[dict[str, Any], bool]]
+    )
+    """Task ID -> its latest unsent state (wire form) and whether it is terminal."""
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: bool = False
+    """The server is closing: send what is pending, then end the stream."""
+
+    def offer(self, record: TaskRecord, state: dict[str, Any]) -> None:
+        """A task's new state (it replaces an unsent older one)."""
+        self.pending[record.task_id] = (state, record.is_terminal)
+        self.changed.set()
+
+    def close(self) -> None:
+        """End the stream once the pending states are sent."""
+        self.closed = True
+        self.changed.set()
+
+    async def next_states(
+        self,
+    ) -> list[tuple[str, tuple[dict[str, Any], bool]]] | None:
+        """The pending ``(task ID, (state, terminal))`` pairs, once there are any; None
+        once closed and all sent."""
+        while not self.pending:
+            if self.closed:
+                return None
+            self.changed.clear()
+            await self.changed.wait()
+        states = list(self.pending.items())
+        self.pending.clear()
+        return states
 
 
 class ToolContext:
@@ -904,8 +969,9 @@ class TaskServerCore:
         self._write_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
         self._lease_keepers: list[asyncio.Task[None]] = []
-        self._soonest_expiry: float | None = None
-        """When the TTL of the first task running here runs out (lease rounds wake for it)."""
+        self._expiring: set[asyncio.Task[None]] = set()
+        """Running ``_fail_before_expiry`` calls (held until done: the loop keeps tasks
+        only weakly)."""
         self._started = False
         self.replica_id = secrets.token_hex(8)
         """Names this process in worker leases and signals to other replicas."""
@@ -928,8 +994,11 @@ class TaskServerCore:
         """Server-to-client input requests of local tasks (the result role), by task."""
         self._task_sessions: dict[str, Session] = {}
         """The session that created each live task (it gets the notify role's messages)."""
-        self._listeners: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
+        self._listeners: dict[str, set[_Subscription]] = {}
         """Subscriptions following each task (they get its new states)."""
+        self._listens: dict[str, int] = {}
+        """Open ``subscriptions/listen`` streams by caller (``_caller``), for
+        ``limits.max_listens``; a caller with none has no entry."""
         self._routes: dict[str, Route] = {
             "ping": self._ping,
             "tools/list": self._tools_list,
@@ -948,6 +1017,11 @@ class TaskServerCore:
         )
         """Methods answered without waiting on a client, a tool or a task's progress:
         the HTTP transport awaits them directly, without watching for a disconnect."""
+        self.stream_methods: frozenset[str] = frozenset(
+            {"subscriptions/listen"} & set(self._routes)
+        )
+        """Methods answered only on a ``text/event-stream``: the HTTP transport refuses
+        them (406) to a client whose ``Accept`` header does not take one."""
         self.setup()
 
     def setup(self) -> None:
@@ -1828,7 +1902,7 @@ class TaskServerCore:
             self._lease_keepers = [
                 asyncio.create_task(
                     self._every(
-                        lambda: self._renewal_wait(self._soonest_expiry),
+                        lambda: self.limits.lease_s / 3,
                         lambda: self._renew_leases(store),
                         "renewing worker leases",
                     )
@@ -1867,6 +1941,7 @@ class TaskServerCore:
             job.cancel()
         await asyncio.gather(*background, return_exceptions=True)
         self._lease_keepers = []
+        await asyncio.gather(*self._expiring, return_exceptions=True)
         for task_id, worker in list(self._workers.items()):
             worker.cancel()
             await asyncio.gather(worker, return_exceptions=True)
@@ -1896,8 +1971,8 @@ class TaskServerCore:
         for channel in self._channels.values():
             channel.changed.set()
         for listeners in self._listeners.values():
-            for queue in listeners:
-                queue.put_nowait(None)
+            for subscription in listeners:
+                subscription.close()
 
     def mount(self, sdk_server: Any) -> None:
         """Serve the tools and the Tasks methods from an official SDK's low-level ``Server``.
@@ -2001,24 +2076,18 @@ class TaskServerCore:
         """One lease round: renew the leases of this replica's running tasks.
 
         The round also catches up with signals that were lost (pub/sub delivers at
-        most once; see ``_resync``), and notes when the first local TTL runs out so
-        that the next round wakes early enough to fail that task before it expires.
+        most once; see ``_resync``).
         """
         await store.hold_leases(list(self._workers), self.replica_id, self._lease_ms)
-        self._soonest_expiry = await self._resync()
+        await self._resync()
 
-    def _renewal_wait(self, soonest: float | None) -> float:
-        """Seconds until the next lease round: ``lease_s / 3``, or less to fail a
-        local task (whose TTL runs out at ``soonest``) before it expires."""
-        wait = self.limits.lease_s / 3
-        if soonest is not None:
-            wait = min(wait, max(0.01, soonest - self._ttl_margin_s - time.time()))
-        return wait
-
-    @property
-    def _ttl_margin_s(self) -> float:
-        """How long before its TTL a task still running here is failed."""
-        return min(1.0, self.limits.lease_s / 3)
+    def _ttl_margin_s(self, ttl_ms: int) -> float:
+        """How long before its TTL (``ttl_ms``) runs out a task still running here is
+        failed: the poll interval (at least a second), so that a client polling as
+        suggested sees the failure before the task expires, but at most a third of
+        the TTL."""
+        poll_s = (self.limits.poll_interval_ms or 0) / 1000
+        return min(max(1.0, poll_s), ttl_ms / 3000)
 
     async def fail_lost_tasks(self) -> list[str]:
         """Fail every unfinished task whose worker lease ran out; return their IDs.
@@ -2095,17 +2164,14 @@ class TaskServerCore:
         else:
             self._on_revision_signal(kind, task_id, signal)
 
-    async def _resync(self) -> float | None:
+    async def _resync(self) -> None:
         """Catch up with the store for every local worker, as signals may be lost.
 
         Run after the signal channel reconnects and at every lease round. A worker
         whose task ended elsewhere is stopped; one waiting for input gets the answers
         stored in its task (``_stored_answers``), in case the answer signal never
-        arrived; a task whose TTL runs out within ``_ttl_margin_s`` is failed and its
-        worker stopped, so that it never expires without a terminal status. Returns
-        the soonest TTL deadline of the other local tasks (None: none has a TTL).
+        arrived.
         """
-        soonest: float | None = None
         for task_id in list(self._workers):
             record = await self.store.get(task_id)
             if record is None or record.is_terminal:
@@ -2113,29 +2179,35 @@ class TaskServerCore:
                 continue
             if record.answers:
                 self._stored_answers(record)
-            expires_at = record.expires_at
-            if expires_at is None:
-                continue
-            if expires_at - time.time() <= self._ttl_margin_s:
-                await self._fail_before_expiry(record)
-            elif soonest is None or expires_at < soonest:
-                soonest = expires_at
-        return soonest
 
-    async def _fail_before_expiry(self, record: TaskRecord) -> None:
-        """Fail a task still running here whose TTL is about to run out."""
+    def _ttl_due(self, task_id: str, owner: str | None) -> None:
+        """Timer of a local worker: its TTL runs out within ``_ttl_margin_s``."""
+        if self._started and task_id in self._workers:
+            expiring = asyncio.create_task(self._fail_before_expiry(task_id, owner))
+            self._expiring.add(expiring)
+            expiring.add_done_callback(self._expiring.discard)
+
+    async def _fail_before_expiry(self, task_id: str, owner: str | None) -> None:
+        """Fail a task still running here whose TTL is about to run out, and stop its
+        worker, so that no task expires without a terminal status (on every store).
+
+        The failed task stays readable until its TTL runs out, then the sweeper
+        deletes it like any other.
+        """
         error = JsonRpcError(INTERNAL_ERROR, _TTL_RAN_OUT)
-        if (
-            await self._finish(
-                record.task_id,
-                self.tables.failed,
-                error=error,
-                status_message=_TTL_RAN_OUT,
+        try:
+            failed = await self._finish(
+                task_id, self.tables.failed, error=error, status_message=_TTL_RAN_OUT
             )
-            is not None
-        ):
-            self._emit_audit("ttl_ran_out", record.task_id, record.owner)
-        self._stop_worker(record.task_id)
+        except StoreUnavailable:  # logged by the store
+            return
+        except Exception:  # a timer has no caller to report to
+            _log.exception("failing task %s before its TTL ran out failed", task_id)
+            return
+        finally:
+            self._stop_worker(task_id)
+        if failed is not None:
+            self._emit_audit("ttl_ran_out", task_id, owner)
 
     def _stored_answers(self, record: TaskRecord) -> None:
         """Answers stored in the task for a worker here that missed their signal."""
@@ -2217,7 +2289,7 @@ class TaskServerCore:
         self._contexts[record.task_id] = ctx
         if ctx.session is not None:  # it gets the task's status notifications
             self._task_sessions[record.task_id] = ctx.session
-        self._spawn(record.task_id, self._work(record.task_id, ctx, arguments))
+        self._spawn(record, self._work(record.task_id, ctx, arguments))
         return self._created(record, ctx)
 
     async def _work(
@@ -2296,17 +2368,22 @@ class TaskServerCore:
 
     async def _tasks_list(self, call: Call) -> dict[str, Any]:
         """One page of the caller's tasks, built through the schema's result model of the
-        list role; an opaque ``nextCursor`` while more remain. Only with ``enable_list``
-        (else ``-32601``): principals must be told apart for a list to be private."""
+        list role; an opaque ``nextCursor`` while more remain (``_encode_cursor``). Only
+        with ``enable_list`` (else ``-32601``): principals must be told apart for a list
+        to be private."""
         if not self.enable_list:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
         cursor = call.params.get("cursor")
-        after = 0 if cursor is None else _decode_cursor(cursor)
+        after = 0
+        if cursor is not None:
+            after = await self._resume_at(_decode_cursor(cursor), call.principal)
         size = self.page_size
         page = await self._page(call.principal, after, size)
         listed: dict[str, Any] = {"tasks": [self._task(r) for r in page[:size]]}
         if len(page) > size:
-            listed["nextCursor"] = _encode_cursor(page[size - 1].seq)
+            listed["nextCursor"] = _encode_cursor(
+                page[size - 1].task_id, page[size].task_id
+            )
         listed = self._complete(listed)
         model = self.tables.methods[call.method].result
         if model is None:
@@ -2480,6 +2557,25 @@ class TaskServerCore:
         finally:
             self._replies.pop(request_id, None)
 
+    async def _resume_at(self, anchors: tuple[str, str], principal: str | None) -> int:
+        """The store position (``list_tasks``'s ``after_seq``) where a cursor's page
+        starts: just before its first task, or, when that one was deleted since (its
+        TTL ran out), just after the last task of the page before.
+
+        ``-32602`` when neither is a task of the caller: a forged cursor, another
+        caller's, or one whose two tasks were both deleted (list again from the start).
+        """
+        last_id, next_id = anchors
+        for task_id, offset in ((next_id, -1), (last_id, 0)):
+            record = await self.store.get(task_id)
+            if record is not None and record.owner == principal:
+                return record.seq + offset
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            "Invalid cursor (or the tasks at its position expired): list again"
+            " without one",
+        )
+
     async def _page(
         self, principal: str | None, after: int, size: int
     ) -> list[TaskRecord]:
@@ -2503,6 +2599,13 @@ class TaskServerCore:
         if self._authenticate is None:
             return request.principal
         return self._authenticate(request)
+
+    def _caller(self, principal: str | None, request: RequestInfo) -> str:
+        """Whom a per-caller bound counts against: the principal, or when there is
+        none the client's network address."""
+        if principal is not None:
+            return f"principal:{principal}"
+        return f"address:{request.client or '?'}"
 
     def _check_rate(self, principal: str | None, method: str) -> None:
         """Apply the rate limiter hook, if any."""
@@ -2649,11 +2752,27 @@ class TaskServerCore:
         self._emit_audit("created", record.task_id, principal, tool.name)
         return record
 
-    def _spawn(self, task_id: str, work: Coroutine[Any, Any, None]) -> None:
-        """Run a task's worker in the background."""
+    def _spawn(self, record: TaskRecord, work: Coroutine[Any, Any, None]) -> None:
+        """Run a task's worker in the background; if it still runs when the task's TTL
+        is about to run out, the task is failed and the worker stopped
+        (``_fail_before_expiry``)."""
+        task_id = record.task_id
         worker = asyncio.create_task(work, name=f"task-{task_id}")
         self._workers[task_id] = worker
-        worker.add_done_callback(lambda _: self._workers.pop(task_id, None))
+        timer: asyncio.TimerHandle | None = None
+        expires_at = record.expires_at
+        if expires_at is not None and record.ttl_ms is not None:
+            delay = expires_at - self._ttl_margin_s(record.ttl_ms) - time.time()
+            timer = asyncio.get_running_loop().call_later(
+                max(0.0, delay), self._ttl_due, task_id, record.owner
+            )
+
+        def ended(_: object) -> None:
+            self._workers.pop(task_id, None)
+            if timer is not None:
+                timer.cancel()
+
+        worker.add_done_callback(ended)
 
     def _stop_worker(self, task_id: str) -> None:
         """Ask a task's worker to stop (it sees ``CancelledError``)."""
@@ -2683,46 +2802,90 @@ class TaskServerCore:
             task = self._task(record)
             if session is not None:
                 session.notify({"jsonrpc": "2.0", "method": notify, "params": task})
-            for queue in listeners or ():
-                queue.put_nowait(task)
+            for subscription in listeners or ():
+                subscription.offer(record, task)
         if record.is_terminal:
             self._task_sessions.pop(record.task_id, None)
 
     async def _listen(self, call: Call) -> dict[str, Any]:
         """``subscriptions/listen`` (where the schema has a subscription ``_meta`` key and
         a notify role): acknowledge the caller's task IDs among those requested, then
-        stream their states as the notify role's messages until the server closes.
-        Task IDs need Tasks declared (``_tasks_not_declared``)."""
-        notifications: Any = call.params.get("notifications", {})
-        if not isinstance(notifications, dict):
-            raise JsonRpcError(INVALID_PARAMS, "params.notifications must be an object")
-        requested: Any = cast(dict[str, Any], notifications).get("taskIds")
-        if requested is not None:
-            if not call.tasks:
-                raise self._tasks_not_declared("subscriptions/listen with taskIds")
-            if not isinstance(requested, list) or not all(
-                isinstance(t, str) for t in cast("list[object]", requested)
-            ):
-                raise JsonRpcError(
-                    INVALID_PARAMS, "notifications.taskIds must be strings"
-                )
+        stream their states as the notify role's messages.
+
+        IDs the caller cannot see (unknown, expired, another principal's) are left
+        out of the acknowledgement alike, so it reveals nothing about other callers'
+        tasks. Task IDs need Tasks declared (``_tasks_not_declared``); a request may
+        name ``limits.max_listen_task_ids`` of them, and a caller may hold
+        ``limits.max_listens`` streams at once. The stream ends (with the listen
+        result) once every task it follows has sent its terminal state, at once
+        when it follows none, or when the server closes; everything it registered is
+        released when it ends, also when the client goes away.
+        """
+        requested = self._listen_task_ids(call)
         emit = call.emit
         if emit is None:
             raise JsonRpcError(
                 INVALID_REQUEST, "subscriptions/listen needs a streaming transport"
             )
+        caller = self._caller(call.principal, call.request)
+        open_now = self._listens.get(caller, 0)
+        if open_now >= self.limits.max_listens:
+            raise JsonRpcError(
+                self.limits.limit_error_code,
+                f"Too many open subscriptions/listen streams: {open_now} (limit"
+                f" {self.limits.max_listens} per principal); close some first",
+            )
+        self._listens[caller] = open_now + 1
+        try:
+            return await self._stream_states(call, emit, requested)
+        finally:
+            left = self._listens[caller] - 1
+            if left:
+                self._listens[caller] = left
+            else:
+                del self._listens[caller]
+
+    def _listen_task_ids(self, call: Call) -> list[str] | None:
+        """The distinct task IDs a ``subscriptions/listen`` asks for (None: it asks
+        for no task notifications), checked."""
+        notifications: Any = call.params.get("notifications", {})
+        if not isinstance(notifications, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params.notifications must be an object")
+        requested: Any = cast(dict[str, Any], notifications).get("taskIds")
+        if requested is None:
+            return None
+        if not call.tasks:
+            raise self._tasks_not_declared("subscriptions/listen with taskIds")
+        if not isinstance(requested, list) or not all(
+            isinstance(t, str) for t in cast("list[object]", requested)
+        ):
+            raise JsonRpcError(INVALID_PARAMS, "notifications.taskIds must be strings")
+        distinct = list(dict.fromkeys(cast(list[str], requested)))
+        if len(distinct) > self.limits.max_listen_task_ids:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"notifications.taskIds names {len(distinct)} tasks (limit"
+                f" {self.limits.max_listen_task_ids} per subscriptions/listen)",
+            )
+        return distinct
+
+    async def _stream_states(
+        self, call: Call, emit: Emit, requested: list[str] | None
+    ) -> dict[str, Any]:
+        """The acknowledgement and the states of a ``subscriptions/listen``; its result."""
         accepted: list[TaskRecord] = []
-        for task_id in cast(list[str], requested or []):
+        for task_id in requested or []:
             try:
                 accepted.append(await self._lookup(task_id, call.principal))
             except JsonRpcError:
-                continue  # unknown or foreign IDs are simply not acknowledged
-        subscription = {self.tables.meta_keys["SUBSCRIPTION_ID"]: call.request_id}
-        ack: dict[str, Any] = {"_meta": subscription, "notifications": {}}
+                continue  # not the caller's to follow: left out of the ack
+        subscription_id = {self.tables.meta_keys["SUBSCRIPTION_ID"]: call.request_id}
+        ack: dict[str, Any] = {"_meta": subscription_id, "notifications": {}}
         if requested is not None:
             ack["notifications"]["taskIds"] = [r.task_id for r in accepted]
         notify = self.tables.roles["notify"]
-        async with self._following(accepted) as queue:
+        live = {record.task_id for record in accepted}
+        async with self._following(accepted) as subscription:
             await emit(
                 {
                     "jsonrpc": "2.0",
@@ -2730,33 +2893,37 @@ class TaskServerCore:
                     "params": ack,
                 }
             )
-            while (task := await queue.get()) is not None:
-                params = {"_meta": subscription, **task}
-                await emit({"jsonrpc": "2.0", "method": notify, "params": params})
-        return self._complete({"_meta": subscription})
+            while live and (states := await subscription.next_states()) is not None:
+                for task_id, (task, terminal) in states:
+                    params = {"_meta": subscription_id, **task}
+                    await emit({"jsonrpc": "2.0", "method": notify, "params": params})
+                    if terminal:
+                        live.discard(task_id)
+        return self._complete({"_meta": subscription_id})
 
     @contextlib.asynccontextmanager
     async def _following(
         self, records: list[TaskRecord]
-    ) -> AsyncGenerator[asyncio.Queue[dict[str, Any] | None], None]:
-        """Follow tasks for a subscription: a queue that gets each task's current state
-        and then every state ``_published`` gives it (where the schema has a notify
-        role), and None when the server closes. The current state is read once the
-        queue follows the task, so the last state queued is the task's latest."""
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    ) -> AsyncGenerator[_Subscription, None]:
+        """Follow tasks for a subscription: it gets each task's current state and then
+        every state ``_published`` gives it, until the server closes. The current
+        state is read once the subscription follows the task, so the last state it
+        gets is the task's latest. On exit the tasks' listener entries are removed
+        (a task with no subscription left has none)."""
+        subscription = _Subscription()
         for record in records:
-            self._listeners.setdefault(record.task_id, set()).add(queue)
+            self._listeners.setdefault(record.task_id, set()).add(subscription)
         try:
-            for record in records if self.tables.has_role("notify") else []:
+            for record in records:
                 current = await self.store.get(record.task_id)
                 if current is not None:
-                    queue.put_nowait(self._task(current))
-            yield queue
+                    subscription.offer(current, self._task(current))
+            yield subscription
         finally:
             for record in records:
                 listeners = self._listeners.get(record.task_id)
                 if listeners is not None:
-                    listeners.discard(queue)
+                    listeners.discard(subscription)
                     if not listeners:
                         del self._listeners[record.task_id]
 

@@ -7,7 +7,7 @@ default, the test asks the server itself and expects the checker to say the same
 mutant of ``mutant_server.py`` fails exactly the check it names (none for a compliant
 variant), and a mutant whose create reply comes before the task is stored fails only
 ``create.durable``, the checks that follow a task skipped because of it. The peers'
-verdicts are those the README explains.
+verdicts are those docs/checker.md explains.
 """
 
 from __future__ import annotations
@@ -342,7 +342,7 @@ PEER_FAILURES: dict[str, set[str]] = {
     },
     "ts-sdk": set(),
 }
-"""The checks each peer fails, as the README explains them."""
+"""The checks each peer fails, as docs/checker.md explains them."""
 
 ALWAYS: dict[str, set[str]] = {
     "fastmcp": {"errors.foreign_task", "routing.headers_missing"},
@@ -396,7 +396,7 @@ CONFORMANCE_MAP: dict[str, tuple[str, ...]] = {
     ),
     "errors.unknown_task": ("sep-2663-tasks-get-invalid-task-id-32602",),
 }
-"""Checker check -> the conformance suite's checks of the same rule (README table)."""
+"""Checker check -> the conformance suite's checks of the same rule (the table of docs/checker.md)."""
 
 SUITE_OK = {"SUCCESS", "SKIPPED", "INFO"}
 
