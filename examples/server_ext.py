@@ -8,8 +8,8 @@ and point a client at ``http://127.0.0.1:8000/mcp``. Tasks are kept in a SQLite 
 (``--db``, default ``mcp-tasks-ext.sqlite3``), in memory (``--memory``), or in Redis
 (``--redis redis://127.0.0.1:6379/0``), where several replicas of this server share
 them; ``--lease-seconds`` sets the worker lease that bounds how long a task whose
-replica died stays unfinished. The same
-server hosted in the official Python SDK (``mcp`` 2.x) is ``examples/server_ext_mcp2.py``.
+replica died stays unfinished. The same server hosted in the official Python SDK
+(``mcp`` 2.x) is ``examples/server_ext_mcp2.py``.
 
 Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
 ``long_report`` and ``ask_name``), shared with the server of both revisions,
@@ -28,14 +28,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from example_tools import add_tools, principal  # noqa: E402
+
 from mcp_tasks_ext.asgi import serve  # noqa: E402
+from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.server import (  # noqa: E402
     JsonRpcError,
     Limits,
     TasksServer,
     ToolError,
 )
-from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.stores import (  # noqa: E402
     InMemoryTaskStore,
     SQLiteTaskStore,

@@ -92,7 +92,8 @@ class Rules:
     sessions: bool
     """The revision has sessions (``initialize``) rather than per-request ``_meta``."""
     create_wrapper: str
-    """The key of the task in a task-creating result and request ("": flat, unrequested)."""
+    """The key of the task in a task-creating result and request ("": flat,
+    unrequested)."""
     create_status_initial: bool
     """A new task must be in the initial status."""
     cancel_returns_task: bool
@@ -107,7 +108,8 @@ class Rules:
     task_required_errors: tuple[int, ...]
     """The errors for a tools/call whose task mode is wrong."""
     role_capabilities: tuple[tuple[str, tuple[str, ...]], ...]
-    """Method role -> path below the server's ``tasks`` capability that must declare it."""
+    """Method role -> path below the server's ``tasks`` capability that must declare
+    it."""
     routing_headers: bool
     """Requests carry ``Mcp-Method``/``Mcp-Name``, which the server must check."""
     header_mismatch_error: int
@@ -130,7 +132,7 @@ class SchemaCheck:
     model: type[BaseModel] | None = None
 
 
-# -- results ----------------------------------------------------------------------------
+# -- results ---------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -252,7 +254,8 @@ class Report:
         return 0 if self.complete or allow_skips else 3
 
     def incomplete(self) -> str:
-        """How many checks did not run and which options would run them ("" when all ran)."""
+        """How many checks did not run and which options would run them ("" when all
+        ran)."""
         skipped = [r for r in self.results if r.status == "skip"]
         if not skipped:
             return ""
@@ -352,7 +355,7 @@ class Report:
 _STATUSES: tuple[Status, ...] = ("pass", "fail", "skip")
 
 
-# -- talking to the server ----------------------------------------------------------------
+# -- talking to the server -------------------------------------------------------------
 
 
 class _Recorder:
@@ -512,7 +515,7 @@ class Session:
         self.client = self.new_client(self.headers, via="main")
         self.transport = cast(_Recorder, self.client.transport).inner
 
-    # -- plumbing ------------------------------------------------------------------------
+    # -- plumbing ----------------------------------------------------------------------
 
     def field(self, index: int) -> str:
         """The wire name of a task field the runtime knows, by the profile's order
@@ -547,10 +550,8 @@ class Session:
 
         async def answer(request: InputContext) -> dict[str, Any]:
             # let a poll see the input status first (it is checked too)
-            try:
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
                 await asyncio.wait_for(self.input_status.wait(), 2.0)
-            except (asyncio.TimeoutError, TimeoutError):
-                pass
             return input_answer(request.method, request.params)
 
         via = via or f"client{len(self._clients) + 1}"
@@ -629,10 +630,8 @@ class Session:
         for future in list(self._background):
             future.cancel()
         for client in self._clients.values():
-            try:
+            with contextlib.suppress(TransportError, OSError):
                 await client.aclose()
-            except (TransportError, OSError):
-                pass
         for http in self._http:
             await http.aclose()
 
@@ -680,7 +679,8 @@ class Session:
         client: ClientCore[Any] | None = None,
         raw: bool = False,
     ) -> tuple[int | None, Exchange]:
-        """Send one request that should fail; return its error code (None: it succeeded)."""
+        """Send one request that should fail; return its error code (None: it
+        succeeded)."""
         exchange = await self.send(method, params, client=client, raw=raw)
         if exchange.error is None:
             return None, exchange
@@ -715,7 +715,7 @@ class Session:
         """The params of a request about one task."""
         return {self.field(0): task_id}
 
-    # -- scenarios -----------------------------------------------------------------------
+    # -- scenarios ---------------------------------------------------------------------
 
     async def run(self, kind: str) -> TaskRun:
         """Call the tool of ``kind`` as a task and follow it (once per session)."""
@@ -891,14 +891,15 @@ _INPUT_METHODS = frozenset(
 )
 
 
-# -- the behavioural checks ---------------------------------------------------------------
+# -- the behavioural checks ------------------------------------------------------------
 
 CheckFunction: TypeAlias = Callable[[Session], Awaitable[str]]
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """A behavioural check: returns its pass detail or raises ``CheckFailed``/``CheckSkipped``."""
+    """A behavioural check: returns its pass detail or raises
+    ``CheckFailed``/``CheckSkipped``."""
 
     id: str
     title: str
@@ -966,7 +967,8 @@ async def _capability_gating(s: Session) -> str:
                 code, exchange = await s.error_of("tools/call", params)
                 if code not in s.rules.task_required_errors:
                     raise CheckFailed(
-                        f"a task for the task-forbidden tool {name!r} got {_code(code)}",
+                        f"a task for the task-forbidden tool {name!r} got"
+                        f" {_code(code)}",
                         exchange,
                     )
                 checked.append("forbidden")
@@ -976,7 +978,8 @@ async def _capability_gating(s: Session) -> str:
                 )
                 if code not in s.rules.task_required_errors:
                     raise CheckFailed(
-                        f"a plain call of the task-required tool {name!r} got {_code(code)}",
+                        f"a plain call of the task-required tool {name!r} got"
+                        f" {_code(code)}",
                         exchange,
                     )
                 checked.append("required")
@@ -1111,7 +1114,8 @@ async def _terminal_final(s: Session) -> str:
             if task.get(s.field(1)) != final:
                 then = " after a tasks/cancel" if run.terminal_cancel else ""
                 raise CheckFailed(
-                    f"task {run.task_id} was {final}, then{then} {task.get(s.field(1))}",
+                    f"task {run.task_id} was {final}, then{then}"
+                    f" {task.get(s.field(1))}",
                     exchange,
                 )
     return "terminal statuses stayed" + (
@@ -1380,7 +1384,7 @@ async def _unknown(s: Session) -> str:
     return ", ".join(tried)
 
 
-# -- the schema-decided checks ----------------------------------------------------------
+# -- the schema-decided checks ---------------------------------------------------------
 
 
 def _validate(model: type[BaseModel], value: object, exchange: Exchange) -> None:
@@ -1458,18 +1462,20 @@ async def _schema_check(s: Session, spec: SchemaCheck) -> str:
     return f"{len(seen)} message(s) valid"
 
 
-# -- running ------------------------------------------------------------------------------
+# -- running ---------------------------------------------------------------------------
 
 
 def checks_module(tables: RevisionTables) -> ModuleType:
-    """The generated ``checks_<revision>`` module of a revision (named like its models)."""
+    """The generated ``checks_<revision>`` module of a revision (named like its
+    models)."""
     suffix = tables.models.__name__.rsplit("_", 1)[1]
     return importlib.import_module(f"{__package__}.checks_{suffix}")
 
 
 async def detect(url: str, headers: Mapping[str, str]) -> str:
     """The revision the server speaks, found as ``client_dual.DualClient.detect`` does:
-    ``server/discover`` answered means the stateless revision, else the one with sessions.
+    ``server/discover`` answered means the stateless revision, else the one with
+    sessions.
     """
     if len(REVISIONS) == 1:
         return next(iter(REVISIONS))
@@ -1520,12 +1526,12 @@ async def run_checks(
 ) -> Report:
     """Run every check against the server at ``url`` and return the report.
 
-    ``tools`` maps a kind (``completes``, ``fails``, ``input``, ``long``) to a tool name,
-    or to ``(name, arguments)``. ``revision`` pins one of the package's revisions (default:
-    detected). ``auth`` is the ``Authorization`` header of the checker; ``other_auth`` that
-    of a second principal (for ``errors.foreign_task``). ``only`` restricts the run to
-    these check ids. Raises ``ConfigurationError`` when the server does not list a named
-    tool or its input schema rejects the arguments given.
+    ``tools`` maps a kind (``completes``, ``fails``, ``input``, ``long``) to a tool
+    name, or to ``(name, arguments)``. ``revision`` pins one of the package's revisions
+    (default: detected). ``auth`` is the ``Authorization`` header of the checker;
+    ``other_auth`` that of a second principal (for ``errors.foreign_task``). ``only``
+    restricts the run to these check ids. Raises ``ConfigurationError`` when the server
+    does not list a named tool or its input schema rejects the arguments given.
     """
     parsed = _parse_tools(tools or {})
     base = dict(headers or {})

@@ -61,7 +61,7 @@ def _answers(task: Mapping[str, Any]) -> dict[str, Any]:
     return answers
 
 
-# -- errors.foreign_task ----------------------------------------------------------------
+# -- errors.foreign_task ---------------------------------------------------------------
 
 
 @check("errors.foreign_task", "another principal can neither see nor change a task")
@@ -81,11 +81,12 @@ async def _foreign(s: Session) -> str:
 class _Foreign:
     """One task of the owner (the ``input`` kind: it waits in its input status, where
     nothing else changes it) and the second principal trying, while it is live: every
-    read (``tasks/get``, ``tasks/result``, ``tasks/list``), every write (``tasks/update``
-    with answers for its outstanding keys, ``tasks/cancel``, and on 2025-11-25 a reply to
-    the server's input request, sent before the owner's), and ``subscriptions/listen``
-    for it. Each must be refused like a request about an unknown task, and the owner's
-    polls must find the task untouched; nothing about it may reach the other principal.
+    read (``tasks/get``, ``tasks/result``, ``tasks/list``), every write
+    (``tasks/update`` with answers for its outstanding keys, ``tasks/cancel``, and on
+    2025-11-25 a reply to the server's input request, sent before the owner's), and
+    ``subscriptions/listen`` for it. Each must be refused like a request about an
+    unknown task, and the owner's polls must find the task untouched; nothing about it
+    may reach the other principal.
     """
 
     def __init__(self, s: Session, kind: str) -> None:
@@ -191,9 +192,9 @@ class _Foreign:
                 same = _status(task, s) != s.tables.cancelled
             if not same:
                 raise CheckFailed(
-                    f"after {after} the task changed:"
-                    f" {_status(before, s)} -> {_status(task, s)}"
-                    f" ({s.field(4)} {before.get(s.field(4))} -> {task.get(s.field(4))})",
+                    f"after {after} the task changed: {_status(before, s)} ->"
+                    f" {_status(task, s)} ({s.field(4)} {before.get(s.field(4))} ->"
+                    f" {task.get(s.field(4))})",
                     exchange,
                 )
 
@@ -234,10 +235,11 @@ class _Foreign:
     async def _refused(
         self, method: str, params: Mapping[str, Any], *, wait: bool = False
     ) -> None:
-        """The other principal's request is answered as the same request about an unknown
-        task is (an error, and the same one: F-8), so that nothing tells it the task
-        exists; a read (``tasks/get``, ``tasks/result``) never gets a result. One that
-        ``wait``s for the task must be answered within ``FOREIGN_WAIT_S``."""
+        """The other principal's request is answered as the same request about an
+        unknown task is (an error, and the same one: F-8), so that nothing tells it
+        the task exists; a read (``tasks/get``, ``tasks/result``) never gets a
+        result. One that ``wait``s for the task must be answered within
+        ``FOREIGN_WAIT_S``."""
         s = self.s
         unknown_id = "mcptasks-check-unknown-" + secrets.token_hex(8)
         unknown = await s.send(
@@ -345,8 +347,9 @@ class _Foreign:
 
     async def _through_reply(self) -> None:
         """The owner (a client of its own) starts the task and asks ``tasks/result``;
-        when its answer to the server's input request is about to leave, every request of
-        the other principal is tried first (``_before_send``), its reply included."""
+        when its answer to the server's input request is about to leave, every
+        request of the other principal is tried first (``_before_send``), its reply
+        included."""
         s = self.s
         self.probed = asyncio.get_running_loop().create_future()
         self.owner = s.new_client(
@@ -424,7 +427,7 @@ class _Foreign:
         self.refused.append("a reply to its input request (ignored)")
 
 
-# -- routing headers ----------------------------------------------------------------------
+# -- routing headers -------------------------------------------------------------------
 
 
 async def _routed(
@@ -468,8 +471,9 @@ async def _routing(s: Session) -> str:
         )
         if not _refused_400(s, status, error):
             raise CheckFailed(
-                f"a wrong {header} got HTTP {status} and {error.get('code', 'no error')}"
-                f" (expected HTTP 400 and {s.rules.header_mismatch_error})",
+                f"a wrong {header} got HTTP {status} and"
+                f" {error.get('code', 'no error')} (expected HTTP 400 and"
+                f" {s.rules.header_mismatch_error})",
                 exchange,
             )
     return f"HTTP 400 and error {s.rules.header_mismatch_error} for both headers"
@@ -502,7 +506,7 @@ async def _routing_missing(s: Session) -> str:
     )
 
 
-# -- notifications ------------------------------------------------------------------------
+# -- notifications ---------------------------------------------------------------------
 
 
 @check(
@@ -644,8 +648,9 @@ def _judge(s: Session, task_id: str) -> None:
                 allowed = s.tables.transitions.get(str(before), frozenset())
                 if before in s.tables.terminal or status not in allowed:
                     raise CheckFailed(
-                        f"a notification says {status} after the {previous and previous[0]}"
-                        f" saw {before}: not a legal transition",
+                        f"a notification says {status} after the"
+                        f" {previous and previous[0]} saw {before}: not a legal"
+                        " transition",
                         exchange,
                     )
         previous = kind, task, exchange
@@ -766,7 +771,10 @@ def _schema_problem(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
             if best is None:
                 return ""
             where = ".".join(str(p) for p in best.absolute_path)
-            return f"{where + ': ' if where else ''}{best.message} (checked with jsonschema)"
+            return (
+                f"{where + ': ' if where else ''}{best.message} (checked with"
+                " jsonschema)"
+            )
     problem = _plain_problem(schema, arguments)
     if problem:
         why = "not installed" if jsonschema is None else "unable to read the schema"

@@ -64,8 +64,8 @@ class TaskRecord:
     Times are seconds since the epoch (UTC). ``result`` holds the original request's
     result object and ``error`` a JSON-RPC error object; ``input_requests`` maps each
     outstanding input-request key to its request; ``extra`` holds the values of task
-    fields the schema has and the runtime does not know, by wire name. ``seq`` is assigned by the store on
-    creation and orders tasks for listing.
+    fields the schema has and the runtime does not know, by wire name. ``seq`` is
+    assigned by the store on creation and orders tasks for listing.
     """
 
     task_id: str
@@ -83,7 +83,8 @@ class TaskRecord:
         default_factory=dict[str, dict[str, Any]]
     )
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
-    """Task fields the runtime does not know (new optional schema fields), by wire name."""
+    """Task fields the runtime does not know (new optional schema fields), by wire
+    name."""
     answers: dict[str, dict[str, Any]] = field(
         default_factory=dict[str, dict[str, Any]]
     )
@@ -94,7 +95,8 @@ class TaskRecord:
 
     @property
     def is_terminal(self) -> bool:
-        """Whether the task reached a terminal status (``protocol.TERMINAL_STATUSES``)."""
+        """Whether the task reached a terminal status
+        (``protocol.TERMINAL_STATUSES``)."""
         return self.status in TERMINAL_STATUSES
 
     @property
@@ -128,7 +130,8 @@ class StoreUnavailable(Exception):
 
 
 class TaskStore(Protocol):
-    """Persistence for tasks. Every method is a coroutine; a write is durable on return."""
+    """Persistence for tasks. Every method is a coroutine; a write is durable on
+    return."""
 
     async def open(self) -> None:
         """Prepare the store for use (create tables, open connections)."""
@@ -147,7 +150,8 @@ class TaskStore(Protocol):
         ...
 
     async def put(self, record: TaskRecord) -> None:
-        """Replace the stored state of an existing task; a terminal one never changes."""
+        """Replace the stored state of an existing task; a terminal one never
+        changes."""
         ...
 
     async def delete(self, task_ids: list[str]) -> None:
@@ -157,7 +161,8 @@ class TaskStore(Protocol):
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
         ...
 
     async def count_active(self, owner: str | None) -> int:
@@ -342,7 +347,8 @@ class InMemoryTaskStore:
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
         owned = self._owned.get(owner, [])
         start = bisect.bisect_right(owned, (after_seq, "\uffff"))
         return [self._tasks[task_id] for _, task_id in owned[start : start + limit]]
@@ -811,7 +817,8 @@ class SQLiteTaskStore:
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
 
         def select(conn: sqlite3.Connection) -> list[TaskRecord]:
             rows = conn.execute(

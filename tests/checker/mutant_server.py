@@ -1,12 +1,13 @@
 """An example server with one rule broken at a time: the checker's mutants.
 
-``python tests/checker/mutant_server.py ext|2025 PORT`` serves ``examples/server_ext.py``
-or ``examples/server_2025.py`` (in memory) behind an ASGI proxy. ``/mcp`` is the
-example as it is; ``/m/NAME/mcp`` is the same server with mutant ``NAME`` applied, all at
-the wire: a rewrite of the requests it receives (headers and JSON body), an answer the
-proxy gives instead of the server, or a rewrite of the JSON messages it sends (JSON
-bodies and SSE events, on any stream). Each mutant breaks one rule of the spec;
-``MUTANTS`` names the check that must catch it ("" for a server the checker must pass).
+``python tests/checker/mutant_server.py ext|2025 PORT`` serves
+``examples/server_ext.py`` or ``examples/server_2025.py`` (in memory) behind an ASGI
+proxy. ``/mcp`` is the example as it is; ``/m/NAME/mcp`` is the same server with mutant
+``NAME`` applied, all at the wire: a rewrite of the requests it receives (headers and
+JSON body), an answer the proxy gives instead of the server, or a rewrite of the JSON
+messages it sends (JSON bodies and SSE events, on any stream). Each mutant breaks one
+rule of the spec; ``MUTANTS`` names the check that must catch it ("" for a server the
+checker must pass).
 
 The extension's server requires the ``Mcp-Method``/``Mcp-Name`` routing headers on
 ``tasks/*`` (``require_routing_headers``), as the spec says; the mutant
@@ -79,9 +80,9 @@ def _params(message: Message) -> Message:
 
 
 LATER_S = 0.45
-"""How long after a task was first read completed ``terminal_changes`` rewrites it: later
-than the next poll (the server's poll interval is 0.2 s), within the polls the checker
-makes after a terminal status (three, a poll interval apart)."""
+"""How long after a task was first read completed ``terminal_changes`` rewrites it:
+later than the next poll (the server's poll interval is 0.2 s), within the polls the
+checker makes after a terminal status (three, a poll interval apart)."""
 
 
 def terminal_changes(method: str, response: Message, state: State) -> None:
@@ -95,12 +96,17 @@ def terminal_changes(method: str, response: Message, state: State) -> None:
         result.pop("result", None)
 
 
-def _everywhere(mutate: Callable[[str, Message, State], None]) -> Callable[[Message, Stream, State], None]:
+def _everywhere(
+    mutate: Callable[[str, Message, State], None],
+) -> Callable[[Message, Stream, State], None]:
     """A rewrite of the task in answers, applied to the task in notifications too (a
     server that stores the wrong value reports it everywhere)."""
 
     def stream(message: Message, stream: Stream, state: State) -> None:
-        if message.get("method") in ("notifications/tasks", "notifications/tasks/status"):
+        if message.get("method") in (
+            "notifications/tasks",
+            "notifications/tasks/status",
+        ):
             wrapped = {"result": _params(message)}
             mutate("tasks/get", wrapped, state)
 
@@ -199,7 +205,8 @@ def create_no_ttl(method: str, response: Message, state: State) -> None:
 
 
 def terminal_to_cancelled(method: str, response: Message, state: State) -> None:
-    """After a cancel of a terminal task (``remember_late_cancel``), report it cancelled."""
+    """After a cancel of a terminal task (``remember_late_cancel``), report it
+    cancelled."""
     result = _result(response)
     if method != "tasks/get" or result is None:
         return
@@ -213,11 +220,15 @@ def terminal_to_cancelled(method: str, response: Message, state: State) -> None:
 
 
 def cancel_acked(method: str, response: Message, state: State) -> None:
-    """The answer to a cancel turned into a ``tasks/get`` (``cancel_as_get``): an ack."""
+    """The answer to a cancel turned into a ``tasks/get`` (``cancel_as_get``): an
+    ack."""
     result = _result(response)
     if method == "tasks/cancel" and result is not None:
         meta = result.get("_meta")
-        response["result"] = {"resultType": "complete", **({"_meta": meta} if meta else {})}
+        response["result"] = {
+            "resultType": "complete",
+            **({"_meta": meta} if meta else {}),
+        }
 
 
 def remember_created(method: str, response: Message, state: State) -> None:
@@ -240,17 +251,20 @@ def notifications_say_working(message: Message, stream: Stream, state: State) ->
 def remember_reply_session(message: Message, stream: Stream, state: State) -> None:
     """Which session each server-to-client request went out on."""
     if "method" in message and "id" in message:
-        state.reply_sessions[str(message["id"])] = stream.headers.get("mcp-session-id", "")
+        state.reply_sessions[str(message["id"])] = stream.headers.get(
+            "mcp-session-id", ""
+        )
 
 
-# -- request mutations: (headers, message, state) -> None (in place), or a reply --------
+# -- request mutations: (headers, message, state) -> None (in place), or a reply -------
 
 Reply = tuple[int, Message]
 """An answer the proxy gives instead of the server: HTTP status and JSON-RPC message."""
 
 
 def as_owner(*methods: str) -> Callable[[Headers, Message, State], None]:
-    """Requests of the second principal (of ``methods``; all when none) run as the owner."""
+    """Requests of the second principal (of ``methods``; all when none) run as the
+    owner."""
 
     def mutate(headers: Headers, message: Message, state: State) -> None:
         if headers.get("authorization") == OTHER:
@@ -279,7 +293,8 @@ def routing_ignored(headers: Headers, message: Message, state: State) -> None:
 
 
 def routing_missing_accepted(headers: Headers, message: Message, state: State) -> None:
-    """Missing routing headers on ``tasks/*`` are filled in, so the server accepts them."""
+    """Missing routing headers on ``tasks/*`` are filled in, so the server accepts
+    them."""
     method, params = message.get("method"), _params(message)
     if isinstance(method, str) and method.startswith("tasks/"):
         headers.setdefault("mcp-method", method)
@@ -323,9 +338,11 @@ def cancel_as_get(headers: Headers, message: Message, state: State) -> None:
             headers["mcp-method"] = "tasks/get"
 
 
-def first_get_unknown(http_status: int) -> Callable[[Headers, Message, State], Reply | None]:
-    """The first ``tasks/get`` of a new task is answered "not found" (a create reply sent
-    before the task is stored), with the revision's HTTP status for -32602."""
+def first_get_unknown(
+    http_status: int,
+) -> Callable[[Headers, Message, State], Reply | None]:
+    """The first ``tasks/get`` of a new task is answered "not found" (a create reply
+    sent before the task is stored), with the revision's HTTP status for -32602."""
 
     def mutate(headers: Headers, message: Message, state: State) -> Reply | None:
         task_id = _params(message).get("taskId")
@@ -348,7 +365,8 @@ class Mutant:
     """One broken rule: the hooks that break it and the check that must catch it."""
 
     check: str
-    """The only check that must fail ("": no check may fail: the server is compliant)."""
+    """The only check that must fail ("": no check may fail: the server is
+    compliant)."""
     request: REQUEST | None = None
     """Rewrites a request the client sent, or answers it instead of the server."""
     response: RESPONSE | None = None
@@ -361,21 +379,39 @@ MUTANTS: dict[str, dict[str, Mutant]] = {
     "ext": {
         "terminal_changes": Mutant("terminal.final", response=terminal_changes),
         "no_poll_interval": Mutant("hints.poll_interval", response=no_poll_interval),
-        "negative_ttl": Mutant("hints.ttl", response=negative_ttl, stream=_everywhere(negative_ttl)),
-        "update_wrong_code": Mutant("errors.unknown_task", response=_code_swap("tasks/update")),
-        "get_result_type": Mutant("shape.tasks/get", response=_result_type("tasks/get")),
-        "cancel_ack_wrong": Mutant("shape.tasks/cancel", response=_result_type("tasks/cancel")),
+        "negative_ttl": Mutant(
+            "hints.ttl", response=negative_ttl, stream=_everywhere(negative_ttl)
+        ),
+        "update_wrong_code": Mutant(
+            "errors.unknown_task", response=_code_swap("tasks/update")
+        ),
+        "get_result_type": Mutant(
+            "shape.tasks/get", response=_result_type("tasks/get")
+        ),
+        "cancel_ack_wrong": Mutant(
+            "shape.tasks/cancel", response=_result_type("tasks/cancel")
+        ),
         "legacy_capability": Mutant("capability.declared", response=legacy_capability),
         "foreign_answered": Mutant("errors.foreign_task", request=as_owner()),
-        "foreign_cancel": Mutant("errors.foreign_task", request=as_owner("tasks/cancel")),
-        "foreign_update": Mutant("errors.foreign_task", request=as_owner("tasks/update")),
-        "foreign_listen": Mutant("errors.foreign_task", request=as_owner("subscriptions/listen")),
+        "foreign_cancel": Mutant(
+            "errors.foreign_task", request=as_owner("tasks/cancel")
+        ),
+        "foreign_update": Mutant(
+            "errors.foreign_task", request=as_owner("tasks/update")
+        ),
+        "foreign_listen": Mutant(
+            "errors.foreign_task", request=as_owner("subscriptions/listen")
+        ),
         "routing_ignored": Mutant("routing.headers", request=routing_ignored),
-        "routing_missing_accepted": Mutant("routing.headers_missing", request=routing_missing_accepted),
+        "routing_missing_accepted": Mutant(
+            "routing.headers_missing", request=routing_missing_accepted
+        ),
         "meta_not_required": Mutant("envelope.meta", request=meta_not_required),
         "gating_ignored": Mutant("capability.gating", request=gating_ignored),
         "terminal_cancel_rewrites": Mutant(
-            "terminal.final", request=remember_late_cancel, response=terminal_to_cancelled
+            "terminal.final",
+            request=remember_late_cancel,
+            response=terminal_to_cancelled,
         ),
         "cancel_ignored": Mutant("", request=cancel_as_get, response=cancel_acked),
         "create_not_durable": Mutant(
@@ -385,25 +421,43 @@ MUTANTS: dict[str, dict[str, Mutant]] = {
     "2025": {
         "terminal_changes": Mutant("terminal.final", response=terminal_changes),
         "no_poll_interval": Mutant("hints.poll_interval", response=no_poll_interval),
-        "result_wrong_code": Mutant("errors.unknown_task", response=_code_swap("tasks/result")),
+        "result_wrong_code": Mutant(
+            "errors.unknown_task", response=_code_swap("tasks/result")
+        ),
         "cancel_no_ttl": Mutant("shape.tasks/cancel", response=cancel_no_ttl),
-        "cancel_not_cancelled": Mutant("cancel.accepted", response=cancel_not_cancelled),
+        "cancel_not_cancelled": Mutant(
+            "cancel.accepted", response=cancel_not_cancelled
+        ),
         "no_related_task": Mutant("result.related_task", response=no_related_task),
-        "timestamps_back": Mutant("task.timestamps", response=timestamps_back, stream=_everywhere(timestamps_back)),
+        "timestamps_back": Mutant(
+            "task.timestamps",
+            response=timestamps_back,
+            stream=_everywhere(timestamps_back),
+        ),
         "failed_as_completed": Mutant(
-            "outcome.failed", response=failed_as_completed, stream=_everywhere(failed_as_completed)
+            "outcome.failed",
+            response=failed_as_completed,
+            stream=_everywhere(failed_as_completed),
         ),
         "list_missing": Mutant("method.tasks/list", response=list_missing),
-        "no_cancel_capability": Mutant("capability.declared", response=no_cancel_capability),
+        "no_cancel_capability": Mutant(
+            "capability.declared", response=no_cancel_capability
+        ),
         "create_no_ttl": Mutant("shape.CreateTaskResult", response=create_no_ttl),
         "foreign_answered": Mutant("errors.foreign_task", request=as_owner()),
-        "foreign_cancel": Mutant("errors.foreign_task", request=as_owner("tasks/cancel")),
-        "foreign_result": Mutant("errors.foreign_task", request=as_owner("tasks/result")),
+        "foreign_cancel": Mutant(
+            "errors.foreign_task", request=as_owner("tasks/cancel")
+        ),
+        "foreign_result": Mutant(
+            "errors.foreign_task", request=as_owner("tasks/result")
+        ),
         "foreign_list": Mutant("errors.foreign_task", request=as_owner("tasks/list")),
         "foreign_reply": Mutant(
             "errors.foreign_task", request=foreign_reply, stream=remember_reply_session
         ),
-        "notifications_stale": Mutant("notifications.status", stream=notifications_say_working),
+        "notifications_stale": Mutant(
+            "notifications.status", stream=notifications_say_working
+        ),
         "create_not_durable": Mutant(
             "create.durable", request=first_get_unknown(200), response=remember_created
         ),
@@ -413,7 +467,8 @@ MUTANTS: dict[str, dict[str, Mutant]] = {
 
 
 def _rewrite(data: bytes, visit: Callable[[Message], None]) -> bytes:
-    """Apply ``visit`` to each message of a JSON body or of the SSE events of a chunk."""
+    """Apply ``visit`` to each message of a JSON body or of the SSE events of a
+    chunk."""
     text = data.decode()
     stripped = text.strip()
     if stripped.startswith("{"):
@@ -437,13 +492,19 @@ def _rewrite(data: bytes, visit: Callable[[Message], None]) -> bytes:
 
 async def _answer(send: Any, status: int, message: Message) -> None:
     data = json.dumps(message).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(data)).encode()),
+    ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})
 
 
 def _event_stream(start: dict[str, Any]) -> bool:
-    return any(k.lower() == b"content-type" and v.startswith(b"text/event-stream") for k, v in start["headers"])
+    return any(
+        k.lower() == b"content-type" and v.startswith(b"text/event-stream")
+        for k, v in start["headers"]
+    )
 
 
 def wrap(inner: Any, revision: str) -> Any:
@@ -466,14 +527,19 @@ def wrap(inner: Any, revision: str) -> Any:
             more = event.get("more_body", False)
         message: Any = json.loads(body) if body.strip() else None
         method = str(message.get("method", "")) if isinstance(message, dict) else ""
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1")
+            for k, v in scope["headers"]
+        }
         stream = Stream(method, dict(headers))
         if mutant.request is not None and isinstance(message, dict):
             reply = mutant.request(headers, message, state)
             if reply is not None:
                 await _answer(send, *reply)
                 return
-            scope["headers"] = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+            scope["headers"] = [
+                (k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()
+            ]
             body = json.dumps(message).encode()
         sent = False
 
@@ -494,21 +560,32 @@ def wrap(inner: Any, revision: str) -> Any:
         rewriting = mutant.response is not None or mutant.stream is not None
 
         async def forward(event: dict[str, Any]) -> None:
-            if not rewriting or event["type"] not in ("http.response.start", "http.response.body"):
+            if not rewriting or event["type"] not in (
+                "http.response.start",
+                "http.response.body",
+            ):
                 await send(event)
                 return
             if event["type"] == "http.response.start":
                 if _event_stream(event):
                     await send(event)  # a stream has no length to fix: start it now
                 else:
-                    pending.append(event)  # held until the body is known (its length changes)
+                    pending.append(
+                        event
+                    )  # held until the body is known (its length changes)
                 return
             data = _rewrite(event["body"], visit) if event.get("body") else b""
             if pending:
                 start = pending.pop()
-                start["headers"] = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+                start["headers"] = [
+                    (k, v)
+                    for k, v in start["headers"]
+                    if k.lower() != b"content-length"
+                ]
                 if not event.get("more_body", False):
-                    start["headers"].append((b"content-length", str(len(data)).encode()))
+                    start["headers"].append(
+                        (b"content-length", str(len(data)).encode())
+                    )
                 await send(start)
             await send({**event, "body": data})
 
@@ -519,7 +596,9 @@ def wrap(inner: Any, revision: str) -> Any:
 
 def main() -> None:
     revision, port = sys.argv[1], int(sys.argv[2])
-    script = ROOT / "examples" / ("server_ext.py" if revision == "ext" else "server_2025.py")
+    script = (
+        ROOT / "examples" / ("server_ext.py" if revision == "ext" else "server_2025.py")
+    )
     spec = importlib.util.spec_from_file_location("example_server", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -529,10 +608,18 @@ def main() -> None:
         # the spec's rule (SEP-2243): tasks/* without the routing headers is refused
         assert hasattr(server, "require_routing_headers"), "the server option moved"
         server.require_routing_headers = True
-    asgi = importlib.import_module("mcp_tasks_ext.asgi" if revision == "ext" else "mcp_tasks_2025_11_25.asgi")
+    asgi = importlib.import_module(
+        "mcp_tasks_ext.asgi" if revision == "ext" else "mcp_tasks_2025_11_25.asgi"
+    )
     import uvicorn
 
-    uvicorn.run(wrap(asgi.create_app(server), revision), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    uvicorn.run(
+        wrap(asgi.create_app(server), revision),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+    )
 
 
 if __name__ == "__main__":

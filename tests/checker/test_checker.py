@@ -64,10 +64,14 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _tool_args(revision: str) -> list[str]:
-    return [a for kind, name in TOOLS[revision].items() for a in ("--tool", f"{kind}={name}")]
+    return [
+        a
+        for kind, name in TOOLS[revision].items()
+        for a in ("--tool", f"{kind}={name}")
+    ]
 
 
-# -- the example servers ------------------------------------------------------------------
+# -- the example servers ---------------------------------------------------------------
 
 EXAMPLES = [
     ("server_ext", "mcp_tasks_ext", None, "ext-2026-07-28"),
@@ -83,14 +87,23 @@ def test_example_server_passes_every_check(
 ) -> None:
     kind = "2025" if revision == "2025-11-25" else "ext"
     junit = tmp_path / "report.xml"
-    args = [f"{package}.check", "", *_tool_args(kind), "--other-auth", "other", "--json"]
+    args = [
+        f"{package}.check",
+        "",
+        *_tool_args(kind),
+        "--other-auth",
+        "other",
+        "--json",
+    ]
     args += ["--junit", str(junit)] + (["--revision", pinned] if pinned else [])
     with example_server(example, "--memory") as server:
         args[1] = server.url
         lenient = kind == "ext" and _accepts_missing_routing_headers(server.url)
         proc = _cli(*args)
     expected = {"routing.headers_missing"} if lenient else set()
-    assert proc.returncode == (1 if expected else 0), proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == (1 if expected else 0), (
+        proc.stdout[-4000:] + proc.stderr[-2000:]
+    )
     report = json.loads(proc.stdout)
     assert report["revision"] == revision
     assert report["complete"] is True
@@ -139,7 +152,14 @@ def _assert_junit(text: str, count: int) -> None:
     suites = list(root)
     assert suites and all(s.tag == "testsuite" for s in suites)
     for suite in suites:
-        assert set(suite.attrib) >= {"name", "tests", "failures", "errors", "skipped", "time"}
+        assert set(suite.attrib) >= {
+            "name",
+            "tests",
+            "failures",
+            "errors",
+            "skipped",
+            "time",
+        }
         cases = list(suite)
         assert int(suite.attrib["tests"]) == len(cases) == count
         failures = skipped = 0
@@ -184,18 +204,31 @@ def test_skips_make_an_incomplete_run_exit_3() -> None:
 
 def test_a_tool_the_server_does_not_list_is_a_usage_error() -> None:
     """``--tool`` naming a tool ``tools/list`` lacks, or arguments its ``inputSchema``
-    rejects, is exit 2 with one line naming the option, not a series of server failures."""
+    rejects, is exit 2 with one line naming the option, not a series of server failures.
+    """
     with example_server("server_ext", "--memory") as server:
-        missing = _cli("mcp_tasks_ext.check", server.url, "--tool", "completes=no_such_tool")
+        missing = _cli(
+            "mcp_tasks_ext.check", server.url, "--tool", "completes=no_such_tool"
+        )
         wrong = _cli(
-            "mcp_tasks_ext.check", server.url, "--tool", 'completes=slow_compute:{"seconds": "soon"}'
+            "mcp_tasks_ext.check",
+            server.url,
+            "--tool",
+            'completes=slow_compute:{"seconds": "soon"}',
         )
         code = (
             "import sys; sys.modules['jsonschema'] = None; "
             "from mcp_tasks_ext.check import main; sys.exit(main(sys.argv[1:]))"
         )
         plain = subprocess.run(
-            [sys.executable, "-c", code, server.url, "--tool", 'long=long_report:{"steps": "many"}'],
+            [
+                sys.executable,
+                "-c",
+                code,
+                server.url,
+                "--tool",
+                'long=long_report:{"steps": "many"}',
+            ],
             capture_output=True,
             text=True,
             cwd=GENERATED,
@@ -212,7 +245,10 @@ def test_a_tool_the_server_does_not_list_is_a_usage_error() -> None:
         assert proc.stdout == ""
     assert "'no_such_tool'" in missing.stderr and "slow_compute" in missing.stderr
     assert "seconds" in wrong.stderr and "jsonschema" in wrong.stderr
-    assert "steps" in plain.stderr and "required properties and primitive types" in plain.stderr
+    assert (
+        "steps" in plain.stderr
+        and "required properties and primitive types" in plain.stderr
+    )
 
 
 def test_unreachable_server_fails_with_exit_1() -> None:
@@ -227,7 +263,9 @@ def test_unnamed_tool_kinds_are_skipped_with_the_reason() -> None:
 
     with example_server("server_ext", "--memory") as server:
         lenient = _accepts_missing_routing_headers(server.url)
-        report = asyncio.run(run_checks(server.url, tools={"completes": "slow_compute"}))
+        report = asyncio.run(
+            run_checks(server.url, tools={"completes": "slow_compute"})
+        )
     expected = {"routing.headers_missing"} if lenient else set()
     assert {r.id for r in report.failed} == expected, report.to_text()
     verdicts = report.by_id()
@@ -236,12 +274,13 @@ def test_unnamed_tool_kinds_are_skipped_with_the_reason() -> None:
     assert verdicts["outcome.completed"].status == "pass"
 
 
-# -- mutants --------------------------------------------------------------------------------
+# -- mutants ---------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def mutant_reports() -> Iterator[dict[tuple[str, str], Any]]:
-    """The report per (revision, mutant), all mutants run against one server per revision."""
+    """The report per (revision, mutant), all mutants run against one server per
+    revision."""
     from mcp_tasks_2025_11_25.check import run_checks as run_2025
     from mcp_tasks_ext.check import run_checks as run_ext
 
@@ -269,7 +308,12 @@ def mutant_reports() -> Iterator[dict[tuple[str, str], Any]]:
 
 def _mutants(revision: str, env: dict[str, str]) -> Any:
     port = free_port()
-    cmd = [sys.executable, str(Path(__file__).parent / "mutant_server.py"), revision, str(port)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).parent / "mutant_server.py"),
+        revision,
+        str(port),
+    ]
     return run_server(cmd, port, env=env, timeout=30)
 
 
@@ -288,7 +332,9 @@ def test_mutant_fails_exactly_its_check(
     mutant_reports: dict[tuple[str, str], Any],
 ) -> None:
     report = mutant_reports[(revision, mutant)]
-    assert [r.id for r in report.failed] == ([check_id] if check_id else []), report.to_text()
+    assert [r.id for r in report.failed] == (
+        [check_id] if check_id else []
+    ), report.to_text()
 
 
 def test_a_cancel_the_work_ignores_passes_on_the_extension(
@@ -309,12 +355,17 @@ def test_a_create_reply_before_the_task_is_stored_is_reported_once(
     report = mutant_reports[(revision, "create_not_durable")]
     verdicts = report.by_id()
     assert verdicts["create.durable"].exchange is not None
-    for check_id in ("create.task", "outcome.completed", "terminal.final", "cancel.accepted"):
+    for check_id in (
+        "create.task",
+        "outcome.completed",
+        "terminal.final",
+        "cancel.accepted",
+    ):
         assert verdicts[check_id].status == "skip", verdicts[check_id]
         assert "create.durable" in verdicts[check_id].detail
 
 
-# -- peers ------------------------------------------------------------------------------------
+# -- peers -----------------------------------------------------------------------------
 
 PEER_TOOLS: dict[str, Any] = {
     "completes": ("slow_compute", {"seconds": 0.5, "label": "check"}),
@@ -364,7 +415,9 @@ def test_peer_verdicts(peer: str) -> None:
 
     with peers.serve(peer) as server:
         report = asyncio.run(
-            run_checks(server.url, tools=PEER_TOOLS, other_auth="Bearer other", timeout=60)
+            run_checks(
+                server.url, tools=PEER_TOOLS, other_auth="Bearer other", timeout=60
+            )
         )
     print(json.dumps(report.to_json()["summary"]), [r.id for r in report.failed])
     assert report.revision == peers.KINDS[peer].revision
@@ -396,7 +449,8 @@ CONFORMANCE_MAP: dict[str, tuple[str, ...]] = {
     ),
     "errors.unknown_task": ("sep-2663-tasks-get-invalid-task-id-32602",),
 }
-"""Checker check -> the conformance suite's checks of the same rule (the table of docs/checker.md)."""
+"""Checker check -> the conformance suite's checks of the same rule (the table of
+docs/checker.md)."""
 
 SUITE_OK = {"SUCCESS", "SKIPPED", "INFO"}
 
@@ -409,7 +463,9 @@ def test_fastmcp_verdicts_agree_with_the_conformance_suite(tmp_path: Path) -> No
     peers.require("conformance")
     with peers.serve("fastmcp") as server:
         report = asyncio.run(
-            run_checks(server.url, tools=PEER_TOOLS, other_auth="Bearer other", timeout=60)
+            run_checks(
+                server.url, tools=PEER_TOOLS, other_auth="Bearer other", timeout=60
+            )
         )
         suite: dict[str, str] = {}
         for scenario in peers.CONFORMANCE_TASK_SCENARIOS:
@@ -437,7 +493,14 @@ def test_the_junit_schema_rejects_what_ci_servers_would() -> None:
     import xmlschema
 
     schema = xmlschema.XMLSchema(str(JUNIT_XSD))
-    good = '<testsuites><testsuite name="s" tests="1"><testcase name="c"/></testsuite></testsuites>'
+    good = (
+        '<testsuites><testsuite name="s" tests="1"><testcase'
+        ' name="c"/></testsuite></testsuites>'
+    )
     assert schema.is_valid(good)
-    assert not schema.is_valid('<testsuites><testsuite name="s" tests="1"><testcase/></testsuite></testsuites>')
-    assert not schema.is_valid('<testsuites><testsuite name="s"><testcase name="c"/></testsuite></testsuites>')
+    assert not schema.is_valid(
+        '<testsuites><testsuite name="s" tests="1"><testcase/></testsuite></testsuites>'
+    )
+    assert not schema.is_valid(
+        '<testsuites><testsuite name="s"><testcase name="c"/></testsuite></testsuites>'
+    )
