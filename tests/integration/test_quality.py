@@ -14,7 +14,7 @@ import pytest
 
 from mcptasks_gen import fmt
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "generated"
 PACKAGES = sorted(p.name for p in GENERATED.iterdir() if (p / "__init__.py").is_file())
 BIN = Path(sys.executable).parent

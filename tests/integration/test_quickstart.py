@@ -26,7 +26,7 @@ import pytest
 from tests.support.docs import Block, section, section_blocks
 from tests.support.procs import free_port, run_server
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DEADLINE = 120.0
 STATUSES = ("working", "input_required", "completed", "failed", "cancelled")

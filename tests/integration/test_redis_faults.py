@@ -26,6 +26,14 @@ import pytest
 
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.server import Limits, RequestInfo, TasksServer, ToolContext
+from tests.integration.test_replicas import (
+    EXAMPLE,
+    call,
+    create,
+    headers_for,
+    message,
+    wait_status,
+)
 from tests.support.procs import (
     HOST,
     RedisHandle,
@@ -34,7 +42,6 @@ from tests.support.procs import (
     run_server,
     start_redis,
 )
-from tests.test_replicas import EXAMPLE, call, create, headers_for, message, wait_status
 
 pytestmark = pytest.mark.anyio
 

@@ -30,7 +30,7 @@ from tests.support.procs import RedisHandle, start_redis
 
 pytestmark = pytest.mark.anyio
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "generated"
 LIVE = frozenset({"working", "input_required"})
 RACES = 200

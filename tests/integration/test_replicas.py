@@ -49,7 +49,7 @@ from tests.support.waiting import until
 
 pytestmark = pytest.mark.anyio
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "server_ext.py"
 EXT = "io.modelcontextprotocol/tasks"
 LEASE_S = 3.0

@@ -11,6 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+ROOT = Path(__file__).resolve().parents[2]
 
 def test_wheel_installs_and_generates_from_an_unrelated_folder(tmp_path: Path) -> None:
     """Build the wheel offline, install it alone into a fresh venv, generate both

@@ -1,35 +1,26 @@
-"""``examples/client.py`` in a real terminal (pexpect pty) against real servers.
+"""``examples/client.py`` in a real terminal (pexpect pty) against the real peers'
+servers (``mcp==1.30.0`` and ``fastmcp``).
 
 What a person sees: the task ID, a live status line, a question when the server needs
 input (asked again until the answer is valid), the JSON result, a non-zero exit when the
 tool failed, Ctrl-C cancelling the task on the server (whatever SIGINT disposition the
-client inherited), and one-line errors for a bad command line or a missing dependency.
+client inherited). The one-line errors for a bad command line or a missing dependency
+are in ``tests/integration/client/test_example_cli.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
-import io
-import os
-import signal
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
 import pexpect
 import pytest
 
 from tests.support import peers
-from tests.support.procs import free_port, run_server
+from tests.support.example_cli import assert_no_traceback, output, spawn
 from tests.support.waiting import until
-
-from . import interop
-from .interop import cli_command
 
 PEERS = {"mcp1": "2025-11-25", "fastmcp": "ext-2026-07-28"}
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,44 +30,6 @@ ROOT = Path(__file__).resolve().parents[2]
 def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     with peers.serve(request.param) as handle:
         yield handle.url, PEERS[request.param]
-
-
-def inherit_sigint(disposition: str) -> Callable[[], None]:
-    """A ``preexec_fn`` giving the client SIGINT as the default or ignored (a background
-    job of a non-interactive shell), whatever the test process itself has."""
-    handler = signal.SIG_IGN if disposition == "ignored" else signal.SIG_DFL
-
-    def preexec() -> None:
-        signal.signal(signal.SIGINT, handler)
-
-    return preexec
-
-
-def spawn(
-    url: str, revision: str, store: Path, *args: str, sigint: str = "default"
-) -> pexpect.spawn:
-    command = cli_command(url, *args, revision=revision, store=store)
-    child = pexpect.spawn(
-        command[0],
-        command[1:],
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(24, 200),
-        preexec_fn=inherit_sigint(sigint),
-    )
-    child.logfile_read = io.StringIO()  # everything the client wrote, for the checks
-    return child
-
-
-def output(child: pexpect.spawn) -> str:
-    log = child.logfile_read
-    assert isinstance(log, io.StringIO)
-    return log.getvalue()
-
-
-def assert_no_traceback(child: pexpect.spawn) -> None:
-    text = output(child)
-    assert "Traceback" not in text and "never retrieved" not in text, text
 
 
 def server_status(url: str, task_id: str) -> str:
@@ -273,207 +226,3 @@ def test_cli_asks_again_until_the_answer_fits_the_requested_schema(
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-
-
-# -- without a server ------------------------------------------------------------------
-
-UNREACHABLE = "http://127.0.0.1:9/mcp"
-
-
-def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("example_client", interop.EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SCHEMA_CASES: list[tuple[dict[str, Any], bool, str, Any]] = [
-    ({"type": "boolean"}, True, "Yes", True),
-    ({"type": "boolean"}, True, "no", False),
-    ({"type": "boolean"}, True, "perhaps", ValueError),
-    ({"type": "boolean", "default": True}, True, "", True),
-    ({"type": "integer", "minimum": 1, "maximum": 5}, True, "3", 3),
-    ({"type": "integer", "minimum": 1, "maximum": 5}, True, "7", ValueError),
-    ({"type": "integer"}, True, "2.5", ValueError),
-    ({"type": "number", "exclusiveMinimum": 0}, True, "0", ValueError),
-    ({"type": "number"}, True, "nan", ValueError),
-    ({"type": "number"}, True, "0.25", 0.25),
-    ({"type": "string", "minLength": 2}, True, "a", ValueError),
-    ({"type": "string", "maxLength": 3}, True, "abcd", ValueError),
-    ({"type": "string"}, False, "", "MISSING"),
-    ({"type": "string"}, True, "", ValueError),
-    (
-        {"type": "string", "format": "email"},
-        True,
-        "luca@example.org",
-        "luca@example.org",
-    ),
-    ({"type": "string", "format": "email"}, True, "luca", ValueError),
-    ({"type": "string", "format": "uri"}, True, "example.org", ValueError),
-    ({"type": "string", "format": "date"}, True, "2026-02-30", ValueError),
-    (
-        {"type": "string", "format": "date-time"},
-        True,
-        "2026-01-02T03:04:05Z",
-        "2026-01-02T03:04:05Z",
-    ),
-    ({"type": "string", "enum": ["red", "green"]}, True, "green", "green"),
-    ({"type": "string", "enum": ["red", "green"]}, True, "blue", ValueError),
-    (
-        {"type": "string", "oneOf": [{"const": "a", "title": "A"}]},
-        True,
-        "b",
-        ValueError,
-    ),
-    (
-        {
-            "type": "array",
-            "items": {"type": "string", "enum": ["x", "y"]},
-            "maxItems": 1,
-        },
-        True,
-        "x",
-        ["x"],
-    ),
-    (
-        {
-            "type": "array",
-            "items": {"type": "string", "enum": ["x", "y"]},
-            "maxItems": 1,
-        },
-        True,
-        "x, y",
-        ValueError,
-    ),
-    (
-        {"type": "array", "items": {"anyOf": [{"const": "x"}, {"const": "y"}]}},
-        True,
-        "z",
-        ValueError,
-    ),
-]
-
-
-@pytest.mark.parametrize(("schema", "required", "text", "expected"), SCHEMA_CASES)
-def test_answers_are_checked_against_the_property_schema(
-    schema: dict[str, Any], required: bool, text: str, expected: Any
-) -> None:
-    example = load_example()
-    if expected is ValueError:
-        with pytest.raises(ValueError):
-            example.parse_answer(text, schema, required)
-        return
-    value = example.parse_answer(text, schema, required)
-    if expected == "MISSING":
-        assert value is example.MISSING
-    else:
-        assert value == expected and type(value) is type(expected)
-
-
-def run_example(
-    *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(interop.EXAMPLE), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
-    )
-
-
-@pytest.mark.parametrize("arguments", ['{"seconds": ', "seconds=5", "[1, 2]", '"text"'])
-def test_cli_bad_json_arguments_are_a_one_line_usage_error(
-    arguments: str, tmp_path: Path
-) -> None:
-    """Exit 2 (a usage error) before connecting; exit 1 would say the tool failed."""
-    done = run_example(
-        UNREACHABLE, "slow_compute", arguments, "--store", str(tmp_path / "ids.db")
-    )
-    assert done.returncode == 2, done.stderr
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1 and "JSON-ARGS" in lines[0], done.stderr
-    assert "Traceback" not in done.stderr and done.stdout == ""
-
-
-def test_cli_help_shows_the_defaults_and_the_exit_codes() -> None:
-    done = run_example("--help")
-    assert done.returncode == 0, done.stderr
-    text = " ".join(done.stdout.split())
-    assert "(default: found out from the server)" in text
-    assert "(default: {})" in text
-    assert "(default: wait until the task ends)" in text
-    assert "default: $MCP_TASKS_STORE, else" in text
-    assert "Exit status:" in text
-    for code, meaning in (
-        ("0", "success"),
-        ("1", "the tool failed"),
-        ("2", "cancelled"),
-        ("3", "other errors"),
-        ("130", "Ctrl-C"),
-    ):
-        assert f" {code} " in text and meaning in text
-
-
-def test_cli_without_httpx_says_what_to_install(tmp_path: Path) -> None:
-    """An ``httpx`` that cannot be imported (as when it is not installed)."""
-    fake = tmp_path / "site" / "httpx"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'httpx'\", name='httpx')\n"
-    )
-    path = os.pathsep.join([str(fake.parent), os.environ.get("PYTHONPATH", "")])
-    done = run_example(
-        UNREACHABLE,
-        "slow_compute",
-        "--store",
-        str(tmp_path / "ids.db"),
-        env={"PYTHONPATH": path},
-    )
-    assert done.returncode == 3, done.stderr
-    assert done.stderr.splitlines() == [
-        "error: HttpTransport needs the httpx package: pip install httpx"
-    ], done.stderr
-
-
-def test_cli_killed_at_an_input_prompt_is_asked_again_after_resume(
-    tmp_path: Path,
-) -> None:
-    """Against ``examples/server_2025.py``: the client is killed (SIGKILL) while it asks
-    the server's question; ``--resume`` joins the session again, and the server sends
-    the still unanswered question again (on ``tasks/result``), so the resumed client
-    asks it, sends the answer and the task completes."""
-    port = free_port()
-    command = [
-        sys.executable,
-        str(ROOT / "examples" / "server_2025.py"),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--memory",
-    ]
-    store = tmp_path / "ids.db"
-    with run_server(command, port, url_path="/mcp") as handle:
-        child = spawn(
-            handle.url, "2025-11-25", store, "confirm_delete", '{"filename": "r.txt"}'
-        )
-        child.expect(r"Answer\? \[accept/decline/cancel\]")
-        child.expect(r"task (\S+) created")  # printed as the question waits
-        task_id = child.match.group(1)
-        child.kill(signal.SIGKILL)
-        child.close(force=True)
-        resumed = spawn(handle.url, "2025-11-25", store, "--resume", task_id)
-        resumed.expect("The server asks: Delete r.txt\\?", timeout=20)
-        resumed.expect(r"Answer\? \[accept/decline/cancel\]")
-        resumed.sendline("accept")
-        resumed.expect("confirm")
-        resumed.sendline("y")
-        resumed.expect("deleted r.txt")
-        resumed.expect(pexpect.EOF)
-        resumed.close()
-        assert resumed.exitstatus == 0
-        assert_no_traceback(resumed)
-        assert "Traceback" not in handle.log_tail(400)

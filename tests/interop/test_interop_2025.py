@@ -29,9 +29,8 @@ from mcp_tasks_2025_11_25.models import Task
 from mcp_tasks_2025_11_25.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_2025_11_25.transport import HttpTransport
 from tests.support import peers
-
-from .fakes import StuckClock, run
-from .interop import run_cli, start_cli_and_wait_for
+from tests.support.example_cli import run_cli, start_cli_and_wait_for
+from tests.support.fakes import StuckClock, run
 
 REVISION = "2025-11-25"
 

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support.peers import require, run_client
-
-from .conftest import example_server
+from tests.support.servers import example_server
 
 CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "completes": ("slow_compute", {"seconds": 0.5, "label": "x"}, {}),

@@ -30,8 +30,7 @@ from tests.support.peers import (
     run_conformance,
 )
 from tests.support.procs import ServerHandle, free_port, run_server
-
-from .conftest import EXAMPLES, example_server
+from tests.support.servers import EXAMPLES, example_server
 
 ACCEPTED = {"SUCCESS", "SKIPPED", "INFO"}
 

@@ -26,10 +26,9 @@ from mcp_tasks_ext.client import (
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_ext.transport import HttpTransport
 from tests.support import peers
+from tests.support.example_cli import run_cli, start_cli_and_wait_for
+from tests.support.fakes import run
 from tests.support.waiting import until
-
-from .fakes import run
-from .interop import run_cli, start_cli_and_wait_for
 
 REVISION = "ext-2026-07-28"
 

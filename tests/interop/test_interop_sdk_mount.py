@@ -18,8 +18,7 @@ import pytest
 
 from tests.support import peers
 from tests.support.procs import ServerHandle, free_port, run_server
-
-from .conftest import EXAMPLES
+from tests.support.servers import EXAMPLES
 
 ACCEPTED = {"SUCCESS", "SKIPPED", "INFO"}
 

@@ -29,8 +29,7 @@ import pytest
 
 from tests.support import peers
 from tests.support.procs import ServerHandle, free_port, run_server
-
-from .conftest import EXAMPLES, example_server
+from tests.support.servers import EXAMPLES, example_server
 
 GENERATED = Path(__file__).resolve().parents[2] / "generated"
 

@@ -14,10 +14,6 @@ import pytest
 from tests.support import peers
 from tests.support.procs import (
     ServerHandle,
-    free_port,
-    port_open,
-    run_server,
-    start_redis,
 )
 
 SDKS = ["mcp1", "ts-sdk", "fastmcp"]
@@ -89,52 +85,6 @@ def test_cancel(peer: tuple[str, ServerHandle]) -> None:
     )
     assert report["status"] == "cancelled", report
     assert report["cancel"] is not None and "error" not in report["cancel"], report
-
-
-# --- the process helpers themselves ---------------------------------------------------
-
-
-def test_run_server_reports_early_exit() -> None:
-    import sys
-
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-c",
-        "import sys; sys.stderr.write('no luck here\\n'); sys.exit(3)",
-    ]
-    with pytest.raises(RuntimeError, match="no luck here"):
-        with run_server(cmd, port, timeout=10):
-            pass
-
-
-def test_run_server_kill9_and_cleanup() -> None:
-    import sys
-
-    port = free_port()
-    cmd = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
-    with run_server(cmd, port, ready_path="/", url_path="/x") as handle:
-        assert handle.url == f"http://127.0.0.1:{port}/x"
-        handle.kill9()
-        assert handle.proc.poll() is not None
-    assert not port_open(port)
-
-
-def test_start_redis_in_memory() -> None:
-    redis = pytest.importorskip("redis")
-    with start_redis() as server:
-        client = redis.Redis(host=server.host, port=server.port)
-        client.set("k", "v")
-        assert client.get("k") == b"v"
-        assert client.config_get("appendonly") == {"appendonly": "no"}
-
-
-def test_start_redis_appendonly_survives_kill9() -> None:
-    redis = pytest.importorskip("redis")
-    with start_redis(appendonly=True) as server:
-        redis.Redis(host=server.host, port=server.port).set("k", "kept")
-        server.restart(hard=True)
-        assert redis.Redis(host=server.host, port=server.port).get("k") == b"kept"
 
 
 def test_conformance_cli_runs(tmp_path: Path) -> None:

@@ -1,9 +1,9 @@
-"""Fixtures for the generated server skeletons (``server.py``, ``stores.py``,
-``asgi.py``).
+"""Helpers for the server tests: JSON-RPC messages for both revisions, the headers a
+conforming client sends, and the example servers of ``examples/`` run as real processes
+on 127.0.0.1.
 
 In-process tests drive ``TasksServer.handle`` directly with parsed JSON-RPC messages;
-the HTTP and interop tests start the example servers in ``examples/`` as real
-processes on 127.0.0.1.
+the HTTP and interop tests start the example servers with :func:`example_server`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from tests.support.procs import ServerHandle, free_port, run_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,6 +24,7 @@ EXAMPLES = ROOT / "examples"
 EXT = "io.modelcontextprotocol/tasks"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
+ACCEPT = {"accept": "application/json, text/event-stream"}
 
 
 def ext_message(
@@ -89,3 +92,53 @@ def example_server(
     ]
     with run_server(cmd, port, url_path="/mcp", timeout=30) as handle:
         yield handle
+
+
+def headers_for(message: dict[str, Any], **extra: str) -> dict[str, str]:
+    """Headers a conforming client sends for ``message``."""
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-method": message["method"],
+    }
+    params = message.get("params", {})
+    version = params.get("_meta", {}).get(META_VERSION)
+    if isinstance(version, str):
+        headers["mcp-protocol-version"] = version
+    if "taskId" in params:
+        headers["mcp-name"] = params["taskId"]
+    elif message["method"] == "tools/call":
+        headers["mcp-name"] = params["name"]
+    headers.update(extra)
+    return headers
+
+
+def no_traceback(handle: ServerHandle) -> None:
+    """Fail the test if the server's log shows a traceback."""
+    tail = handle.log_tail(400)
+    assert "Traceback" not in tail, tail
+
+
+async def initialize(
+    client: httpx.AsyncClient, url: str, authorization: str | None = None
+) -> dict[str, str]:
+    """Open a 2025-11-25 session over HTTP; the headers of the requests that follow."""
+    auth = {} if authorization is None else {"authorization": authorization}
+    response = await client.post(
+        url,
+        json=message_2025(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        ),
+        headers={**ACCEPT, **auth},
+    )
+    assert response.status_code == 200, response.text
+    return {
+        **ACCEPT,
+        **auth,
+        "mcp-session-id": response.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-11-25",
+    }

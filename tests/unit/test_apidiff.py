@@ -2,7 +2,7 @@
 CLI.
 
 The goldens ``tests/golden/diff-2025-11-25-to-ext.{md,json}`` are the CLI's own output,
-run from the repository root; refresh them with ``python -m tests.test_apidiff``.
+run from the repository root; refresh them with ``python -m tests.unit.test_apidiff``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from mcptasks_gen.cli import main
 from mcptasks_gen.config import Target
 from mcptasks_gen.naming import ClassName, PyIdent
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CORE = Path("schema/2025-11-25/schema.json")
 EXT = Path("schema/ext-2026-07-28/schema.json")
 GOLDEN = ROOT / "tests" / "golden"
@@ -481,7 +480,7 @@ def test_golden_report(suffix: str) -> None:
     golden = GOLDEN / f"diff-2025-11-25-to-ext.{suffix}"
     assert out == golden.read_text(
         encoding="utf-8"
-    ), "refresh with: python -m tests.test_apidiff"
+    ), "refresh with: python -m tests.unit.test_apidiff"
 
 
 def test_json_keys_are_stable(forward: apidiff.Diff) -> None:
@@ -621,29 +620,6 @@ def test_help_has_examples_and_exit_codes() -> None:
     assert "Examples:" in out and "--format markdown" in out and "bad input" in out
 
 
-def test_colour_only_on_a_terminal() -> None:
-    """Through a real pseudo-terminal the text is coloured; piped (above) it is not."""
-    pexpect = pytest.importorskip("pexpect")
-    exe = shutil.which("mcptasks-gen", path=str(Path(sys.executable).parent))
-    if exe is None:
-        pytest.skip("mcptasks-gen is not installed in this environment")
-    child = pexpect.spawn(
-        exe,
-        ["diff", str(CORE), str(EXT)],
-        cwd=str(ROOT),
-        env={
-            **{k: v for k, v in os.environ.items() if k != "NO_COLOR"},
-            "TERM": "xterm",
-        },
-        encoding="utf-8",
-        timeout=60,
-    )
-    text = child.read()
-    child.close()
-    assert child.exitstatus == 1
-    assert "\x1b[31m" in text and "breaking" in text
-
-
 def regen() -> None:
     """Rewrite the diff goldens with the CLI, from the repository root."""
     for suffix, fmt in GOLDEN_CASES.items():
@@ -730,7 +706,7 @@ EXPECTED_FOR_MUTATION = {
 def test_diff_of_each_mutation(schema: Path, mutation: str, tmp_path: Path) -> None:
     """The same mutated schemas the stability tests generate: exactly the expected
     changes."""
-    from tests.test_mutations import MUTATIONS
+    from tests.unit.test_mutations import MUTATIONS
 
     raw = json.loads((ROOT / schema).read_text(encoding="utf-8"))
     mutated, _ = MUTATIONS[mutation](raw)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ from click.testing import CliRunner
 from mcptasks_gen.cli import main
 from tests.golden.regen import ERRORS, run_case
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXT_SCHEMA = ROOT / "schema" / "ext-2026-07-28" / "schema.json"
 
 
@@ -261,90 +259,6 @@ def test_help_lists_exit_codes(command: str) -> None:
         line.strip().startswith("1 ") for line in lines
     )
     assert any(line.strip().startswith("2 ") and "bad input" in line for line in lines)
-
-
-def test_real_subprocess_from_unrelated_folder(tmp_path: Path) -> None:
-    """The installed console script runs outside the project and leaves no temporary
-    folders."""
-    exe = Path(sys.executable).with_name("mcptasks-gen")
-    proc = subprocess.run(
-        [str(exe), "generate", "-o", "out"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["mcp_tasks"]
-    bad = subprocess.run(
-        [str(exe), "generate", "missing.json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert bad.returncode == 2 and bad.stderr == "missing.json: error: no such file\n"
-
-
-def test_console_entry_point_exits_without_interpreter_teardown(tmp_path: Path) -> None:
-    """``run`` (the console script and ``python -m mcptasks_gen``) flushes the
-    command's output and ends the process with its status, skipping the interpreter's
-    teardown: an atexit handler (which runs at the very start of an ordinary
-    teardown) never runs."""
-    probe = (
-        "import atexit, sys; atexit.register(lambda: print('teardown',"
-        " file=sys.stderr)); from mcptasks_gen.cli import run; run()"
-    )
-    ok = subprocess.run(
-        [sys.executable, "-c", probe, "generate", "-o", "out"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert ok.returncode == 0 and ok.stdout.startswith(
-        "out/mcp_tasks: wrote "
-    ), ok.stderr
-    assert "teardown" not in ok.stderr
-    assert (tmp_path / "out" / "mcp_tasks" / "__init__.py").is_file()
-    stale = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            probe,
-            "generate",
-            "-o",
-            "out",
-            "--package",
-            "other",
-            "--check",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert (
-        stale.returncode == 1
-        and "stale" in stale.stdout
-        and "teardown" not in stale.stderr
-    )
-    bad = subprocess.run(
-        [sys.executable, "-c", probe, "generate", "missing.json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert bad.returncode == 2 and bad.stderr == "missing.json: error: no such file\n"
-    module = subprocess.run(
-        [sys.executable, "-m", "mcptasks_gen", "--version"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert module.returncode == 0 and "mcptasks-gen" in module.stdout
 
 
 def test_generate_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:

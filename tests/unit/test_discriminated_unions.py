@@ -33,7 +33,7 @@ from mcptasks_gen.load import load
 from mcptasks_gen.normalize import normalize
 from mcptasks_gen.render import environment, render
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = {
     "2025": ROOT / "generated" / "mcp_tasks_2025_11_25" / "models_2025.py",
     "ext": ROOT / "generated" / "mcp_tasks_ext" / "models_ext.py",

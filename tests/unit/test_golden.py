@@ -16,7 +16,7 @@ import pytest
 from mcptasks_gen import pipeline, write
 from mcptasks_gen.config import Target, targets_from_pyproject
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFRESH = "mcptasks-gen generate   (from the repository root)"
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pydantic
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = {
     "2025": ROOT / "generated" / "mcp_tasks_2025_11_25" / "models_2025.py",
     "ext": ROOT / "generated" / "mcp_tasks_ext" / "models_ext.py",

@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 from mcptasks_gen import pipeline, write
 from mcptasks_gen.config import Target
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = {
     "2025": "schema/2025-11-25/schema.json",
     "ext": "schema/ext-2026-07-28/schema.json",

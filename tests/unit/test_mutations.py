@@ -47,7 +47,7 @@ from mcptasks_gen.config import Target
 from mcptasks_gen.render import environment, render
 from tests.spec_edits import add_paused_status
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = {
     "2025": "schema/2025-11-25/schema.json",
     "ext": "schema/ext-2026-07-28/schema.json",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.support.docs import nav_pages
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 MAX_README_BYTES = 15_000
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 DEFS_PREFIX = "#/$defs/"
 

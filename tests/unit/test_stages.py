@@ -27,7 +27,7 @@ from mcptasks_gen.naming import (
 from mcptasks_gen.normalize import normalize
 from mcptasks_gen.revisions import CORE_2025_11_25, EXTENSION
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _schema(tmp_path: Path, defs: dict[str, Any]) -> Path:

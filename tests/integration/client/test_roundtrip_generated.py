@@ -15,11 +15,10 @@ from typing import Any
 
 import pytest
 
+from tests.support.fakes import run
 from tests.support.procs import free_port, run_server
 
-from .fakes import run
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def serve(script: str) -> Iterator[str]:

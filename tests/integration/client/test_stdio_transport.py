@@ -12,8 +12,7 @@ import pytest
 from mcp_tasks_ext.client import TaskNotFound, TasksClient
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore
 from mcp_tasks_ext.transport import StdioTransport
-
-from .fakes import run
+from tests.support.fakes import run
 
 SERVER = r"""
 import json, sys

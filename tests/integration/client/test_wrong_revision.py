@@ -22,10 +22,9 @@ from mcp_tasks_2025_11_25.transport import JsonRpcError
 from mcp_tasks_ext.client import TasksClient as ClientExt
 from mcp_tasks_ext.transport import HttpTransport as HttpExt
 from mcp_tasks_ext.transport import TransportError
-from tests.server.conftest import example_server
+from tests.support.fakes import run
 from tests.support.procs import ServerHandle
-
-from .fakes import run
+from tests.support.servers import example_server
 
 HINT = "the server may speak another revision: use the package generated for that one"
 

@@ -14,9 +14,13 @@ from typing import Any
 import httpx
 
 from tests.support.procs import free_port
-
-from .conftest import example_server, ext_message, message_2025, result_of
-from .test_http_ext import headers_for
+from tests.support.servers import (
+    example_server,
+    ext_message,
+    headers_for,
+    message_2025,
+    result_of,
+)
 
 
 def ext_call(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +41,9 @@ def wait_status(url: str, task_id: str, status: str) -> dict[str, Any]:
         time.sleep(0.05)
 
 
-def test_d2_crash_and_restart_keeps_every_task_answerable(tmp_path: Path) -> None:
+def test_d2_crash_and_restart_keeps_every_task_answerable(
+    tmp_path: Path,
+) -> None:
     db = str(tmp_path / "tasks.sqlite3")
     port = free_port()
     with example_server("server_ext", "--db", db, port=port) as server:

@@ -1,60 +1,46 @@
-"""Issue 10, server acceptance: ``examples/server.py`` serves both revisions on one
-port.
+"""Server acceptance: ``examples/server.py`` serves both revisions on one port.
 
 The dual example server (``mcp_tasks.server.TasksServer``: a 2025-11-25 server and a
 Tasks-extension server on one store, with one set of tools) runs as a real process
-and is driven over HTTP:
+and is driven over HTTP (item 1, every real peer at once, is in
+``tests/interop/test_dual_server_peers.py``; item 5, in process, in
+``tests/unit/server/test_dual_server.py``):
 
-1. the conformance suite's ten ``tasks-*`` scenarios and its two core scenarios of
-   the HTTP edge (routing headers, per-request ``_meta``), the ``mcp==1.30.0`` and
-   TypeScript SDK 1.32.2 clients (2025-11-25) and the ``fastmcp[tasks]`` client (the
-   extension), all at the same time against one server process; each passes what the
-   single-revision tests (``test_interop_conformance``, ``test_interop_clients``)
-   expect of it;
 2. a 2025-11-25 client that only polls ``tasks/get`` gets the task's input request on
    the GET stream (the scenarios of ``test_get_stream_input``);
 3. a task belongs to its principal whichever revision created it or reads it, and both
    revisions list the same tools;
 4. hostile input never yields HTTP 500 or a traceback in the server's log.
 
-The single-revision modules' tests are called here as plain functions on the dual
-server's results, so the expectations stay in one place.
+The single-revision module's tests are called here as plain functions on the dual
+server, so the expectations stay in one place.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from itertools import chain, zip_longest
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.support.peers import (
-    CONFORMANCE_TASK_SCENARIOS,
-    require,
-    run_client,
-    run_conformance,
-)
 from tests.support.procs import ServerHandle
+from tests.support.servers import (
+    error_of,
+    example_server,
+    ext_message,
+    headers_for,
+    initialize,
+    message_2025,
+    no_traceback,
+    result_of,
+)
 
 from . import test_get_stream_input as get_stream
-from . import test_interop_clients as single_revision_clients
-from . import test_interop_conformance as single_revision_conformance
-from .conftest import error_of, example_server, ext_message, message_2025, result_of
-from .test_hardening import initialize, no_traceback
-from .test_http_ext import headers_for
 
 pytestmark = pytest.mark.anyio
 
-CONFORMANCE_CHECKS_PASSED = 44
-"""``SUCCESS`` checks of the ten scenarios (``tasks-status-notifications`` only
-skips)."""
 
 EXAMPLE_TOOLS = [
     "greet",
@@ -79,146 +65,6 @@ def dual_server() -> Iterator[ServerHandle]:
     """``examples/server.py`` (both revisions) with an in-memory store."""
     with example_server("server", "--memory") as handle:
         yield handle
-
-
-# -- item 1: every peer at once against one dual server --------------------------------
-
-
-@dataclass
-class Run:
-    """One peer program run against the server: what it was and when it ran."""
-
-    kind: str
-    """``conformance`` or the client peer's name."""
-    name: str
-    """The scenario, or the case of ``test_interop_clients.CASES``."""
-    call: Callable[[], Any]
-    started: float = 0.0
-    ended: float = 0.0
-    outcome: Any = None
-    failure: BaseException | None = None
-
-    def __call__(self) -> Run:
-        self.started = time.monotonic()
-        try:
-            self.outcome = self.call()
-        except Exception as error:  # reported with the others below
-            self.failure = error
-        self.ended = time.monotonic()
-        return self
-
-
-def _conformance_run(url: str, work: Path, scenario: str) -> Run:
-    def call() -> list[dict[str, Any]]:
-        out = work / scenario
-        out.mkdir()
-        proc = run_conformance(url, scenario, out)
-        found = list(out.glob("*/checks.json"))
-        assert (
-            found
-        ), f"{scenario}: no checks.json\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-        checks: list[dict[str, Any]] = json.loads(found[0].read_text())
-        return checks
-
-    return Run("conformance", scenario, call)
-
-
-def _client_run(url: str, peer: str, case: str) -> Run:
-    tool, arguments, options = single_revision_clients.CASES[case]
-
-    def call() -> dict[str, Any]:
-        return run_client(peer, url, tool, arguments, timeout=120, **options)
-
-    return Run(peer, case, call)
-
-
-def _all_kinds_overlapped(runs: list[Run]) -> bool:
-    """Whether at some moment a run of every kind was in progress."""
-    kinds = {run.kind for run in runs}
-    return any(
-        {r.kind for r in runs if r.started <= run.started <= r.ended} == kinds
-        for run in runs
-    )
-
-
-def _failures_of(label: str, check: Callable[..., None], *args: Any) -> list[str]:
-    """``label`` and the assertion message of ``check(*args)``, if it fails."""
-    try:
-        check(*args)
-    except AssertionError as error:
-        return [f"{label}: {check.__name__}: {error}"]
-    return []
-
-
-def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
-    tmp_path: Path,
-) -> None:
-    """One ``examples/server.py`` process, SQLite store; 12 scenarios and 21 client
-    runs interleaved on 8 threads, so that all four kinds of peer run together."""
-    require("conformance")
-    for peer in single_revision_clients.PEERS:
-        require(peer)
-    with example_server("server", "--db", str(tmp_path / "tasks.sqlite3")) as server:
-        conformance = [
-            _conformance_run(server.url, tmp_path, scenario)
-            for scenario in single_revision_conformance.SCENARIOS
-        ]
-        clients = [
-            [
-                _client_run(server.url, peer, case)
-                for case in single_revision_clients.CASES
-            ]
-            for peer in single_revision_clients.PEERS
-        ]
-        # round robin: the first threads start one run of every kind
-        interleaved = [
-            run
-            for run in chain.from_iterable(zip_longest(conformance, *clients))
-            if run is not None
-        ]
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            runs = list(pool.map(lambda run: run(), interleaved))
-        log = server.log_tail(400)
-
-    broken = [f"{r.kind} {r.name}: {r.failure!r}" for r in runs if r.failure]
-    assert not broken, "\n".join(broken)
-    assert _all_kinds_overlapped(runs), [
-        (r.kind, r.name, r.started, r.ended) for r in runs
-    ]
-
-    failures: list[str] = []
-    results = {r.name: r.outcome for r in conformance}
-    for scenario in single_revision_conformance.SCENARIOS:
-        failures += _failures_of(
-            scenario,
-            single_revision_conformance.test_conformance_scenario_passes,
-            scenario,
-            results,
-        )
-    passed = sum(
-        1
-        for scenario in CONFORMANCE_TASK_SCENARIOS
-        for c in results[scenario]
-        if c["status"] == "SUCCESS"
-    )
-    if passed != CONFORMANCE_CHECKS_PASSED:
-        failures.append(
-            f"{passed} conformance checks passed, not {CONFORMANCE_CHECKS_PASSED}:"
-            f" {single_revision_conformance.summary(results)}"
-        )
-
-    expectations = [
-        getattr(single_revision_clients, name)
-        for name in dir(single_revision_clients)
-        if name.startswith("test_client_")
-    ]
-    assert len(expectations) >= 6
-    for peer, peer_runs in zip(single_revision_clients.PEERS, clients, strict=True):
-        reports = {r.name: r.outcome for r in peer_runs}
-        for expectation in expectations:
-            failures += _failures_of(peer, expectation, (peer, reports))
-    assert not failures, "\n\n".join(failures)
-    assert "Traceback" not in log, log
 
 
 # -- item 2: a polling-only 2025-11-25 client gets input on the GET stream -------------
@@ -599,123 +445,3 @@ async def test_item4_an_initialize_notification_opens_no_session(
     assert "mcp-session-id" not in response.headers, dict(response.headers)
     await _assert_json_rpc_error(response, -32600)
     no_traceback(hostile_server)
-
-
-# -- 5. what one revision does reaches the other's worker (in process) ----------------
-
-
-def _dual_in_process() -> tuple[Any, Any]:
-    """A dual server on a memory store whose principal is the Authorization header."""
-    from mcp_tasks.server import RequestInfo, TasksServer
-    from mcp_tasks.stores import InMemoryTaskStore
-
-    def principal(request: RequestInfo) -> str:
-        return (request.headers or {}).get("authorization", "anonymous")
-
-    server = TasksServer("dual", store=InMemoryTaskStore(), authenticate=principal)
-    return server, RequestInfo
-
-
-async def test_item5_a_cancel_through_the_other_revision_stops_the_worker() -> None:
-    """A task created through 2025-11-25 and cancelled through the extension (same
-    principal): the tool sees the cancellation and its worker stops; and the reverse."""
-    import asyncio
-
-    server, request_info = _dual_in_process()
-    started: dict[str, asyncio.Event] = {}
-    stopped: dict[str, asyncio.Event] = {}
-
-    @server.tool()
-    async def wait_forever(ctx: Any, arguments: dict[str, Any]) -> str:
-        label = str(arguments["label"])
-        started[label].set()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            stopped[label].set()
-        return "never"
-
-    alice = {"authorization": "alice"}
-    async with server:
-        session = request_info(
-            headers=alice, session_id=server.server_2025.open_session("alice").id
-        )
-        stateless = request_info(headers=alice)
-
-        def routed(info: Any, message: dict[str, Any]) -> Any:
-            """``info``, with the routing headers of an extension request."""
-            if info is not stateless:
-                return info
-            return request_info(headers=headers_for(message, **alice))
-
-        async def send(make: Any, info: Any, method: str, params: Any) -> Any:
-            message = make(method, params)
-            return await server.handle(message, routed(info, message))
-
-        for label, create, cancel in (
-            ("2025 -> ext", (message_2025, session), (ext_message, stateless)),
-            ("ext -> 2025", (ext_message, stateless), (message_2025, session)),
-        ):
-            started[label], stopped[label] = asyncio.Event(), asyncio.Event()
-            make, info = create
-            params: dict[str, Any] = {
-                "name": "wait_forever",
-                "arguments": {"label": label},
-            }
-            if make is message_2025:
-                params["task"] = {}
-            created = result_of(await send(make, info, "tools/call", params))
-            task_id = (created.get("task") or created)["taskId"]
-            await asyncio.wait_for(started[label].wait(), 5)
-            make, info = cancel
-            answer = await send(make, info, "tasks/cancel", {"taskId": task_id})
-            assert "error" not in (answer or {}), (label, answer)
-            await asyncio.wait_for(stopped[label].wait(), 5)
-            view = result_of(await send(make, info, "tasks/get", {"taskId": task_id}))
-            assert view["status"] == "cancelled", (label, view)
-
-
-async def test_item5_closing_fails_the_running_tasks_of_both_revisions(
-    tmp_path: Path,
-) -> None:
-    """Closing a dual server marks the running tasks of *both* revisions failed in the
-    shared store, which closes once, after the last revision's server stopped."""
-    import asyncio
-
-    from mcp_tasks.server import RequestInfo, TasksServer
-    from mcp_tasks.stores import SQLiteTaskStore
-
-    path = str(tmp_path / "tasks.sqlite3")
-    server = TasksServer("dual", store=SQLiteTaskStore(path))
-    running = asyncio.Semaphore(0)
-
-    @server.tool()
-    async def forever(ctx: Any, arguments: dict[str, Any]) -> str:
-        running.release()
-        await asyncio.Event().wait()
-        return "never"
-
-    await server.start()
-    session = RequestInfo(session_id=server.server_2025.open_session().id)
-    old = result_of(
-        await server.handle(
-            message_2025("tools/call", {"name": "forever", "task": {}}), session
-        )
-    )["task"]["taskId"]
-    new = result_of(
-        await server.handle(
-            ext_message("tools/call", {"name": "forever"}), RequestInfo()
-        )
-    )["taskId"]
-    for _ in range(2):
-        await asyncio.wait_for(running.acquire(), 5)
-    await server.close()
-
-    store = SQLiteTaskStore(path)
-    await store.open()
-    try:
-        for task_id in (old, new):
-            record = await store.get(task_id)
-            assert record is not None and record.status == "failed", (task_id, record)
-    finally:
-        await store.close()

@@ -3,16 +3,17 @@
 A client may only poll ``tasks/get`` and listen on the session's standalone GET SSE
 stream, never calling ``tasks/result`` (the spec lets the server use any stream). The
 server then sends the task's ``elicitation/create`` on the GET stream, once, and the
-client's answer POSTed back resumes the task. The HTTP tests run
-``examples/server_2025.py`` as a real process and talk raw HTTP to it; the in-process
-tests pin down the orderings HTTP cannot observe (which stream is open when), calling
-the hooks the HTTP app calls around a GET stream.
+client's answer POSTed back resumes the task. These tests run
+``examples/server_2025.py`` as a real process and talk raw HTTP to it; the orderings
+HTTP cannot observe are pinned down in process in
+``tests/unit/server/test_get_stream_input.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,18 +21,9 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_tasks_2025_11_25.server import (
-    Limits,
-    RequestInfo,
-    Session,
-    TasksServer,
-    ToolContext,
-)
-from mcp_tasks_2025_11_25.stores import InMemoryTaskStore
 from tests.support.procs import ServerHandle
+from tests.support.servers import example_server, message_2025, result_of
 from tests.support.waiting import until
-
-from .conftest import example_server, message_2025, result_of
 
 pytestmark = pytest.mark.anyio
 
@@ -356,266 +348,3 @@ async def test_a_client_resuming_in_its_own_session_gets_the_request_on_tasks_re
             final = await next_message(results, "the result")
         assert result_of(final)["content"][0]["text"] == "deleted f.txt"
         await resumed.close()
-
-
-class InProcess:
-    """A started server whose ``ask`` tool elicits once ``release`` is set."""
-
-    def __init__(self) -> None:
-        self.server = TasksServer(
-            "get-stream",
-            store=InMemoryTaskStore(),
-            limits=Limits(sweep_interval_s=3600),
-        )
-        self.release = asyncio.Event()
-        self.session: Session = self.server.open_session()
-        self.info = RequestInfo(session_id=self.session.id)
-        self._ids = 0
-
-        @self.server.tool()
-        async def ask(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-            await self.release.wait()
-            answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
-            return f"answer {answer['action']}"
-
-    async def call(
-        self, method: str, params: dict[str, Any], emit: Any = None
-    ) -> dict[str, Any]:
-        """One request in the session; its result."""
-        self._ids += 1
-        message = message_2025(method, params, request_id=self._ids)
-        return result_of(await self.server.handle(message, self.info, emit))
-
-    async def start_ask(self) -> str:
-        """``initialize``, then ``ask`` as a task; the task id."""
-        await self.call(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"elicitation": {}},
-                "clientInfo": {"name": "in-process", "version": "0"},
-            },
-        )
-        created = await self.call("tools/call", {"name": "ask", "task": {}})
-        task_id: str = created["task"]["taskId"]
-        return task_id
-
-    def open_get_stream(self) -> asyncio.Queue[dict[str, Any] | None]:
-        """What the HTTP app does when a GET stream opens."""
-        stream = self.session.open_stream()
-        self.server.stream_opened(self.session, stream)
-        return stream
-
-    async def answer(self, request: dict[str, Any]) -> None:
-        """The client's response to ``request``, through the session."""
-        reply = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept"}}
-        assert await self.server.handle(reply, self.info) is None
-
-    def readers(self, task_id: str) -> int:
-        """How many ``tasks/result`` streams of the task the server sees open."""
-        channel = self.server._channels.get(task_id)
-        return 0 if channel is None else channel.readers
-
-    def pushed(self, task_id: str) -> int:
-        """How many of the task's requests the server queued on some stream."""
-        channel = self.server._channels.get(task_id)
-        return 0 if channel is None else sum(1 for n in channel.carriers.values() if n)
-
-
-@asynccontextmanager
-async def in_process() -> AsyncIterator[InProcess]:
-    """A started ``InProcess`` server, closed afterwards."""
-    harness = InProcess()
-    async with harness.server:
-        yield harness
-    harness.release.set()
-
-
-async def next_request(stream: asyncio.Queue[dict[str, Any] | None]) -> dict[str, Any]:
-    """The next server-to-client request queued on a GET stream."""
-    while True:
-        message = await asyncio.wait_for(stream.get(), WAIT_S)
-        assert message is not None, "the stream ended"
-        if "id" in message:
-            return message
-
-
-def requests_in(stream: asyncio.Queue[dict[str, Any] | None]) -> list[dict[str, Any]]:
-    """The requests still queued on a GET stream (drains it)."""
-    queued = [stream.get_nowait() for _ in range(stream.qsize())]
-    return [m for m in queued if m is not None and "id" in m]
-
-
-async def test_tasks_result_delivers_again_a_request_the_get_stream_carried() -> None:
-    """The GET stream carried the request, but its client may be gone: ``tasks/result``
-    carries it again (the spec's clients expect messages on any stream and call
-    ``tasks/result`` preemptively); one answer settles it."""
-    async with in_process() as h:
-        stream = h.open_get_stream()
-        task_id = await h.start_ask()
-        h.release.set()
-        request = await next_request(stream)
-        assert request["params"]["_meta"] == {RELATED: {"taskId": task_id}}
-        on_result: list[dict[str, Any]] = []
-        delivered = asyncio.Event()
-
-        async def keep(message: dict[str, Any]) -> None:
-            on_result.append(message)
-            delivered.set()
-
-        fetching = asyncio.create_task(
-            h.call("tasks/result", {"taskId": task_id}, keep)
-        )
-        await asyncio.wait_for(delivered.wait(), WAIT_S)
-        await h.answer(request)
-        result = await asyncio.wait_for(fetching, WAIT_S)
-    assert on_result == [request]
-    assert result["content"][0]["text"] == "answer accept"
-    assert requests_in(stream) == []
-
-
-async def test_an_open_tasks_result_stream_carries_the_request_instead() -> None:
-    async with in_process() as h:
-        stream = h.open_get_stream()
-        task_id = await h.start_ask()
-        on_result: list[dict[str, Any]] = []
-        delivered = asyncio.Event()
-
-        async def keep(message: dict[str, Any]) -> None:
-            on_result.append(message)
-            delivered.set()
-
-        fetching = asyncio.create_task(
-            h.call("tasks/result", {"taskId": task_id}, keep)
-        )
-        await until(lambda: h.readers(task_id) == 1, what="tasks/result waiting")
-        h.release.set()  # the tool asks only now, while tasks/result is open
-        await asyncio.wait_for(delivered.wait(), WAIT_S)
-        await h.answer(on_result[0])
-        result = await asyncio.wait_for(fetching, WAIT_S)
-    assert [m["method"] for m in on_result] == ["elicitation/create"]
-    assert result["content"][0]["text"] == "answer accept"
-    assert requests_in(stream) == []
-
-
-async def test_a_request_a_closed_get_stream_never_sent_goes_out_on_the_next() -> None:
-    async with in_process() as h:
-        first = h.open_get_stream()
-        task_id = await h.start_ask()
-        h.release.set()
-        await until(lambda: h.pushed(task_id) == 1, what="the request queued")
-        # the client went away before the stream wrote it (what the HTTP app does)
-        h.server.stream_closed(h.session, h.session.close_stream(first))
-        second = h.open_get_stream()
-        request = await next_request(second)
-        assert request["params"]["_meta"] == {RELATED: {"taskId": task_id}}
-        await h.answer(request)
-        while True:  # until the stream reports the task completed
-            note = await asyncio.wait_for(second.get(), WAIT_S)
-            assert note is not None and "id" not in note, note
-            if note["params"].get("status") == "completed":
-                break
-        status = (await h.call("tasks/get", {"taskId": task_id}))["status"]
-    assert status == "completed"
-
-
-async def test_an_anonymous_task_s_request_never_reaches_another_anonymous_session() -> (
-    None
-):
-    """Another anonymous client (its own session) may fetch an anonymous task by its
-    ID, but neither its ``tasks/result`` nor its GET streams carry the task's input
-    request: only the session that created the task gets it."""
-    async with in_process() as h:
-        own = h.open_get_stream()
-        task_id = await h.start_ask()
-        stranger = h.server.open_session()
-        early = stranger.open_stream()
-        h.server.stream_opened(stranger, early)
-        on_result: list[dict[str, Any]] = []
-
-        async def keep(message: dict[str, Any]) -> None:
-            on_result.append(message)
-
-        fetching = asyncio.create_task(
-            h.server.handle(
-                message_2025("tasks/result", {"taskId": task_id}, request_id=50),
-                RequestInfo(session_id=stranger.id),
-                keep,
-            )
-        )
-        await until(lambda: task_id in h.server._channels, interval=0, what="waiting")
-        h.release.set()  # the tool asks only now, while the stranger's call waits
-        request = await next_request(own)
-        late = stranger.open_stream()
-        h.server.stream_opened(stranger, late)
-        await h.answer(request)
-        result = result_of(await asyncio.wait_for(fetching, WAIT_S))
-    assert result["content"][0]["text"] == "answer accept"
-    assert on_result == []
-    assert requests_in(early) == [] and requests_in(late) == []
-
-
-async def test_a_request_asked_while_its_session_has_no_stream_goes_to_another_of_the_principal() -> (
-    None
-):
-    """The task's own session has no GET stream open (its client is gone): a request
-    the task asks now goes out on the open GET stream of another session of the same
-    principal, whose answer completes the task; another principal's stream stays empty.
-    """
-    server = TasksServer(
-        "principal-streams",
-        store=InMemoryTaskStore(),
-        limits=Limits(sweep_interval_s=3600),
-    )
-    release = asyncio.Event()
-
-    @server.tool()
-    async def ask(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        await release.wait()
-        answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
-        return f"answer {answer['action']}"
-
-    async with server:
-        first = server.open_session("principal:R", "R")
-        second = server.open_session("principal:R", "R")
-        stranger = server.open_session("principal:S", "S")
-        in_first = RequestInfo(principal="R", session_id=first.id)
-        in_second = RequestInfo(principal="R", session_id=second.id)
-        result_of(
-            await server.handle(
-                message_2025(
-                    "initialize",
-                    {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {"elicitation": {}},
-                        "clientInfo": {"name": "first", "version": "0"},
-                    },
-                ),
-                in_first,
-            )
-        )
-        created = result_of(
-            await server.handle(
-                message_2025("tools/call", {"name": "ask", "task": {}}, request_id=2),
-                in_first,
-            )
-        )
-        task_id = created["task"]["taskId"]
-        theirs = stranger.open_stream()
-        server.stream_opened(stranger, theirs)
-        ours = second.open_stream()
-        server.stream_opened(second, ours)
-        release.set()
-        request = await next_request(ours)
-        assert request["params"]["_meta"] == {RELATED: {"taskId": task_id}}
-        reply = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept"}}
-        assert await server.handle(reply, in_second) is None
-
-        async def completed() -> bool:
-            got = await server.handle(
-                message_2025("tasks/get", {"taskId": task_id}, request_id=3), in_first
-            )
-            return result_of(got)["status"] == "completed"
-
-        await until(completed, timeout=WAIT_S, what="the task completed")
-    assert requests_in(theirs) == []

@@ -14,8 +14,7 @@ import httpx
 import pytest
 
 from tests.support.procs import ServerHandle
-
-from .conftest import error_of, example_server, message_2025, result_of
+from tests.support.servers import error_of, example_server, message_2025, result_of
 
 pytestmark = pytest.mark.anyio
 

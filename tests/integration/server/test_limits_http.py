@@ -23,9 +23,14 @@ import pytest
 
 from mcp_tasks_ext.server import Limits
 from tests.support.procs import RedisHandle, start_redis
+from tests.support.servers import (
+    EXAMPLES,
+    error_of,
+    example_server,
+    ext_message,
+    result_of,
+)
 from tests.support.waiting import until
-
-from .conftest import EXAMPLES, error_of, example_server, ext_message, result_of
 
 pytestmark = pytest.mark.anyio
 

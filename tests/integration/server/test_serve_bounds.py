@@ -28,12 +28,10 @@ from pathlib import Path
 import httpx
 
 from tests.support.procs import ServerHandle, free_port, run_server
+from tests.support.servers import ext_message, headers_for
 from tests.support.waiting import until_sync
 
-from .conftest import ext_message
-from .test_http_ext import headers_for
-
-SERVER = Path(__file__).resolve().parents[1] / "support" / "bounded_server.py"
+SERVER = Path(__file__).resolve().parents[2] / "support" / "bounded_server.py"
 
 WAIT_S = 15.0
 """How long a socket read waits before the test fails (well above every deadline)."""

@@ -32,9 +32,9 @@ from mcp_tasks_2025_11_25.server import (
 )
 from mcp_tasks_2025_11_25.stores import InMemoryTaskStore
 from tests.support.procs import ServerHandle, free_port
+from tests.support.servers import example_server, message_2025, result_of
 from tests.support.waiting import until
 
-from .conftest import example_server, message_2025, result_of
 from .test_get_stream_input import (
     ACCEPT,
     WAIT_S,

@@ -28,9 +28,16 @@ from mcp_tasks_2025_11_25.client import (
 from mcp_tasks_2025_11_25.models import CallToolResult, Task
 from mcp_tasks_2025_11_25.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_2025_11_25.transport import JsonRpcError, TransportError
+from tests.support.fakes import (
+    TASK_ID,
+    TEXT_RESULT,
+    FakeClock,
+    FakePeer,
+    StuckClock,
+    run,
+    task_2025,
+)
 from tests.support.waiting import until
-
-from .fakes import TASK_ID, TEXT_RESULT, FakeClock, FakePeer, StuckClock, run, task_2025
 
 FULL_CAPS: dict[str, Any] = {
     "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},

@@ -38,9 +38,16 @@ from mcp_tasks_ext.models import (
 )
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_ext.transport import JsonRpcError
+from tests.support.fakes import (
+    TASK_ID,
+    TEXT_RESULT,
+    FakeClock,
+    FakePeer,
+    StuckClock,
+    run,
+    task_ext,
+)
 from tests.support.waiting import until
-
-from .fakes import TASK_ID, TEXT_RESULT, FakeClock, FakePeer, StuckClock, run, task_ext
 
 CREATED: dict[str, Any] = {
     "resultType": "task",

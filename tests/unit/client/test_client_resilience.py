@@ -11,9 +11,9 @@ import pytest
 import mcp_tasks_ext.transport as ext
 from mcp_tasks_ext.client import WaitTimeout
 from mcp_tasks_ext.transport import TransportError
+from tests.support.fakes import TEXT_RESULT, FakeClock, run, task_ext
 from tests.support.waiting import until
 
-from .fakes import TEXT_RESULT, FakeClock, run, task_ext
 from .test_client_ext import Server, make
 from .test_http_transport import URL, Recorder
 

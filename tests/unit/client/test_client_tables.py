@@ -26,8 +26,8 @@ from mcp_tasks_ext.client import (
 )
 from mcp_tasks_ext.models import Task, WorkingTask
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore
+from tests.support.fakes import TASK_ID, TEXT_RESULT, FakePeer, run, task_2025, task_ext
 
-from .fakes import TASK_ID, TEXT_RESULT, FakePeer, run, task_2025, task_ext
 from .test_client_ext import NAME_REQUEST, Server, accept_name, make
 
 

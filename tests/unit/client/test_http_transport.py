@@ -23,9 +23,8 @@ from mcp_tasks_2025_11_25.client import InputContext
 from mcp_tasks_2025_11_25.client import TasksClient as LegacyClient
 from mcp_tasks_ext.client import MissingRequiredClientCapability, TasksClient
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore
+from tests.support.fakes import TASK_ID, TEXT_RESULT, run, task_2025, task_ext
 from tests.support.waiting import until
-
-from .fakes import TASK_ID, TEXT_RESULT, run, task_2025, task_ext
 
 URL = "http://127.0.0.1:9/mcp"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .fakes import run
+from tests.support.fakes import run
 
 PACKAGES = ["mcp_tasks_2025_11_25", "mcp_tasks_ext"]
 

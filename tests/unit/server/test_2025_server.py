@@ -28,8 +28,7 @@ from mcp_tasks_2025_11_25.server import (
     ToolError,
 )
 from mcp_tasks_2025_11_25.stores import InMemoryTaskStore, SQLiteTaskStore, TaskRecord
-
-from .conftest import error_of, message_2025, result_of
+from tests.support.servers import error_of, message_2025, result_of
 
 pytestmark = pytest.mark.anyio
 

@@ -17,8 +17,7 @@ import pytest
 from mcp_tasks_2025_11_25 import server as legacy
 from mcp_tasks_ext import server as ext
 from mcp_tasks_ext.stores import InMemoryTaskStore
-
-from .conftest import ext_message, message_2025, result_of
+from tests.support.servers import ext_message, message_2025, result_of
 
 pytestmark = pytest.mark.anyio
 

@@ -27,9 +27,7 @@ from mcp_tasks_ext.server import (
     ToolError,
 )
 from mcp_tasks_ext.stores import InMemoryTaskStore, SQLiteTaskStore, TaskStore
-
-from .conftest import EXT, error_of, ext_message, result_of
-from .test_http_ext import headers_for
+from tests.support.servers import EXT, error_of, ext_message, headers_for, result_of
 
 pytestmark = pytest.mark.anyio
 

@@ -24,8 +24,7 @@ from mcp_tasks_2025_11_25.stores import InMemoryTaskStore
 from mcp_tasks_ext import protocol_ext
 from mcp_tasks_ext.server import TasksServer as ServerExt
 from mcp_tasks_ext.stores import InMemoryTaskStore as ExtMemoryStore
-
-from .conftest import error_of, ext_message, message_2025, result_of
+from tests.support.servers import error_of, ext_message, message_2025, result_of
 
 pytestmark = pytest.mark.anyio
 

@@ -18,8 +18,7 @@ from mcp_tasks_ext.stores import (
     TaskRecord,
     TaskStore,
 )
-
-from .conftest import ext_message, result_of
+from tests.support.servers import ext_message, result_of
 
 pytestmark = pytest.mark.anyio
 
