@@ -1,8 +1,9 @@
 """The generated client and server follow a schema edit, or generation stops with exit
 2.
 
-Each edit of ``spec_edits.py`` is applied to the official Tasks extension schema (read
-from ``../shared/schemas``), generated with the CLI into a temporary folder,
+Each edit of ``spec_edits.py`` is applied to the Tasks extension schema (the embedded
+``schema/ext-2026-07-28``, the official one's structure), generated with the CLI into a
+temporary folder,
 type-checked with ``mypy --strict`` and pyright strict together with a little user code,
 and then run: a server process built on the generated package serves real HTTP, and the
 generated client talks to it from this process.
@@ -47,7 +48,8 @@ import pytest
 from tests.spec_edits import EDITS
 from tests.support.procs import free_port, run_server
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+EXT_SCHEMA = ROOT / "schema" / "ext-2026-07-28" / "schema.json"
 BIN = Path(sys.executable).parent
 CLASSIFY = {"a_paused": ["--status", "paused=active"]}
 RUNNING = ["a_paused", "b_progress", "d_list", "e_no_update", "f_result"]
@@ -55,10 +57,8 @@ RUNNING = ["a_paused", "b_progress", "d_list", "e_no_update", "f_result"]
 pytestmark = pytest.mark.anyio
 
 
-def _generate(out: Path, shared: Path, name: str) -> subprocess.CompletedProcess[str]:
-    raw = EDITS[name](
-        json.loads((shared / "schemas" / "ext-tasks-draft.schema.json").read_text())
-    )
+def _generate(out: Path, name: str) -> subprocess.CompletedProcess[str]:
+    raw = EDITS[name](json.loads(EXT_SCHEMA.read_text()))
     schema = out / f"{name}.schema.json"
     schema.write_text(json.dumps(raw, indent=2))
     command = [
@@ -107,11 +107,11 @@ def serve() -> ListServer:
 
 
 @pytest.fixture(scope="module")
-def packages(tmp_path_factory: pytest.TempPathFactory, shared: Path) -> Iterator[Path]:
+def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Every edit generated into one folder (which is put on ``sys.path``)."""
     out = tmp_path_factory.mktemp("edits")
     for name in RUNNING:
-        proc = _generate(out, shared, name)
+        proc = _generate(out, name)
         assert proc.returncode == 0, proc.stderr
     (out / "user_code.py").write_text(USER_CODE)
     sys.path.insert(0, str(out))
@@ -181,10 +181,10 @@ def test_edited_packages_pass_pyright_strict(packages: Path) -> None:
     assert not problems, "\n".join(problems[:40])
 
 
-def test_renamed_runtime_field_stops_generation(tmp_path: Path, shared: Path) -> None:
+def test_renamed_runtime_field_stops_generation(tmp_path: Path) -> None:
     """c) The runtime reads ``pollIntervalMs``: a schema that renamed it cannot be
     served."""
-    proc = _generate(tmp_path, shared, "c_rename")
+    proc = _generate(tmp_path, "c_rename")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     line = proc.stderr.strip()
     assert "\n" not in line and "Traceback" not in line
@@ -196,11 +196,9 @@ def test_renamed_runtime_field_stops_generation(tmp_path: Path, shared: Path) ->
     assert not (tmp_path / "p_c_rename").exists()
 
 
-def test_unclassified_status_stops_generation(tmp_path: Path, shared: Path) -> None:
+def test_unclassified_status_stops_generation(tmp_path: Path) -> None:
     """a) without a classification, ``paused`` stops generation with its pointer."""
-    raw = EDITS["a_paused"](
-        json.loads((shared / "schemas" / "ext-tasks-draft.schema.json").read_text())
-    )
+    raw = EDITS["a_paused"](json.loads(EXT_SCHEMA.read_text()))
     schema = tmp_path / "paused.json"
     schema.write_text(json.dumps(raw))
     proc = subprocess.run(
@@ -436,11 +434,11 @@ async def test_e_removed_method_is_gone_from_both_sides(
 
 
 def test_a_schema_change_rewrites_only_the_schema_dependent_files(
-    tmp_path: Path, shared: Path
+    tmp_path: Path,
 ) -> None:
     """Regenerating after a small schema change leaves the copied runtime files
     alone."""
-    proc = _generate(tmp_path, shared, "b_progress")
+    proc = _generate(tmp_path, "b_progress")
     assert proc.returncode == 0, proc.stderr
     package = tmp_path / "p_b_progress"
     before = {p.name: p.read_bytes() for p in package.iterdir()}

@@ -210,6 +210,7 @@ def test_same_schema_has_no_changes(ext: ir.Package) -> None:
     assert report.summary_line(diff) == "no API changes"
 
 
+@pytest.mark.official_schemas
 def test_official_core_schema_matches_the_project_one(
     core: ir.Package, shared: Path
 ) -> None:

@@ -483,6 +483,7 @@ def test_golden_unions_with_a_shared_constant_are_discriminated(key: str) -> Non
     assert _undiscriminated(_load(GOLDEN[key], f"golden_union_{key}")) == set()
 
 
+@pytest.mark.official_schemas
 @pytest.mark.parametrize("name", OFFICIAL)
 def test_official_schema_unions_with_a_shared_constant_are_discriminated(
     shared: Path, name: str, tmp_path: Path

@@ -19,6 +19,8 @@ from pydantic import ValidationError
 
 from tests.conftest import shared_dir
 
+pytestmark = pytest.mark.official_schemas  # the examples are in ../shared
+
 CASES_2025 = {
     "E_1_1": ("capabilities", "ServerCapabilities"),
     "E_1_2": ("capabilities", "ClientCapabilities"),

@@ -1,6 +1,6 @@
-"""Random damage to the official schemas never crashes the generator.
+"""Random damage to the schemas never crashes the generator.
 
-Each case applies one to three random edits to one of the official schemas (delete a
+Each case applies one to three random edits to one of the embedded schemas (delete a
 key, replace a value with an odd one, rename a key to a keyword or an awkward name, drop
 or replace an array item), from a fixed seed, and runs the front of the pipeline (load,
 detect, extract, normalize, profile check). The outcome must be a package or
@@ -24,7 +24,11 @@ from mcptasks_gen import pipeline
 from mcptasks_gen.config import Target
 from mcptasks_gen.errors import GenError
 
-SCHEMAS = {"ext": "ext-tasks-draft.schema.json", "2025": "mcp-2025-11-25.schema.json"}
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMAS = {
+    "ext": ROOT / "schema" / "ext-2026-07-28" / "schema.json",
+    "2025": ROOT / "schema" / "2025-11-25" / "schema.json",
+}
 ODD_VALUES: list[Any] = [
     None,
     True,
@@ -110,11 +114,8 @@ def _damage(raw: dict[str, Any], rng: random.Random) -> None:
 
 
 @pytest.fixture(scope="module")
-def originals(shared: Path) -> dict[str, dict[str, Any]]:
-    return {
-        key: json.loads((shared / "schemas" / name).read_text())
-        for key, name in SCHEMAS.items()
-    }
+def originals() -> dict[str, dict[str, Any]]:
+    return {key: json.loads(path.read_text()) for key, path in SCHEMAS.items()}
 
 
 @pytest.mark.parametrize("seed", range(CASES))

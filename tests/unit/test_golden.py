@@ -125,6 +125,7 @@ def test_every_file_carries_the_header(rendered: dict[str, dict[str, str]]) -> N
         assert "timestamp" not in files["__init__.py"].lower()
 
 
+@pytest.mark.official_schemas
 @pytest.mark.parametrize(
     "target", [t for t in _targets() if not t.also], ids=lambda t: t.package
 )
@@ -161,6 +162,7 @@ def test_official_schema_gives_the_same_api(target: Target, shared: Path) -> Non
     assert api(theirs) == api(ours)
 
 
+@pytest.mark.official_schemas
 def test_core_2026_07_28_is_refused_with_one_line(shared: Path) -> None:
     """The 2026-07-28 core schema has no Tasks: a one-line explanation, nothing
     generated."""

@@ -1,9 +1,10 @@
 """A field the runtime reads or writes, renamed by a schema, stops generation with exit
 2.
 
-Renaming one property everywhere in an official schema (the key under ``properties`` and
-in ``required``) must either give a package that still works or stop generation, naming
-the field and its JSON pointer. For the fields below the hand-written runtime sends or
+Renaming one property everywhere in a schema (the key under ``properties`` and in
+``required``; the embedded schemas, which have the official ones' structure) must
+either give a package that still works or stop generation, naming the field and its
+JSON pointer. For the fields below the hand-written runtime sends or
 reads the wire name, or an attribute of the generated model: before the revision
 profiles listed them, each rename generated a package that failed its own ``mypy
 --strict`` (``code``, ``data``, ``error``, ``result``, ``inputRequests``, ``task``,
@@ -27,7 +28,12 @@ from mcptasks_gen.config import Target
 from mcptasks_gen.errors import GenError
 from tests.spec_edits import add_status
 
-SCHEMAS = {"ext": "ext-tasks-draft.schema.json", "2025": "mcp-2025-11-25.schema.json"}
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMAS = {
+    "ext": ROOT / "schema" / "ext-2026-07-28" / "schema.json",
+    "2025": ROOT / "schema" / "2025-11-25" / "schema.json",
+}
+"""The embedded schemas: the official ones' structure (``test_schema_drift``)."""
 
 RENAMES = [
     ("ext", "code", "Error"),
@@ -85,8 +91,8 @@ def _edited(
     )
 
 
-def _target(tmp_path: Path, shared: Path, revision: str, old: str) -> Target:
-    raw = json.loads((shared / "schemas" / SCHEMAS[revision]).read_text())
+def _target(tmp_path: Path, revision: str, old: str) -> Target:
+    raw = json.loads(SCHEMAS[revision].read_text())
     _rename(raw, old, old + "Renamed")
     return _edited(tmp_path, raw)
 
@@ -95,10 +101,10 @@ def _target(tmp_path: Path, shared: Path, revision: str, old: str) -> Target:
     ("revision", "field", "model"), RENAMES, ids=[f"{r}-{f}" for r, f, _ in RENAMES]
 )
 def test_renaming_a_field_the_runtime_uses_stops_generation(
-    tmp_path: Path, shared: Path, revision: str, field: str, model: str
+    tmp_path: Path, revision: str, field: str, model: str
 ) -> None:
     with pytest.raises(GenError) as raised:
-        pipeline.package(_target(tmp_path, shared, revision, field))
+        pipeline.package(_target(tmp_path, revision, field))
     message = str(raised.value)
     assert f'the runtime needs field "{field}" of "{model}"' in message, message
     assert f'(the schema has "{field}Renamed"' in message, message
@@ -106,10 +112,10 @@ def test_renaming_a_field_the_runtime_uses_stops_generation(
 
 
 def test_renaming_a_field_the_runtime_does_not_use_still_generates(
-    tmp_path: Path, shared: Path
+    tmp_path: Path,
 ) -> None:
     for revision in SCHEMAS:
-        bundle = pipeline.package(_target(tmp_path, shared, revision, "title"))
+        bundle = pipeline.package(_target(tmp_path, revision, "title"))
         assert bundle.revisions
 
 
@@ -179,9 +185,9 @@ CHANGES = [
     ids=[f"{r}-{f}-{c}" for r, f, c, _ in CHANGES],
 )
 def test_changing_a_field_the_runtime_uses_stops_generation(
-    tmp_path: Path, shared: Path, revision: str, field: str, change: str, expected: str
+    tmp_path: Path, revision: str, field: str, change: str, expected: str
 ) -> None:
-    raw = json.loads((shared / "schemas" / SCHEMAS[revision]).read_text())
+    raw = json.loads(SCHEMAS[revision].read_text())
     _edit(raw, field, change)
     target = _edited(tmp_path, raw)
     with pytest.raises(GenError) as raised:
@@ -192,11 +198,11 @@ def test_changing_a_field_the_runtime_uses_stops_generation(
 
 @pytest.mark.parametrize("revision", list(SCHEMAS))
 def test_a_new_required_task_field_stops_generation(
-    tmp_path: Path, shared: Path, revision: str
+    tmp_path: Path, revision: str
 ) -> None:
     """The runtime builds every task message; it has no value for a required field it
     does not know (an optional one it carries: ``protocol.TaskFields``)."""
-    raw = json.loads((shared / "schemas" / SCHEMAS[revision]).read_text())
+    raw = json.loads(SCHEMAS[revision].read_text())
     task = raw["$defs"]["Task"]
     task["properties"]["progress"] = {"type": "number"}
     task["required"] = [*task.get("required", []), "progress"]
@@ -207,10 +213,8 @@ def test_a_new_required_task_field_stops_generation(
         pipeline.package(target)
 
 
-def test_a_field_the_runtime_only_writes_may_become_optional(
-    tmp_path: Path, shared: Path
-) -> None:
-    raw = json.loads((shared / "schemas" / SCHEMAS["ext"]).read_text())
+def test_a_field_the_runtime_only_writes_may_become_optional(tmp_path: Path) -> None:
+    raw = json.loads(SCHEMAS["ext"].read_text())
     _edit(raw["$defs"]["ElicitRequestFormParams"], "message", "optional")
     target = _edited(tmp_path, raw)
     assert pipeline.package(target).revisions
@@ -225,14 +229,12 @@ def test_a_field_the_runtime_only_writes_may_become_optional(
     ],
 )
 def test_a_classified_status_variant_is_checked_like_its_class(
-    tmp_path: Path, shared: Path, status: str, klass: str, like: str, generates: bool
+    tmp_path: Path, status: str, klass: str, like: str, generates: bool
 ) -> None:
     """An ``input`` status's variant carries ``inputRequests`` (the runtime fills it
     for every input status); a ``terminal`` one copied from ``failed`` requires an
     ``error`` that the runtime gives only to ``failed``."""
-    raw = add_status(
-        json.loads((shared / "schemas" / SCHEMAS["ext"]).read_text()), status, like
-    )
+    raw = add_status(json.loads(SCHEMAS["ext"].read_text()), status, like)
     target = _edited(tmp_path, raw, ((status, klass),))
     if generates:
         assert pipeline.package(target).revisions
@@ -245,7 +247,7 @@ def test_a_classified_status_variant_is_checked_like_its_class(
 
 
 def test_an_http_status_for_an_error_code_the_revision_lacks_stops_generation(
-    tmp_path: Path, shared: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The profile gives HTTP statuses to error codes by name; a name the revision's
     ``ErrorCode`` does not have (a typo, a code a revision dropped) is refused."""
@@ -253,7 +255,7 @@ def test_an_http_status_for_an_error_code_the_revision_lacks_stops_generation(
 
     from mcptasks_gen import profile
 
-    raw = json.loads((shared / "schemas" / SCHEMAS["2025"]).read_text())
+    raw = json.loads(SCHEMAS["2025"].read_text())
     wrong = replace(profile.CORE_2025_11_25, http_statuses={"HEADER_MISMATCH": 400})
     monkeypatch.setitem(profile.PROFILES, wrong.revision, wrong)
     with pytest.raises(GenError) as raised:

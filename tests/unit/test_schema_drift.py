@@ -311,6 +311,7 @@ def normalized(text: str) -> str:
 # --- tests against the official schemas -------------------------------------------------
 
 
+@pytest.mark.official_schemas
 @by_revision
 def test_definitions_are_the_tasks_closure(revision: Revision) -> None:
     """Our ``$defs`` hold exactly the ``$ref`` closure of the Tasks roots."""
@@ -325,6 +326,7 @@ def test_definitions_are_the_tasks_closure(revision: Revision) -> None:
     )
 
 
+@pytest.mark.official_schemas
 @by_revision
 def test_definitions_match_official_structure(revision: Revision) -> None:
     """Each definition equals the official one once descriptions are set aside."""
@@ -344,6 +346,7 @@ def test_definitions_match_official_structure(revision: Revision) -> None:
     ), f"{revision.name} drifted from {revision.official_file}:\n" + "\n".join(problems)
 
 
+@pytest.mark.official_schemas
 @by_revision
 def test_descriptions_are_our_own(revision: Revision) -> None:
     """No description of ours repeats any description of the official schema."""
