@@ -117,6 +117,7 @@ async def cursors_of(
         residues: list[str] = []
         page = await alice.page()
         while True:
+            assert len(residues) < 100, "no last page after 100 pages"
             listed += [t["taskId"] for t in page["tasks"]]
             if "nextCursor" not in page:
                 break

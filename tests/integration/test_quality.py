@@ -30,6 +30,7 @@ def _tool(name: str) -> str:
     return str(path)
 
 
+@pytest.mark.timeout(300)  # mypy --strict over three packages, no cache
 def test_mypy_strict() -> None:
     """0 errors from ``mypy --strict`` on every golden package."""
     args = [_tool("mypy"), "--strict", "--no-incremental", "--python-version", "3.10"]
@@ -79,6 +80,7 @@ def test_user_code_imports_the_public_names_type_clean(
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.timeout(300)  # pyright strict over three packages: 30-70 s, more if loaded
 def test_pyright_strict(tmp_path: Path) -> None:
     """0 errors from pyright in strict mode on every golden package."""
     config = tmp_path / "pyrightconfig.json"

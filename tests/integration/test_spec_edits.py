@@ -128,6 +128,7 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
+@pytest.mark.timeout(300)  # generates the five packages (fixture), then mypy --strict
 def test_edited_packages_pass_mypy_strict(packages: Path) -> None:
     args = [
         str(BIN / "mypy"),
@@ -144,6 +145,7 @@ def test_edited_packages_pass_mypy_strict(packages: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.timeout(300)  # pyright strict over five packages: 40-80 s, more if loaded
 def test_edited_packages_pass_pyright_strict(packages: Path) -> None:
     config = packages / "pyrightconfig.json"
     config.write_text(

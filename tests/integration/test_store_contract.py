@@ -199,6 +199,7 @@ async def test_list_tasks_pages_in_seq_order(store: TaskStore) -> None:
     pages: list[list[str]] = []
     cursor = 0
     while True:
+        assert len(pages) < 10, f"no end after {len(pages)} pages"
         page = await store.list_tasks("alice", cursor, 10)
         if not page:
             break

@@ -108,6 +108,8 @@ def _failures_of(label: str, check: Callable[..., None], *args: Any) -> list[str
     return []
 
 
+# twelve conformance runs and three SDK clients at once, each may take up to 120 s
+@pytest.mark.timeout(300)
 def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
     tmp_path: Path,
 ) -> None:

@@ -130,7 +130,7 @@ async def _listed_task_ids(
     """Every task ``tasks/list`` shows in a 2025-11-25 session (all pages)."""
     found: set[str] = set()
     params: dict[str, Any] = {}
-    while True:
+    for _ in range(100):  # a cursor that never ends the list fails, not hangs
         page = result_of(
             await _session_post(client, url, session, "tasks/list", params)
         )
@@ -138,6 +138,7 @@ async def _listed_task_ids(
         if not page.get("nextCursor"):
             return found
         params = {"cursor": page["nextCursor"]}
+    raise AssertionError(f"tasks/list had no last page after 100 pages: {found}")
 
 
 def _unknown_task(answer: dict[str, Any]) -> None:

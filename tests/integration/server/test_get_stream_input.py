@@ -116,9 +116,11 @@ class Peer:
 
     async def next_pushed(self, method: str) -> dict[str, Any]:
         """The next message with ``method`` on the GET stream (skipping others)."""
+        deadline = time.monotonic() + WAIT_S
         while True:
             try:
-                message = await asyncio.wait_for(self.pushed.get(), WAIT_S)
+                left = max(deadline - time.monotonic(), 0)
+                message = await asyncio.wait_for(self.pushed.get(), left)
             except asyncio.TimeoutError:
                 raise AssertionError(
                     f"no {method} on the GET stream within {WAIT_S}s (it carried"
@@ -129,7 +131,9 @@ class Peer:
 
     async def until_status(self, task_id: str, wanted: str) -> None:
         """Read the GET stream until it reports the task in status ``wanted``."""
+        deadline = time.monotonic() + WAIT_S
         while True:
+            assert time.monotonic() < deadline, f"{task_id} never became {wanted}"
             note = await self.next_pushed("notifications/tasks/status")
             if note["params"]["taskId"] == task_id and (
                 note["params"]["status"] == wanted

@@ -436,6 +436,7 @@ async def test_d1_12_list_paginates_the_callers_tasks() -> None:
         cursor: str | None = None
         pages = 0
         while True:
+            assert pages < 10, f"no last page after {pages} pages"
             params = {} if cursor is None else {"cursor": cursor}
             page = result_of(await h.call("tasks/list", params, principal="alice"))
             pages += 1

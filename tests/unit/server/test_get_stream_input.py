@@ -10,6 +10,7 @@ against ``examples/server_2025.py``.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -112,7 +113,9 @@ async def in_process() -> AsyncIterator[InProcess]:
 
 async def next_request(stream: asyncio.Queue[dict[str, Any] | None]) -> dict[str, Any]:
     """The next server-to-client request queued on a GET stream."""
+    deadline = time.monotonic() + WAIT_S
     while True:
+        assert time.monotonic() < deadline, f"no request within {WAIT_S}s"
         message = await asyncio.wait_for(stream.get(), WAIT_S)
         assert message is not None, "the stream ended"
         if "id" in message:
@@ -189,7 +192,9 @@ async def test_a_request_a_closed_get_stream_never_sent_goes_out_on_the_next() -
         request = await next_request(second)
         assert request["params"]["_meta"] == {RELATED: {"taskId": task_id}}
         await h.answer(request)
+        deadline = time.monotonic() + WAIT_S
         while True:  # until the stream reports the task completed
+            assert time.monotonic() < deadline, "the task never completed"
             note = await asyncio.wait_for(second.get(), WAIT_S)
             assert note is not None and "id" not in note, note
             if note["params"].get("status") == "completed":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -286,7 +287,9 @@ async def test_item22_ext_update_with_a_bad_answer_is_refused() -> None:
         task = result_of(
             await server.handle(ext_message("tasks/get", {"taskId": task_id}))
         )
+        deadline = time.monotonic() + 10
         while task["status"] != "input_required":
+            assert time.monotonic() < deadline, task
             await asyncio.sleep(0)
             task = result_of(
                 await server.handle(ext_message("tasks/get", {"taskId": task_id}))
@@ -309,7 +312,9 @@ async def test_item22_ext_update_with_a_bad_answer_is_refused() -> None:
                 )
             )
         )
+        deadline = time.monotonic() + 10
         while task["status"] != "completed":
+            assert time.monotonic() < deadline, task
             await asyncio.sleep(0)
             task = result_of(
                 await server.handle(ext_message("tasks/get", {"taskId": task_id}))
