@@ -110,11 +110,12 @@ def _failures_of(label: str, check: Callable[..., None], *args: Any) -> list[str
 
 # twelve conformance runs and three SDK clients at once, each may take up to 120 s
 @pytest.mark.timeout(300)
-def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
+def test_conformance_and_three_sdk_clients_at_once_on_one_port(
     tmp_path: Path,
 ) -> None:
-    """One ``examples/server.py`` process, SQLite store; 12 scenarios and 21 client
-    runs interleaved on 8 threads, so that all four kinds of peer run together."""
+    """Issue 10, item 1: One ``examples/server.py`` process, SQLite store; 12
+    scenarios and 21 client runs interleaved on 8 threads, so that all four kinds of
+    peer run together."""
     require("conformance")
     for peer in single_revision_clients.PEERS:
         require(peer)

@@ -41,9 +41,10 @@ def wait_status(url: str, task_id: str, status: str) -> dict[str, Any]:
         time.sleep(0.05)
 
 
-def test_d2_crash_and_restart_keeps_every_task_answerable(
+def test_crash_and_restart_keeps_every_extension_task_answerable(
     tmp_path: Path,
 ) -> None:
+    """Digest D.2: crash and restart keeps every extension task answerable."""
     db = str(tmp_path / "tasks.sqlite3")
     port = free_port()
     with example_server("server_ext", "--db", db, port=port) as server:
@@ -78,7 +79,8 @@ def test_d2_crash_and_restart_keeps_every_task_answerable(
     assert finished["result"]["content"][0]["text"] == "computed before after 0.0s"
 
 
-def test_d1_crash_and_restart_keeps_every_task_answerable(tmp_path: Path) -> None:
+def test_crash_and_restart_keeps_every_2025_task_answerable(tmp_path: Path) -> None:
+    """Digest D.1: crash and restart keeps every 2025 task answerable."""
     db = str(tmp_path / "tasks.sqlite3")
     port = free_port()
 

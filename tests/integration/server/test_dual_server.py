@@ -78,11 +78,12 @@ def dual_server() -> Iterator[ServerHandle]:
     ],
     ids=["stream_open_first", "request_pending_first"],
 )
-async def test_item2_polling_2025_client_gets_input_on_the_get_stream(
+async def test_polling_2025_client_gets_input_on_the_get_stream(
     dual_server: ServerHandle, scenario: Callable[[ServerHandle], Any]
 ) -> None:
-    """The scenarios of ``test_get_stream_input`` (the task completes once the answer
-    to the request the GET stream carried is POSTed back), on the dual server."""
+    """Issue 10, item 2: The scenarios of ``test_get_stream_input`` (the task
+    completes once the answer to the request the GET stream carried is POSTed back),
+    on the dual server."""
     await scenario(dual_server)
     no_traceback(dual_server)
 
@@ -146,9 +147,11 @@ def _unknown_task(answer: dict[str, Any]) -> None:
     assert error_of(answer)["code"] == -32602, answer
 
 
-async def test_item3_a_2025_task_is_visible_through_the_extension_to_its_owner_only(
+async def test_a_2025_task_is_visible_through_the_extension_to_its_owner_only(
     dual_server: ServerHandle,
 ) -> None:
+    """Issue 10, item 3: a 2025 task is visible through the extension to its owner
+    only."""
     url = dual_server.url
     async with httpx.AsyncClient(timeout=20) as client:
         alice = await initialize(client, url, ALICE)
@@ -172,9 +175,10 @@ async def test_item3_a_2025_task_is_visible_through_the_extension_to_its_owner_o
     no_traceback(dual_server)
 
 
-async def test_item3_an_extension_task_is_visible_through_2025_to_its_owner_only(
+async def test_an_extension_task_is_visible_through_2025_to_its_owner_only(
     dual_server: ServerHandle,
 ) -> None:
+    """Issue 10, item 3: an extension task is visible through 2025 to its owner only."""
     url = dual_server.url
     async with httpx.AsyncClient(timeout=20) as client:
         created = await _ext_post(
@@ -205,9 +209,10 @@ async def test_item3_an_extension_task_is_visible_through_2025_to_its_owner_only
     no_traceback(dual_server)
 
 
-async def test_item3_both_revisions_list_the_same_tools(
+async def test_both_revisions_list_the_same_tools(
     dual_server: ServerHandle,
 ) -> None:
+    """Issue 10, item 3: both revisions list the same tools."""
     url = dual_server.url
     async with httpx.AsyncClient(timeout=20) as client:
         session = await initialize(client, url)
@@ -367,9 +372,10 @@ def hostile_server() -> Iterator[ServerHandle]:
         yield handle
 
 
-async def test_item4_hostile_posts_never_yield_500_or_a_traceback(
+async def test_hostile_posts_never_yield_500_or_a_traceback(
     hostile_server: ServerHandle,
 ) -> None:
+    """Issue 10, item 4: hostile posts never yield 500 or a traceback."""
     url = hostile_server.url
     outcomes: dict[str, tuple[int, Any]] = {}
     async with httpx.AsyncClient(timeout=10) as client:
@@ -399,9 +405,10 @@ async def test_item4_hostile_posts_never_yield_500_or_a_traceback(
     no_traceback(hostile_server)
 
 
-async def test_item4_get_and_delete_with_a_bogus_session_are_not_found(
+async def test_get_and_delete_with_a_bogus_session_are_not_found(
     hostile_server: ServerHandle,
 ) -> None:
+    """Issue 10, item 4: get and delete with a bogus session are not found."""
     url = hostile_server.url
     bogus = {**ACCEPT, "mcp-session-id": "bogus"}
     async with httpx.AsyncClient(timeout=10) as client:
@@ -414,11 +421,12 @@ async def test_item4_get_and_delete_with_a_bogus_session_are_not_found(
     no_traceback(hostile_server)
 
 
-async def test_item4_a_failed_initialize_names_no_session(
+async def test_a_failed_initialize_names_no_session(
     hostile_server: ServerHandle,
 ) -> None:
-    """The session a refused ``initialize`` opened is closed again: the answer must not
-    hand its id to the client (every later request with it would be 404)."""
+    """Issue 10, item 4: The session a refused ``initialize`` opened is closed again:
+    the answer must not hand its id to the client (every later request with it would
+    be 404)."""
     async with httpx.AsyncClient(timeout=10) as client:
         response = await client.post(
             hostile_server.url,
@@ -430,11 +438,11 @@ async def test_item4_a_failed_initialize_names_no_session(
     no_traceback(hostile_server)
 
 
-async def test_item4_an_initialize_notification_opens_no_session(
+async def test_an_initialize_notification_opens_no_session(
     hostile_server: ServerHandle,
 ) -> None:
-    """``initialize`` without an id is no request: it must not open (and leak) a
-    session, nor be answered with a session id."""
+    """Issue 10, item 4: ``initialize`` without an id is no request: it must not open
+    (and leak) a session, nor be answered with a session id."""
     body = json.dumps({"jsonrpc": "2.0", "method": "initialize", "params": {}})
     async with httpx.AsyncClient(timeout=10) as client:
         response = await client.post(

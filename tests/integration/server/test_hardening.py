@@ -76,9 +76,10 @@ async def forge_replies(
 # -- item 1: side-request replies are bound to their session and principal -------------
 
 
-async def test_item1_other_principal_cannot_answer_a_task_elicitation(
+async def test_other_principal_cannot_answer_a_task_elicitation(
     server_2025_http: ServerHandle,
 ) -> None:
+    """Issue 9, item 1: other principal cannot answer a task elicitation."""
     url = server_2025_http.url
     async with httpx.AsyncClient(timeout=20) as client:
         alice = await initialize(client, url, "Bearer A")
@@ -127,9 +128,10 @@ async def test_item1_other_principal_cannot_answer_a_task_elicitation(
     no_traceback(server_2025_http)
 
 
-async def test_item1_other_principal_cannot_answer_a_synchronous_side_request(
+async def test_other_principal_cannot_answer_a_synchronous_side_request(
     server_2025_http: ServerHandle,
 ) -> None:
+    """Issue 9, item 1: other principal cannot answer a synchronous side request."""
     url = server_2025_http.url
     async with httpx.AsyncClient(timeout=20) as client:
         alice = await initialize(client, url, "Bearer A")
@@ -177,9 +179,10 @@ async def post_raw(
     return response.status_code, strict_json(response.text) if response.text else None
 
 
-async def test_item4_deeply_nested_json_is_a_parse_error(
+async def test_deeply_nested_json_is_a_parse_error(
     server_2025_http: ServerHandle,
 ) -> None:
+    """Issue 9, item 4: deeply nested json is a parse error."""
     url = server_2025_http.url
     async with httpx.AsyncClient(timeout=20) as client:
         headers = await initialize(client, url)
@@ -208,9 +211,10 @@ async def test_item4_deeply_nested_json_is_a_parse_error(
 @pytest.mark.parametrize(
     "ttl", ["1e400", "-1e400", "Infinity", "NaN", "true", "-1", '"5"']
 )
-async def test_item5_bad_task_ttl_is_invalid_params(
+async def test_bad_task_ttl_is_invalid_params(
     server_2025_http: ServerHandle, ttl: str
 ) -> None:
+    """Issue 9, item 5: bad task ttl is invalid params."""
     url = server_2025_http.url
     async with httpx.AsyncClient(timeout=20) as client:
         headers = await initialize(client, url)
@@ -227,9 +231,10 @@ async def test_item5_bad_task_ttl_is_invalid_params(
 @pytest.mark.parametrize(
     "request_id", ["1e400", "NaN", "Infinity", "{}", "[]", "true", "1.5", "null"]
 )
-async def test_item7_invalid_ids_are_invalid_requests(
+async def test_invalid_ids_are_invalid_requests(
     server_2025_http: ServerHandle, request_id: str
 ) -> None:
+    """Issue 9, item 7: invalid ids are invalid requests."""
     url = server_2025_http.url
     async with httpx.AsyncClient(timeout=20) as client:
         headers = await initialize(client, url)
@@ -240,9 +245,10 @@ async def test_item7_invalid_ids_are_invalid_requests(
     no_traceback(server_2025_http)
 
 
-async def test_item7_message_with_only_an_id_is_an_invalid_request(
+async def test_message_with_only_an_id_is_an_invalid_request(
     server_2025_http: ServerHandle,
 ) -> None:
+    """Issue 9, item 7: message with only an id is an invalid request."""
     url = server_2025_http.url
     async with httpx.AsyncClient(timeout=20) as client:
         headers = await initialize(client, url)
@@ -272,9 +278,10 @@ async def test_item7_message_with_only_an_id_is_an_invalid_request(
 # -- item 6: lone surrogates -----------------------------------------------------------
 
 
-async def test_item6_lone_surrogate_task_id_on_sqlite_is_invalid_params(
+async def test_lone_surrogate_task_id_on_sqlite_is_invalid_params(
     server_2025_sqlite: ServerHandle,
 ) -> None:
+    """Issue 9, item 6: lone surrogate task id on sqlite is invalid params."""
     url = server_2025_sqlite.url
     async with httpx.AsyncClient(timeout=20) as client:
         headers = await initialize(client, url)

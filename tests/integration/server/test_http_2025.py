@@ -71,9 +71,10 @@ async def sse_messages(response: httpx.Response) -> AsyncIterator[dict[str, Any]
             yield json.loads(line[6:])
 
 
-async def test_d1_01_initialize_over_http_opens_a_session(
+async def test_initialize_over_http_opens_a_session(
     server_2025: ServerHandle,
 ) -> None:
+    """Digest D.1.1: initialize over http opens a session."""
     async with httpx.AsyncClient(timeout=10) as client:
         response = await client.post(
             server_2025.url,
@@ -121,9 +122,10 @@ async def test_d1_01_initialize_over_http_opens_a_session(
     assert deleted.status_code == 200 and after.status_code == 404
 
 
-async def test_d1_10_tasks_result_stream_delivers_the_elicitation(
+async def test_tasks_result_stream_delivers_the_elicitation(
     server_2025: ServerHandle,
 ) -> None:
+    """Digest D.1.10: tasks result stream delivers the elicitation."""
     async with httpx.AsyncClient(timeout=10) as client:
         headers = await initialize(client, server_2025.url)
         created = result_of(
@@ -175,9 +177,10 @@ async def test_d1_10_tasks_result_stream_delivers_the_elicitation(
     assert result_of(final)["_meta"] == {RELATED: {"taskId": task_id}}
 
 
-async def test_d1_13_status_notifications_on_the_get_stream(
+async def test_status_notifications_on_the_get_stream(
     server_2025: ServerHandle,
 ) -> None:
+    """Digest D.1.13: status notifications on the get stream."""
     async with httpx.AsyncClient(timeout=10) as client:
         headers = await initialize(client, server_2025.url)
         notes: list[dict[str, Any]] = []
@@ -224,9 +227,10 @@ async def test_d1_13_status_notifications_on_the_get_stream(
     } == {7}
 
 
-async def test_d1_12_list_over_http_is_scoped_to_the_authorization_header(
+async def test_list_over_http_is_scoped_to_the_authorization_header(
     server_2025: ServerHandle,
 ) -> None:
+    """Digest D.1.12: list over http is scoped to the authorization header."""
     async with httpx.AsyncClient(timeout=10) as client:
         alice = await initialize(client, server_2025.url, "Bearer alice")
         bob = await initialize(client, server_2025.url, "Bearer bob")

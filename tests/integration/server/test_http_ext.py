@@ -47,16 +47,18 @@ async def post(
         )
 
 
-async def test_d2_02_missing_meta_is_http_400(ext_server: ServerHandle) -> None:
+async def test_missing_meta_is_http_400(ext_server: ServerHandle) -> None:
+    """Digest D.2.2: missing meta is http 400."""
     message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     response = await post(ext_server.url, message)
     assert response.status_code == 400
     assert error_of(response.json())["code"] == -32602
 
 
-async def test_d2_03_task_only_tool_without_extension_is_http_400(
+async def test_task_only_tool_without_extension_is_http_400(
     ext_server: ServerHandle,
 ) -> None:
+    """Digest D.2.3: task only tool without extension is http 400."""
     message = ext_message("tools/call", {"name": "failing_job"}, declare=False)
     response = await post(ext_server.url, message)
     assert response.status_code == 400
@@ -68,9 +70,10 @@ async def test_d2_03_task_only_tool_without_extension_is_http_400(
 
 
 @pytest.mark.parametrize("method", ["tasks/result", "tasks/list"])
-async def test_d2_16_removed_methods_are_http_404(
+async def test_removed_methods_are_http_404(
     ext_server: ServerHandle, method: str
 ) -> None:
+    """Digest D.2.16: removed methods are http 404."""
     message = ext_message(method, {"taskId": "x"})
     response = await post(
         ext_server.url, message, headers_for(message, **{"mcp-name": "x"})
@@ -79,9 +82,10 @@ async def test_d2_16_removed_methods_are_http_404(
     assert error_of(response.json())["code"] == -32601
 
 
-async def test_d2_18_mismatched_method_header_is_32020(
+async def test_mismatched_method_header_is_32020(
     ext_server: ServerHandle,
 ) -> None:
+    """Digest D.2.18: mismatched method header is 32020."""
     message = ext_message("tools/call", {"name": "greet", "arguments": {"name": "x"}})
     response = await post(
         ext_server.url, message, headers_for(message, **{"mcp-method": "tasks/get"})
@@ -90,7 +94,8 @@ async def test_d2_18_mismatched_method_header_is_32020(
     assert error_of(response.json())["code"] == -32020
 
 
-async def test_d2_18_mismatched_name_header_is_32020(ext_server: ServerHandle) -> None:
+async def test_mismatched_name_header_is_32020(ext_server: ServerHandle) -> None:
+    """Digest D.2.18: mismatched name header is 32020."""
     created = result_of(
         (
             await post(
@@ -133,12 +138,13 @@ async def test_d2_18_mismatched_name_header_is_32020(ext_server: ServerHandle) -
     ],
     ids=["tools/list", "server/discover", "tasks/get", "tools/call", "version"],
 )
-async def test_d2_18_missing_routing_header_is_32020_by_default(
+async def test_missing_routing_header_is_32020_by_default(
     ext_server: ServerHandle, message: dict[str, Any], missing: str
 ) -> None:
-    """SEP-2243: a request without ``Mcp-Method`` (or ``MCP-Protocol-Version``, or
-    ``Mcp-Name`` where it names a target) is refused with -32020 and HTTP 400, without
-    any option (the example server uses the defaults)."""
+    """Digest D.2.18: SEP-2243: a request without ``Mcp-Method`` (or
+    ``MCP-Protocol-Version``, or ``Mcp-Name`` where it names a target) is refused
+    with -32020 and HTTP 400, without any option (the example server uses the
+    defaults)."""
     headers = headers_for(message)
     del headers[missing]
     response = await post(ext_server.url, message, headers)
@@ -149,11 +155,11 @@ async def test_d2_18_missing_routing_header_is_32020_by_default(
     assert response.json()["id"] == message["id"]
 
 
-async def test_d2_18_version_header_that_disagrees_with_the_body_is_32020(
+async def test_version_header_that_disagrees_with_the_body_is_32020(
     ext_server: ServerHandle,
 ) -> None:
-    """A header naming one protocol version and ``_meta`` another is a mismatch
-    (-32020), checked before the version itself; both unsupported is -32022."""
+    """Digest D.2.18: A header naming one protocol version and ``_meta`` another is a
+    mismatch (-32020), checked before the version itself; both unsupported is -32022."""
     message = ext_message("server/discover")
     message["params"]["_meta"][META_VERSION] = "v999.0.0"
     disagree = await post(
@@ -170,12 +176,12 @@ async def test_d2_18_version_header_that_disagrees_with_the_body_is_32020(
     assert error["data"] == {"supported": ["2026-07-28"], "requested": "v999.0.0"}
 
 
-async def test_d2_18_tasks_requests_without_mcp_name_are_served_by_default(
+async def test_tasks_requests_without_mcp_name_are_served_by_default(
     ext_server: ServerHandle,
 ) -> None:
-    """``"core"`` (the default) serves ``tasks/*`` without ``Mcp-Name``, as fastmcp
-    4.1.4 sends them (``Mcp-Method`` still required; a present ``Mcp-Name`` must
-    match)."""
+    """Digest D.2.18: ``"core"`` (the default) serves ``tasks/*`` without
+    ``Mcp-Name``, as fastmcp 4.1.4 sends them (``Mcp-Method`` still required; a
+    present ``Mcp-Name`` must match)."""
     created = result_of(
         (
             await post(
@@ -196,7 +202,8 @@ async def test_d2_18_tasks_requests_without_mcp_name_are_served_by_default(
     )
 
 
-async def test_d2_05_get_right_after_create_over_http(ext_server: ServerHandle) -> None:
+async def test_get_right_after_create_over_http(ext_server: ServerHandle) -> None:
+    """Digest D.2.5: get right after create over http."""
     created = result_of(
         (
             await post(
@@ -218,9 +225,10 @@ async def test_d2_05_get_right_after_create_over_http(ext_server: ServerHandle) 
     )
 
 
-async def test_d2_17_listen_streams_server_sent_events(
+async def test_listen_streams_server_sent_events(
     ext_server: ServerHandle,
 ) -> None:
+    """Digest D.2.17: listen streams server sent events."""
     created = result_of(
         (
             await post(

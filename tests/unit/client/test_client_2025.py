@@ -1,8 +1,8 @@
 """Checklist C.1 (client on revision 2025-11-25) against a scripted in-process peer.
 
-Each test name starts with ``test_c1_NN`` for checklist item NN of ``tasks-digest.md``
-section C.1. Time is a :class:`FakeClock`, so interval assertions are exact and never
-flaky.
+Each test's docstring starts with the checklist item it covers ("Digest C.1.NN", item
+NN of ``tasks-digest.md`` section C.1). Time is a :class:`FakeClock`, so interval
+assertions are exact and never flaky.
 """
 
 from __future__ import annotations
@@ -136,7 +136,9 @@ def make(
     return client, peer, clock
 
 
-def test_c1_01_capabilities_read_from_initialize() -> None:
+def test_capabilities_read_from_initialize() -> None:
+    """Digest C.1.1: capabilities read from initialize."""
+
     async def scenario() -> None:
         client, _, _ = make(Server())
         await client.connect()
@@ -161,7 +163,9 @@ def test_c1_01_capabilities_read_from_initialize() -> None:
     run(scenario())
 
 
-def test_c1_02_no_task_param_without_server_capability() -> None:
+def test_no_task_param_without_server_capability() -> None:
+    """Digest C.1.2: no task param without server capability."""
+
     async def scenario() -> None:
         client, peer, _ = make(Server(capabilities={"tasks": {"list": {}}}))
         await client.connect()
@@ -175,7 +179,9 @@ def test_c1_02_no_task_param_without_server_capability() -> None:
     run(scenario())
 
 
-def test_c1_03_no_task_param_for_absent_or_forbidden_task_support() -> None:
+def test_no_task_param_for_absent_or_forbidden_task_support() -> None:
+    """Digest C.1.3: no task param for absent or forbidden task support."""
+
     async def scenario() -> None:
         client, peer, _ = make(Server())
         await client.connect()
@@ -193,9 +199,10 @@ def test_c1_03_no_task_param_for_absent_or_forbidden_task_support() -> None:
     run(scenario())
 
 
-def test_c1_04_required_tool_always_task_augmented_and_plain_call_refused_locally() -> (
-    None
-):
+def test_required_tool_always_task_augmented_and_plain_call_refused_locally() -> None:
+    """Digest C.1.4: required tool always task augmented and plain call refused
+    locally."""
+
     async def scenario() -> None:
         client, peer, _ = make(Server(), prefer_tasks=False)
         await client.connect()
@@ -208,7 +215,9 @@ def test_c1_04_required_tool_always_task_augmented_and_plain_call_refused_locall
     run(scenario())
 
 
-def test_c1_05_optional_tool_caller_chooses_with_configurable_default() -> None:
+def test_optional_tool_caller_chooses_with_configurable_default() -> None:
+    """Digest C.1.5: optional tool caller chooses with configurable default."""
+
     async def scenario() -> None:
         eager, peer, _ = make(Server())
         await eager.connect()
@@ -227,7 +236,9 @@ def test_c1_05_optional_tool_caller_chooses_with_configurable_default() -> None:
     run(scenario())
 
 
-def test_c1_06_ttl_serialized_as_integer_or_empty_object() -> None:
+def test_ttl_serialized_as_integer_or_empty_object() -> None:
+    """Digest C.1.6: ttl serialized as integer or empty object."""
+
     async def scenario() -> None:
         client, peer, _ = make(Server())
         await client.connect()
@@ -240,9 +251,9 @@ def test_c1_06_ttl_serialized_as_integer_or_empty_object() -> None:
     run(scenario())
 
 
-def test_c1_07_create_task_result_parsed_nested_and_immediate_response_exposed() -> (
-    None
-):
+def test_create_task_result_parsed_nested_and_immediate_response_exposed() -> None:
+    """Digest C.1.7: create task result parsed nested and immediate response exposed."""
+
     async def scenario() -> None:
         server = Server(
             created=task_2025("working", message="The operation is now in progress.")
@@ -261,7 +272,9 @@ def test_c1_07_create_task_result_parsed_nested_and_immediate_response_exposed()
     run(scenario())
 
 
-def test_c1_08_tasks_get_params_are_only_the_task_id() -> None:
+def test_tasks_get_params_are_only_the_task_id() -> None:
+    """Digest C.1.8: tasks get params are only the task id."""
+
     async def scenario() -> None:
         client, peer, _ = make(
             Server(
@@ -280,7 +293,9 @@ def test_c1_08_tasks_get_params_are_only_the_task_id() -> None:
     run(scenario())
 
 
-def test_c1_09_poll_interval_from_latest_task_never_faster() -> None:
+def test_poll_interval_from_latest_task_never_faster() -> None:
+    """Digest C.1.9: poll interval from latest task never faster."""
+
     async def scenario() -> None:
         gets = [
             task_2025("working", poll=1500, updated="a"),
@@ -308,9 +323,10 @@ def test_c1_09_poll_interval_from_latest_task_never_faster() -> None:
     run(scenario())
 
 
-def test_c1_10_stops_at_terminal_and_calls_tasks_result_once_on_input_required() -> (
-    None
-):
+def test_stops_at_terminal_and_calls_tasks_result_once_on_input_required() -> None:
+    """Digest C.1.10: stops at terminal and calls tasks result once on input
+    required."""
+
     async def scenario() -> None:
         release = asyncio.Event()
         gets = [
@@ -340,7 +356,9 @@ def test_c1_10_stops_at_terminal_and_calls_tasks_result_once_on_input_required()
     run(scenario())
 
 
-def test_c1_11_answers_related_task_elicitation_while_tasks_result_pending() -> None:
+def test_answers_related_task_elicitation_while_tasks_result_pending() -> None:
+    """Digest C.1.11: answers related task elicitation while tasks result pending."""
+
     async def scenario() -> None:
         server = Server(gets=[task_2025("input_required")])
         replies: list[dict[str, Any]] = []
@@ -384,9 +402,12 @@ def test_c1_11_answers_related_task_elicitation_while_tasks_result_pending() -> 
     run(scenario())
 
 
-def test_c1_12_tasks_result_success_decoded_and_error_reraised_with_code_message_data() -> (
+def test_tasks_result_success_decoded_and_error_reraised_with_code_message_data() -> (
     None
 ):
+    """Digest C.1.12: tasks result success decoded and error reraised with code
+    message data."""
+
     async def scenario() -> None:
         client, _, _ = make(Server())
         await client.connect()
@@ -415,7 +436,9 @@ def test_c1_12_tasks_result_success_decoded_and_error_reraised_with_code_message
     run(scenario())
 
 
-def test_c1_13_failed_task_with_is_error_result_is_returned_not_raised() -> None:
+def test_failed_task_with_is_error_result_is_returned_not_raised() -> None:
+    """Digest C.1.13: failed task with is error result is returned not raised."""
+
     async def scenario() -> None:
         payload = {
             "content": [{"type": "text", "text": "rate limited"}],
@@ -434,7 +457,9 @@ def test_c1_13_failed_task_with_is_error_result_is_returned_not_raised() -> None
     run(scenario())
 
 
-def test_c1_13_failed_task_without_a_tool_result_raises_task_failed() -> None:
+def test_failed_task_without_a_tool_result_raises_task_failed() -> None:
+    """Digest C.1.13: failed task without a tool result raises task failed."""
+
     async def scenario() -> None:
         related = {
             "_meta": {"io.modelcontextprotocol/related-task": {"taskId": TASK_ID}}
@@ -456,7 +481,9 @@ def test_c1_13_failed_task_without_a_tool_result_raises_task_failed() -> None:
     run(scenario())
 
 
-def test_c1_14_not_found_is_typed_and_stops_the_loop() -> None:
+def test_not_found_is_typed_and_stops_the_loop() -> None:
+    """Digest C.1.14: not found is typed and stops the loop."""
+
     async def scenario() -> None:
         server = Server()
 
@@ -485,9 +512,10 @@ def test_c1_14_not_found_is_typed_and_stops_the_loop() -> None:
     run(scenario())
 
 
-def test_c1_15_status_notifications_update_cache_and_polling_works_without_them() -> (
-    None
-):
+def test_status_notifications_update_cache_and_polling_works_without_them() -> None:
+    """Digest C.1.15: status notifications update cache and polling works without
+    them."""
+
     async def scenario() -> None:
         client, _, _ = make(Server(gets=[task_2025("working"), task_2025("completed")]))
         await client.connect()
@@ -521,7 +549,9 @@ def test_c1_15_status_notifications_update_cache_and_polling_works_without_them(
     run(scenario())
 
 
-def test_c1_16_cancel_sends_tasks_cancel_decodes_task_and_respects_capability() -> None:
+def test_cancel_sends_tasks_cancel_decodes_task_and_respects_capability() -> None:
+    """Digest C.1.16: cancel sends tasks cancel decodes task and respects capability."""
+
     async def scenario() -> None:
         client, peer, _ = make(Server())
         await client.connect()
@@ -548,7 +578,9 @@ def test_c1_16_cancel_sends_tasks_cancel_decodes_task_and_respects_capability() 
     run(scenario())
 
 
-def test_c1_17_list_tasks_follows_next_cursor_opaquely_and_needs_capability() -> None:
+def test_list_tasks_follows_next_cursor_opaquely_and_needs_capability() -> None:
+    """Digest C.1.17: list tasks follows next cursor opaquely and needs capability."""
+
     async def scenario() -> None:
         pages = {
             None: {
@@ -587,7 +619,8 @@ def test_c1_17_list_tasks_follows_next_cursor_opaquely_and_needs_capability() ->
     run(scenario())
 
 
-def test_c1_18_task_model_accepts_null_ttl_and_keeps_timestamps_as_strings() -> None:
+def test_task_model_accepts_null_ttl_and_keeps_timestamps_as_strings() -> None:
+    """Digest C.1.18: task model accepts null ttl and keeps timestamps as strings."""
     task = Task.model_validate(task_2025("working", ttl=None))
     assert task.ttl is None
     assert task.created_at == "2025-11-25T10:30:00Z" and isinstance(
@@ -607,7 +640,9 @@ def test_c1_18_task_model_accepts_null_ttl_and_keeps_timestamps_as_strings() -> 
     run(scenario())
 
 
-def test_c1_19_progress_handler_stays_active_after_create_until_terminal() -> None:
+def test_progress_handler_stays_active_after_create_until_terminal() -> None:
+    """Digest C.1.19: progress handler stays active after create until terminal."""
+
     async def scenario() -> None:
         server = Server(gets=[task_2025("working"), task_2025("completed")])
         progress: list[tuple[float, float | None, str | None]] = []
@@ -641,7 +676,9 @@ def test_c1_19_progress_handler_stays_active_after_create_until_terminal() -> No
     run(scenario())
 
 
-def test_c1_20_augmentation_required_error_is_typed_or_retried_with_task() -> None:
+def test_augmentation_required_error_is_typed_or_retried_with_task() -> None:
+    """Digest C.1.20: augmentation required error is typed or retried with task."""
+
     async def scenario() -> None:
         server = Server(tools=[tool("job", "forbidden")])
         server.plain_error = JsonRpcError(
@@ -662,7 +699,9 @@ def test_c1_20_augmentation_required_error_is_typed_or_retried_with_task() -> No
     run(scenario())
 
 
-def test_c1_21_tasks_get_polling_runs_in_parallel_with_pending_tasks_result() -> None:
+def test_tasks_get_polling_runs_in_parallel_with_pending_tasks_result() -> None:
+    """Digest C.1.21: tasks get polling runs in parallel with pending tasks result."""
+
     async def scenario() -> None:
         server = Server(gets=[task_2025("input_required")])
         polled = asyncio.Event()
@@ -686,7 +725,9 @@ def test_c1_21_tasks_get_polling_runs_in_parallel_with_pending_tasks_result() ->
     run(scenario())
 
 
-def test_c1_22_client_without_task_receiver_capability_ignores_params_task() -> None:
+def test_client_without_task_receiver_capability_ignores_params_task() -> None:
+    """Digest C.1.22: client without task receiver capability ignores params task."""
+
     async def scenario() -> None:
         async def elicit(context: InputContext) -> dict[str, Any]:
             return {"action": "decline"}
@@ -816,9 +857,9 @@ def test_resume_after_restart_rejoins_the_session_the_task_belongs_to(
     run(scenario())
 
 
-def test_c1_21_a_dropped_tasks_result_stream_is_asked_again_after_polling() -> None:
-    """A.6/A.7: the client may drop (or lose) the ``tasks/result`` stream and keep
-    polling."""
+def test_a_dropped_tasks_result_stream_is_asked_again_after_polling() -> None:
+    """Digest C.1.21: A.6/A.7: the client may drop (or lose) the ``tasks/result``
+    stream and keep polling."""
 
     async def scenario() -> None:
         server = Server(
@@ -851,9 +892,9 @@ def test_c1_21_a_dropped_tasks_result_stream_is_asked_again_after_polling() -> N
     run(scenario())
 
 
-def test_c1_07_tool_result_instead_of_a_task_is_returned_and_garbage_rejected() -> None:
-    """mcp 1.30 answers argument errors of a task-augmented call with a plain
-    ``CallToolResult``."""
+def test_tool_result_instead_of_a_task_is_returned_and_garbage_rejected() -> None:
+    """Digest C.1.7: mcp 1.30 answers argument errors of a task-augmented call with a
+    plain ``CallToolResult``."""
 
     async def scenario() -> None:
         server = Server()

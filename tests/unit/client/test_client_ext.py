@@ -1,8 +1,9 @@
 """Checklist C.2 (client on the ``io.modelcontextprotocol/tasks`` extension) against a
 scripted peer.
 
-Each test name starts with ``test_c2_NN`` for checklist item NN of ``tasks-digest.md``
-section C.2 (item 16, the HTTP routing headers, is in ``test_http_transport.py``).
+Each test's docstring starts with the checklist item it covers ("Digest C.2.NN", item
+NN of ``tasks-digest.md`` section C.2; item 16, the HTTP routing headers, is in
+``test_http_transport.py``).
 Time is a :class:`FakeClock`, so interval assertions are exact and never flaky.
 """
 
@@ -135,9 +136,9 @@ async def accept_name(context: InputContext) -> dict[str, Any]:
     return {"action": "accept", "content": {"name": "Luca"}}
 
 
-def test_c2_01_every_request_carries_protocol_version_and_extension_capability() -> (
-    None
-):
+def test_every_request_carries_protocol_version_and_extension_capability() -> None:
+    """Digest C.2.1: every request carries protocol version and extension capability."""
+
     async def scenario() -> None:
         gets = [
             task_ext("input_required", inputRequests={"name": NAME_REQUEST}),
@@ -176,7 +177,9 @@ def test_c2_01_every_request_carries_protocol_version_and_extension_capability()
     run(scenario())
 
 
-def test_c2_02_never_sends_task_param_tasks_result_or_tasks_list() -> None:
+def test_never_sends_task_param_tasks_result_or_tasks_list() -> None:
+    """Digest C.2.2: never sends task param tasks result or tasks list."""
+
     async def scenario() -> None:
         client, peer, _ = make(
             Server(
@@ -197,7 +200,9 @@ def test_c2_02_never_sends_task_param_tasks_result_or_tasks_list() -> None:
     run(scenario())
 
 
-def test_c2_03_tools_call_dispatched_on_result_type() -> None:
+def test_tools_call_dispatched_on_result_type() -> None:
+    """Digest C.2.3: tools call dispatched on result type."""
+
     async def scenario() -> None:
         for immediate in (dict(TEXT_RESULT), {**TEXT_RESULT, "resultType": "complete"}):
             client, peer, _ = make(Server(call=[immediate]))
@@ -227,7 +232,9 @@ def test_c2_03_tools_call_dispatched_on_result_type() -> None:
     run(scenario())
 
 
-def test_c2_04_task_result_type_rejected_outside_declared_tools_call() -> None:
+def test_task_result_type_rejected_outside_declared_tools_call() -> None:
+    """Digest C.2.4: task result type rejected outside declared tools call."""
+
     async def scenario() -> None:
         client, _, _ = make(
             Server(gets=[{**task_ext("working"), "resultType": "task"}])
@@ -247,7 +254,9 @@ def test_c2_04_task_result_type_rejected_outside_declared_tools_call() -> None:
     run(scenario())
 
 
-def test_c2_05_create_task_result_decoded_flat_with_null_ttl() -> None:
+def test_create_task_result_decoded_flat_with_null_ttl() -> None:
+    """Digest C.2.5: create task result decoded flat with null ttl."""
+
     async def scenario() -> None:
         client, _, _ = make(Server())
         handle = await client.start_tool("job")
@@ -261,7 +270,9 @@ def test_c2_05_create_task_result_decoded_flat_with_null_ttl() -> None:
     run(scenario())
 
 
-def test_c2_06_poll_interval_from_latest_response() -> None:
+def test_poll_interval_from_latest_response() -> None:
+    """Digest C.2.6: poll interval from latest response."""
+
     async def scenario() -> None:
         gets = [
             task_ext("working", poll=1200, updated="a"),
@@ -284,9 +295,9 @@ def test_c2_06_poll_interval_from_latest_response() -> None:
     run(scenario())
 
 
-def test_c2_07_tasks_get_decoded_by_status_and_missing_result_type_is_complete() -> (
-    None
-):
+def test_tasks_get_decoded_by_status_and_missing_result_type_is_complete() -> None:
+    """Digest C.2.7: tasks get decoded by status and missing result type is complete."""
+
     async def scenario() -> None:
         raw = task_ext("working")
         del raw["resultType"]
@@ -307,7 +318,9 @@ def test_c2_07_tasks_get_decoded_by_status_and_missing_result_type_is_complete()
     run(scenario())
 
 
-def test_c2_08_outcomes_completed_failed_cancelled() -> None:
+def test_completed_failed_and_cancelled_outcomes_are_returned_or_raised() -> None:
+    """Digest C.2.8: completed failed and cancelled outcomes are returned or raised."""
+
     async def scenario() -> None:
         tool_error = {
             "content": [{"type": "text", "text": "invalid input"}],
@@ -342,7 +355,9 @@ def test_c2_08_outcomes_completed_failed_cancelled() -> None:
     run(scenario())
 
 
-def test_c2_09_input_requests_answered_once_through_tasks_update() -> None:
+def test_input_requests_answered_once_through_tasks_update() -> None:
+    """Digest C.2.9: input requests answered once through tasks update."""
+
     async def scenario() -> None:
         waiting = task_ext("input_required", inputRequests={"name": NAME_REQUEST})
         gets = [
@@ -372,7 +387,9 @@ def test_c2_09_input_requests_answered_once_through_tasks_update() -> None:
     run(scenario())
 
 
-def test_c2_10_partial_answer_sets_are_allowed() -> None:
+def test_partial_answer_sets_are_allowed() -> None:
+    """Digest C.2.10: partial answer sets are allowed."""
+
     async def scenario() -> None:
         sample = {
             "method": "sampling/createMessage",
@@ -389,7 +406,9 @@ def test_c2_10_partial_answer_sets_are_allowed() -> None:
     run(scenario())
 
 
-def test_c2_11_empty_complete_acks_accepted_for_update_and_cancel() -> None:
+def test_empty_complete_acks_accepted_for_update_and_cancel() -> None:
+    """Digest C.2.11: empty complete acks accepted for update and cancel."""
+
     async def scenario() -> None:
         client, peer, _ = make(Server())
         assert (
@@ -401,7 +420,9 @@ def test_c2_11_empty_complete_acks_accepted_for_update_and_cancel() -> None:
     run(scenario())
 
 
-def test_c2_12_cancel_sends_tasks_cancel_stops_polling_and_drops_state() -> None:
+def test_cancel_sends_tasks_cancel_stops_polling_and_drops_state() -> None:
+    """Digest C.2.12: cancel sends tasks cancel stops polling and drops state."""
+
     async def scenario() -> None:
         store = MemoryTaskIdStore()
         stuck = StuckClock()
@@ -453,9 +474,11 @@ def test_c2_12_cancel_sends_tasks_cancel_stops_polling_and_drops_state() -> None
         ),
     ],
 )
-def test_c2_13_error_codes_mapped_to_typed_errors(
+def test_error_codes_mapped_to_typed_errors(
     method: str, code: int, data: Any, kind: type[JsonRpcError]
 ) -> None:
+    """Digest C.2.13: error codes mapped to typed errors."""
+
     async def scenario() -> None:
         server = Server()
         server.errors[method] = JsonRpcError(code, "boom", data)
@@ -472,7 +495,9 @@ def test_c2_13_error_codes_mapped_to_typed_errors(
     run(scenario())
 
 
-def test_c2_14_ttl_backstop_ends_wait_with_task_expired() -> None:
+def test_ttl_backstop_ends_wait_with_task_expired() -> None:
+    """Digest C.2.14: ttl backstop ends wait with task expired."""
+
     async def scenario() -> None:
         created = {**CREATED, "ttlMs": 60000}
         store = MemoryTaskIdStore()
@@ -495,9 +520,11 @@ def test_c2_14_ttl_backstop_ends_wait_with_task_expired() -> None:
     run(scenario())
 
 
-def test_c2_15_task_id_saved_on_create_deleted_at_terminal_and_resumable(
+def test_task_id_saved_on_create_deleted_at_terminal_and_resumable(
     tmp_path: Any,
 ) -> None:
+    """Digest C.2.15: task id saved on create deleted at terminal and resumable."""
+
     async def scenario() -> None:
         path = tmp_path / "ids.sqlite3"
         server = Server(gets=[task_ext("working")])
@@ -519,7 +546,9 @@ def test_c2_15_task_id_saved_on_create_deleted_at_terminal_and_resumable(
     run(scenario())
 
 
-def test_c2_17_listen_push_for_acknowledged_ids_ends_wait_early() -> None:
+def test_listen_push_for_acknowledged_ids_ends_wait_early() -> None:
+    """Digest C.2.17: listen push for acknowledged ids ends wait early."""
+
     async def scenario() -> None:
         server = Server(gets=[task_ext("working")])
 
@@ -560,7 +589,9 @@ def test_c2_17_listen_push_for_acknowledged_ids_ends_wait_early() -> None:
     run(scenario())
 
 
-def test_c2_17_unacknowledged_ids_keep_being_polled() -> None:
+def test_unacknowledged_ids_keep_being_polled() -> None:
+    """Digest C.2.17: unacknowledged ids keep being polled."""
+
     async def scenario() -> None:
         server = Server(
             gets=[task_ext("working"), task_ext("completed", result=TEXT_RESULT)]
@@ -588,7 +619,9 @@ def test_c2_17_unacknowledged_ids_keep_being_polled() -> None:
     run(scenario())
 
 
-def test_c2_18_discover_reads_extension_and_leaves_declaration_unchanged() -> None:
+def test_discover_reads_extension_and_leaves_declaration_unchanged() -> None:
+    """Digest C.2.18: discover reads extension and leaves declaration unchanged."""
+
     async def scenario() -> None:
         client, peer, _ = make(Server())
         before = client.request_meta()
@@ -601,7 +634,8 @@ def test_c2_18_discover_reads_extension_and_leaves_declaration_unchanged() -> No
     run(scenario())
 
 
-def test_c2_19_2025_package_never_declares_the_extension() -> None:
+def test_2025_package_never_declares_the_extension() -> None:
+    """Digest C.2.19: 2025 package never declares the extension."""
     from mcp_tasks_2025_11_25.client import TasksClient as LegacyClient
 
     async def scenario() -> None:

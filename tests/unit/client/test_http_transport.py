@@ -66,7 +66,8 @@ def reply(message: dict[str, Any], result: dict[str, Any]) -> httpx.Response:
     )
 
 
-def test_c2_16_tasks_requests_carry_mcp_method_and_mcp_name_headers() -> None:
+def test_tasks_requests_carry_mcp_method_and_mcp_name_headers() -> None:
+    """Digest C.2.16: tasks requests carry mcp method and mcp name headers."""
     created = {
         "resultType": "task",
         "taskId": TASK_ID,
@@ -109,7 +110,8 @@ def test_c2_16_tasks_requests_carry_mcp_method_and_mcp_name_headers() -> None:
     assert all("mcp-session-id" not in r.headers for r, _ in recorder.requests)
 
 
-def test_c2_16_unsafe_header_values_use_the_base64_sentinel() -> None:
+def test_unsafe_header_values_use_the_base64_sentinel() -> None:
+    """Digest C.2.16: unsafe header values use the base64 sentinel."""
     assert ext.header_value("abc-123_X") == "abc-123_X"
     assert ext.header_value("café") == "=?base64?Y2Fmw6k=?="
     assert ext.header_value(" padded") == "=?base64?IHBhZGRlZA==?="
@@ -252,7 +254,8 @@ def test_2025_session_lifecycle_headers_and_get_stream() -> None:
         assert request.headers["mcp-protocol-version"] == "2025-11-25"
 
 
-def test_c1_11_elicitation_on_the_tasks_result_sse_stream_is_answered_by_post() -> None:
+def test_elicitation_on_the_tasks_result_sse_stream_is_answered_by_post() -> None:
+    """Digest C.1.11: elicitation on the tasks result sse stream is answered by post."""
     elicit_request = {
         "jsonrpc": "2.0",
         "id": 100,

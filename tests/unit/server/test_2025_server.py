@@ -1,8 +1,8 @@
 """Checklist D.1 (server on revision 2025-11-25), in process through
 ``TasksServer.handle``.
 
-Each test name carries the checklist item it covers (``d1_NN``). The HTTP session
-layer is exercised in ``test_http_2025.py``.
+Each test's docstring starts with the checklist item it covers ("Digest D.1.NN").
+The HTTP session layer is exercised in ``tests/integration/server/test_http_2025.py``.
 """
 
 from __future__ import annotations
@@ -191,7 +191,8 @@ async def running(
     h.release.set()
 
 
-async def test_d1_01_initialize_declares_exactly_the_supported_leaves() -> None:
+async def test_initialize_declares_exactly_the_supported_leaves() -> None:
+    """Digest D.1.1: initialize declares exactly the supported leaves."""
     async with running() as h:
         anonymous = h.server.capabilities()
     async with running(authenticate=lambda r: "someone") as h:
@@ -208,7 +209,8 @@ async def test_d1_01_initialize_declares_exactly_the_supported_leaves() -> None:
     assert no_task_tools["tasks"] == {"cancel": {}}
 
 
-async def test_d1_02_tools_list_emits_task_support() -> None:
+async def test_tools_list_emits_task_support() -> None:
+    """Digest D.1.2: tools list emits task support."""
     async with running() as h:
         tools = {t["name"]: t for t in result_of(await h.call("tools/list"))["tools"]}
     assert tools["greet"]["execution"] == {"taskSupport": "forbidden"}
@@ -216,7 +218,8 @@ async def test_d1_02_tools_list_emits_task_support() -> None:
     assert tools["only_task"]["execution"] == {"taskSupport": "required"}
 
 
-async def test_d1_03_task_param_ignored_without_the_capability() -> None:
+async def test_task_param_ignored_without_the_capability() -> None:
+    """Digest D.1.3: task param ignored without the capability."""
     async with running(task_tools=False) as h:
         result = result_of(
             await h.call("tools/call", {"name": "greet", "task": {"ttl": 1000}})
@@ -225,9 +228,10 @@ async def test_d1_03_task_param_ignored_without_the_capability() -> None:
 
 
 @pytest.mark.parametrize("code", [-32601, -32600])
-async def test_d1_04_task_support_is_enforced_with_a_configurable_code(
+async def test_task_support_is_enforced_with_a_configurable_code(
     code: int,
 ) -> None:
+    """Digest D.1.4: task support is enforced with a configurable code."""
     async with running(task_mismatch_code=code) as h:
         forbidden = error_of(await h.call("tools/call", {"name": "greet", "task": {}}))
         required = error_of(await h.call("tools/call", {"name": "only_task"}))
@@ -237,7 +241,8 @@ async def test_d1_04_task_support_is_enforced_with_a_configurable_code(
     assert sync["content"][0]["text"] == "quick"
 
 
-async def test_d1_05_creation() -> None:
+async def test_creation_clamps_the_ttl_and_sets_poll_interval_and_timestamps() -> None:
+    """Digest D.1.5: creation clamps the ttl and sets poll interval and timestamps."""
     limits = Limits(
         max_ttl_ms=60_000,
         default_ttl_ms=30_000,
@@ -258,7 +263,8 @@ async def test_d1_05_creation() -> None:
     assert len(clamped["taskId"]) == 32
 
 
-async def test_d1_06_get_returns_the_flat_task_and_not_found_errors() -> None:
+async def test_get_returns_the_flat_task_and_not_found_errors() -> None:
+    """Digest D.1.6: get returns the flat task and not found errors."""
     async with running() as h:
         task = await h.start_task("gated", principal="alice")
         got = await h.get(task["taskId"], "alice")
@@ -278,7 +284,8 @@ async def test_d1_06_get_returns_the_flat_task_and_not_found_errors() -> None:
     )
 
 
-async def test_d1_07_state_machine() -> None:
+async def test_status_message_bumps_last_updated_and_terminal_tasks_are_final() -> None:
+    """Digest D.1.7: status message bumps last updated and terminal tasks are final."""
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         before = await h.wait_status(task_id, "working")
@@ -295,7 +302,8 @@ async def test_d1_07_state_machine() -> None:
             await h.server._update(other, status="submitted")
 
 
-async def test_d1_08_tasks_result_blocks_then_returns_the_stored_result() -> None:
+async def test_tasks_result_blocks_then_returns_the_stored_result() -> None:
+    """Digest D.1.8: tasks result blocks then returns the stored result."""
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         pending = asyncio.create_task(h.call("tasks/result", {"taskId": task_id}))
@@ -309,7 +317,8 @@ async def test_d1_08_tasks_result_blocks_then_returns_the_stored_result() -> Non
     assert unknown["code"] == -32602
 
 
-async def test_d1_09_is_error_fails_the_task_but_the_result_is_a_success() -> None:
+async def test_is_error_fails_the_task_but_the_result_is_a_success() -> None:
+    """Digest D.1.9: is error fails the task but the result is a success."""
     async with running() as h:
         tool_error = (await h.start_task("tool_error"))["taskId"]
         rpc_error = (await h.start_task("rpc_error"))["taskId"]
@@ -325,7 +334,8 @@ async def test_d1_09_is_error_fails_the_task_but_the_result_is_a_success() -> No
     assert replayed == {"code": -32603, "message": "API rate limit exceeded"}
 
 
-async def test_d1_10_input_required_is_delivered_on_the_tasks_result_stream() -> None:
+async def test_input_required_is_delivered_on_the_tasks_result_stream() -> None:
+    """Digest D.1.10: input required is delivered on the tasks result stream."""
     async with running() as h:
         task_id = (await h.start_task("ask"))["taskId"]
         await h.wait_status(task_id, "input_required")
@@ -365,7 +375,8 @@ async def test_d1_10_input_required_is_delivered_on_the_tasks_result_stream() ->
     assert len(statuses) == 1  # nothing but the side request travelled on the stream
 
 
-async def test_d1_10_elicitation_needs_the_client_capability() -> None:
+async def test_elicitation_needs_the_client_capability() -> None:
+    """Digest D.1.10: elicitation needs the client capability."""
     async with running(initialize=False) as h:
         await h.initialize(capabilities={})
         task_id = (await h.start_task("ask"))["taskId"]
@@ -373,7 +384,8 @@ async def test_d1_10_elicitation_needs_the_client_capability() -> None:
     assert "elicitation" in failed["statusMessage"]
 
 
-async def test_d1_10_sync_tool_sends_its_elicitation_on_the_call_stream() -> None:
+async def test_sync_tool_sends_its_elicitation_on_the_call_stream() -> None:
+    """Digest D.1.10: sync tool sends its elicitation on the call stream."""
     async with running() as h:
         sent: list[dict[str, Any]] = []
 
@@ -395,7 +407,8 @@ async def test_d1_10_sync_tool_sends_its_elicitation_on_the_call_stream() -> Non
     ].get("_meta", {})
 
 
-async def test_d1_11_cancel() -> None:
+async def test_cancel_stops_the_worker_and_refuses_terminal_and_unknown_tasks() -> None:
+    """Digest D.1.11: cancel stops the worker and refuses terminal and unknown tasks."""
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         cancelled = result_of(await h.call("tasks/cancel", {"taskId": task_id}))
@@ -422,7 +435,8 @@ async def test_d1_11_cancel() -> None:
     assert no_result["code"] == -32603  # F-7: a cancelled task has no result
 
 
-async def test_d1_12_list_paginates_the_callers_tasks() -> None:
+async def test_list_paginates_the_callers_tasks() -> None:
+    """Digest D.1.12: list paginates the callers tasks."""
     async with running(
         authenticate=lambda r: r.principal,
         page_size=2,
@@ -452,9 +466,10 @@ async def test_d1_12_list_paginates_the_callers_tasks() -> None:
     assert bad["code"] == -32602
 
 
-async def test_d1_12_forged_list_cursors_are_invalid_params_on_sqlite(
+async def test_forged_list_cursors_are_invalid_params_on_sqlite(
     tmp_path: Path,
 ) -> None:
+    """Digest D.1.12: forged list cursors are invalid params on sqlite."""
     store = SQLiteTaskStore(str(tmp_path / "tasks.sqlite3"))
     server = TasksServer("test-2025", store=store, enable_list=True, page_size=1)
     h = Harness(server)
@@ -492,13 +507,15 @@ def _cursor(text: str) -> str:
     return base64.urlsafe_b64encode(text.encode()).decode()
 
 
-async def test_d1_12_list_is_not_offered_without_principals() -> None:
+async def test_list_is_not_offered_without_principals() -> None:
+    """Digest D.1.12: list is not offered without principals."""
     async with running() as h:
         error = error_of(await h.call("tasks/list"))
     assert error["code"] == -32601
 
 
-async def test_d1_13_status_notifications_carry_the_full_task() -> None:
+async def test_status_notifications_carry_the_full_task() -> None:
+    """Digest D.1.13: status notifications carry the full task."""
     async with running() as h:
         assert h.session is not None
         stream = h.session.open_stream()
@@ -520,7 +537,8 @@ async def test_d1_13_status_notifications_carry_the_full_task() -> None:
         )
 
 
-async def test_d1_14_auth_binding_foreign_context_is_not_found() -> None:
+async def test_auth_binding_foreign_context_is_not_found() -> None:
+    """Digest D.1.14: auth binding foreign context is not found."""
     async with running() as h:
         task_id = (await h.start_task("gated", principal="alice"))["taskId"]
         for method in ("tasks/get", "tasks/result", "tasks/cancel"):
@@ -529,7 +547,8 @@ async def test_d1_14_auth_binding_foreign_context_is_not_found() -> None:
         assert (await h.get(task_id, "alice"))["status"] == "working"
 
 
-async def test_d1_15_ttl_sweeper_deletes_expired_tasks() -> None:
+async def test_ttl_sweeper_deletes_expired_tasks() -> None:
+    """Digest D.1.15: ttl sweeper deletes expired tasks."""
     limits = Limits(default_ttl_ms=40, sweep_interval_s=0.02)
     async with running(limits=limits) as h:
         task_id = (await h.start_task("gated"))["taskId"]
@@ -541,7 +560,8 @@ async def test_d1_15_ttl_sweeper_deletes_expired_tasks() -> None:
             assert error_of(await h.call(method, {"taskId": task_id}))["code"] == -32602
 
 
-async def test_d1_16_progress_uses_the_original_token_and_stops_at_terminal() -> None:
+async def test_progress_uses_the_original_token_and_stops_at_terminal() -> None:
+    """Digest D.1.16: progress uses the original token and stops at terminal."""
     async with running() as h:
         assert h.session is not None
         stream = h.session.open_stream()
@@ -574,7 +594,8 @@ async def test_d1_16_progress_uses_the_original_token_and_stops_at_terminal() ->
     ]
 
 
-async def test_d1_17_related_task_meta_on_requests_is_ignored() -> None:
+async def test_related_task_meta_on_requests_is_ignored() -> None:
+    """Digest D.1.17: related task meta on requests is ignored."""
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         other = (await h.start_task("quick"))["taskId"]
@@ -593,7 +614,8 @@ async def test_d1_17_related_task_meta_on_requests_is_ignored() -> None:
     )  # params.taskId wins; the extra TS-SDK "task" key is tolerated
 
 
-async def test_d1_18_limits_rate_limiter_and_audit() -> None:
+async def test_task_limits_rate_limiter_and_audit_events() -> None:
+    """Digest D.1.18: task limits rate limiter and audit events."""
     events: list[AuditEvent] = []
     calls = 0
 
@@ -647,11 +669,9 @@ async def test_ping_and_unknown_method() -> None:
         assert error_of(await h.call("resources/list"))["code"] == -32601
 
 
-async def test_d1_10_unanswered_requests_are_delivered_again_on_a_new_result_stream() -> (
-    None
-):
-    """A client that dropped its ``tasks/result`` stream gets the pending request
-    again."""
+async def test_unanswered_requests_are_delivered_again_on_a_new_result_stream() -> None:
+    """Digest D.1.10: A client that dropped its ``tasks/result`` stream gets the
+    pending request again."""
     async with running() as h:
         task_id = (await h.start_task("ask"))["taskId"]
         await h.wait_status(task_id, "input_required")
@@ -683,10 +703,10 @@ async def test_d1_10_unanswered_requests_are_delivered_again_on_a_new_result_str
     assert result["content"][0]["text"] == "answer accept"
 
 
-async def test_d1_15_result_waiters_wake_up_when_their_task_expires() -> None:
-    """A task whose worker runs elsewhere (here: none) is not failed before its TTL
-    by this server; when it expires and is purged, a waiting ``tasks/result`` wakes
-    up with not-found."""
+async def test_result_waiters_wake_up_when_their_task_expires() -> None:
+    """Digest D.1.15: A task whose worker runs elsewhere (here: none) is not failed
+    before its TTL by this server; when it expires and is purged, a waiting
+    ``tasks/result`` wakes up with not-found."""
     async with running(limits=Limits(default_ttl_ms=50, sweep_interval_s=3600)) as h:
         now = time.time()
         record = await h.server.store.create(
@@ -709,11 +729,9 @@ async def test_d1_15_result_waiters_wake_up_when_their_task_expires() -> None:
     assert error["code"] == -32602
 
 
-async def test_d1_15_result_waiters_get_the_failure_of_a_task_whose_ttl_ran_out() -> (
-    None
-):
-    """A task whose worker runs here is failed just before its TTL runs out: a
-    waiting ``tasks/result`` replays that failure."""
+async def test_result_waiters_get_the_failure_of_a_task_whose_ttl_ran_out() -> None:
+    """Digest D.1.15: A task whose worker runs here is failed just before its TTL
+    runs out: a waiting ``tasks/result`` replays that failure."""
     async with running(limits=Limits(default_ttl_ms=150, sweep_interval_s=3600)) as h:
         task_id = (await h.start_task("gated"))["taskId"]
         pending = asyncio.create_task(h.call("tasks/result", {"taskId": task_id}))
@@ -722,7 +740,8 @@ async def test_d1_15_result_waiters_get_the_failure_of_a_task_whose_ttl_ran_out(
     assert "TTL ran out" in error["message"]
 
 
-async def test_d1_18_limit_error_code_is_configurable() -> None:
+async def test_limit_error_code_is_configurable() -> None:
+    """Digest D.1.18: limit error code is configurable."""
     async with running(
         limits=Limits(
             max_active_tasks=0, limit_error_code=-32099, sweep_interval_s=3600
@@ -732,7 +751,8 @@ async def test_d1_18_limit_error_code_is_configurable() -> None:
     assert error["code"] == -32099
 
 
-async def test_d1_05_optional_model_immediate_response() -> None:
+async def test_tool_may_give_a_model_immediate_response() -> None:
+    """Digest D.1.5: tool may give a model immediate response."""
     async with running() as h:
 
         @h.server.tool(immediate_response="Working on it; check back soon.")

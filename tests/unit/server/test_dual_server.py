@@ -31,9 +31,10 @@ def _dual_in_process() -> tuple[Any, Any]:
     return server, RequestInfo
 
 
-async def test_item5_a_cancel_through_the_other_revision_stops_the_worker() -> None:
-    """A task created through 2025-11-25 and cancelled through the extension (same
-    principal): the tool sees the cancellation and its worker stops; and the reverse."""
+async def test_a_cancel_through_the_other_revision_stops_the_worker() -> None:
+    """Issue 10, item 5: A task created through 2025-11-25 and cancelled through the
+    extension (same principal): the tool sees the cancellation and its worker stops;
+    and the reverse."""
     import asyncio
 
     server, request_info = _dual_in_process()
@@ -90,11 +91,12 @@ async def test_item5_a_cancel_through_the_other_revision_stops_the_worker() -> N
             assert view["status"] == "cancelled", (label, view)
 
 
-async def test_item5_closing_fails_the_running_tasks_of_both_revisions(
+async def test_closing_fails_the_running_tasks_of_both_revisions(
     tmp_path: Path,
 ) -> None:
-    """Closing a dual server marks the running tasks of *both* revisions failed in the
-    shared store, which closes once, after the last revision's server stopped."""
+    """Issue 10, item 5: Closing a dual server marks the running tasks of *both*
+    revisions failed in the shared store, which closes once, after the last
+    revision's server stopped."""
     import asyncio
 
     from mcp_tasks.server import RequestInfo, TasksServer

@@ -22,7 +22,8 @@ from tests.support.servers import ext_message, message_2025, result_of
 pytestmark = pytest.mark.anyio
 
 
-async def test_d2_22_legacy_tasks_stay_reachable_on_a_shared_store() -> None:
+async def test_legacy_tasks_stay_reachable_on_a_shared_store() -> None:
+    """Digest D.2.22: legacy tasks stay reachable on a shared store."""
     store = InMemoryTaskStore()
     release = asyncio.Event()
     old = legacy.TasksServer("legacy", store=store)  # type: ignore[arg-type]  # same store class, other package

@@ -1,8 +1,9 @@
 """Checklist D.2 (server on the Tasks extension), in process through
 ``TasksServer.handle``.
 
-Each test name carries the checklist item it covers (``d2_NN``). HTTP-only items
-(status codes, routing headers) are in ``test_http_ext.py``.
+Each test's docstring starts with the checklist item it covers ("Digest D.2.NN").
+HTTP-only items (status codes, routing headers) are in
+``tests/integration/server/test_http_ext.py``.
 """
 
 from __future__ import annotations
@@ -183,7 +184,8 @@ async def running(
     harness.release.set()
 
 
-async def test_d2_01_discover_advertises_extension_and_no_legacy_tasks() -> None:
+async def test_discover_advertises_extension_and_no_legacy_tasks() -> None:
+    """Digest D.2.1: discover advertises extension and no legacy tasks."""
     async with running() as h:
         result = result_of(await h.call(h.msg("server/discover", declare=False)))
     assert result["capabilities"]["extensions"] == {EXT: {}}
@@ -192,7 +194,8 @@ async def test_d2_01_discover_advertises_extension_and_no_legacy_tasks() -> None
     assert result["resultType"] == "complete"
 
 
-async def test_d2_02_capability_gate_reads_only_the_current_request() -> None:
+async def test_capability_gate_reads_only_the_current_request() -> None:
+    """Digest D.2.2: capability gate reads only the current request."""
     async with running() as h:
         created = await h.start_task("quick")
         # an earlier declaration does not count for this request
@@ -218,7 +221,8 @@ async def test_d2_02_capability_gate_reads_only_the_current_request() -> None:
         "_meta",
     ],
 )
-async def test_d2_02_missing_core_meta_is_invalid_params(missing: str) -> None:
+async def test_missing_core_meta_is_invalid_params(missing: str) -> None:
+    """Digest D.2.2: missing core meta is invalid params."""
     async with running() as h:
         message = h.msg("tools/call", {"name": "greet"})
         if missing == "_meta":
@@ -229,7 +233,10 @@ async def test_d2_02_missing_core_meta_is_invalid_params(missing: str) -> None:
     assert error["code"] == -32602
 
 
-async def test_d2_02_unsupported_protocol_version() -> None:
+async def test_unsupported_protocol_version_is_32022_naming_the_supported_ones() -> (
+    None
+):
+    """Digest D.2.2: unsupported protocol version is 32022 naming the supported ones."""
     async with running() as h:
         message = h.msg("tools/list")
         message["params"]["_meta"][
@@ -240,7 +247,8 @@ async def test_d2_02_unsupported_protocol_version() -> None:
     assert error["data"] == {"supported": ["2026-07-28"], "requested": "2024-01-01"}
 
 
-async def test_d2_03_not_declared_runs_sync_and_task_only_tool_gets_32021() -> None:
+async def test_not_declared_runs_sync_and_task_only_tool_gets_32021() -> None:
+    """Digest D.2.3: not declared runs sync and task only tool gets 32021."""
     async with running() as h:
         h.release.set()
         sync = result_of(
@@ -261,7 +269,8 @@ async def test_d2_03_not_declared_runs_sync_and_task_only_tool_gets_32021() -> N
     assert error["data"]["requiredCapabilities"]["extensions"] == {EXT: {}}
 
 
-async def test_d2_03_forbidden_tool_is_sync_even_when_declared() -> None:
+async def test_forbidden_tool_is_sync_even_when_declared() -> None:
+    """Digest D.2.3: forbidden tool is sync even when declared."""
     async with running() as h:
         result = result_of(
             await h.call(
@@ -272,7 +281,8 @@ async def test_d2_03_forbidden_tool_is_sync_even_when_declared() -> None:
     assert result["content"][0]["text"] == "Hello, Ada!"
 
 
-async def test_d2_03_sync_tool_asking_for_input_needs_the_extension() -> None:
+async def test_sync_tool_asking_for_input_needs_the_extension() -> None:
+    """Digest D.2.3: sync tool asking for input needs the extension."""
     async with running() as h:
         error = error_of(
             await h.call(h.msg("tools/call", {"name": "ask"}, declare=False))
@@ -280,7 +290,8 @@ async def test_d2_03_sync_tool_asking_for_input_needs_the_extension() -> None:
     assert error["code"] == -32021
 
 
-async def test_d2_04_legacy_task_param_is_ignored() -> None:
+async def test_legacy_task_param_is_ignored() -> None:
+    """Digest D.2.4: legacy task param is ignored."""
     async with running() as h:
         sync = result_of(
             await h.call(h.msg("tools/call", {"name": "greet", "task": {"ttl": 5}}))
@@ -293,8 +304,9 @@ async def test_d2_04_legacy_task_param_is_ignored() -> None:
     assert created["ttlMs"] != 5  # the server alone picks the TTL
 
 
-async def test_d2_05_create_is_durable_before_response(tmp_path: Path) -> None:
-    """The row is committed in SQLite when CreateTaskResult is returned."""
+async def test_create_is_durable_before_response(tmp_path: Path) -> None:
+    """Digest D.2.5: The row is committed in SQLite when CreateTaskResult is
+    returned."""
     db = tmp_path / "tasks.sqlite3"
     async with running(SQLiteTaskStore(str(db))) as h:
         created = await h.start_task("gated")
@@ -306,7 +318,8 @@ async def test_d2_05_create_is_durable_before_response(tmp_path: Path) -> None:
         assert (await h.get(created["taskId"]))["taskId"] == created["taskId"]
 
 
-async def test_d2_05_create_task_result_is_flat_with_required_fields() -> None:
+async def test_create_task_result_is_flat_with_required_fields() -> None:
+    """Digest D.2.5: create task result is flat with required fields."""
     async with running() as h:
         created = await h.start_task("gated")
     assert created["resultType"] == "task"
@@ -318,7 +331,8 @@ async def test_d2_05_create_task_result_is_flat_with_required_fields() -> None:
     assert created["createdAt"].endswith("Z")
 
 
-async def test_d2_06_result_type_task_only_on_create() -> None:
+async def test_result_type_task_only_on_create() -> None:
+    """Digest D.2.6: result type task only on create."""
     async with running() as h:
         created = await h.start_task("gated")
         task_id = created["taskId"]
@@ -337,7 +351,8 @@ async def test_d2_06_result_type_task_only_on_create() -> None:
     }
 
 
-async def test_d2_07_get_returns_the_detailed_variant_for_each_status() -> None:
+async def test_get_returns_the_detailed_variant_for_each_status() -> None:
+    """Digest D.2.7: get returns the detailed variant for each status."""
     async with running() as h:
         working = await h.get((await h.start_task("gated"))["taskId"])
         assert working["status"] == "working"
@@ -369,7 +384,8 @@ async def test_d2_07_get_returns_the_detailed_variant_for_each_status() -> None:
         assert unknown["code"] == -32602
 
 
-async def test_d2_08_input_request_keys_are_unique_for_the_task_life() -> None:
+async def test_input_request_keys_are_unique_for_the_task_life() -> None:
+    """Digest D.2.8: input request keys are unique for the task life."""
     async with running() as h:
         task_id = (await h.start_task("ask_three_times"))["taskId"]
         keys: list[str] = []
@@ -395,9 +411,11 @@ async def test_d2_08_input_request_keys_are_unique_for_the_task_life() -> None:
     assert len(set(keys)) == 3
 
 
-async def test_d2_09_update_ignores_unknown_and_answered_keys_and_accepts_partial_sets() -> (
+async def test_update_ignores_unknown_and_answered_keys_and_accepts_partial_sets() -> (
     None
 ):
+    """Digest D.2.9: update ignores unknown and answered keys and accepts partial
+    sets."""
     async with running() as h:
         task_id = (await h.start_task("ask_two"))["taskId"]
         deadline = time.monotonic() + 5
@@ -447,7 +465,9 @@ async def test_d2_09_update_ignores_unknown_and_answered_keys_and_accepts_partia
     assert done["result"]["content"][0]["text"] == "{'n': 1} {'n': 2}"
 
 
-async def test_d2_09_update_errors() -> None:
+async def test_update_refuses_unknown_tasks_undeclared_callers_and_no_answers() -> None:
+    """Digest D.2.9: update refuses unknown tasks undeclared callers and no
+    answers."""
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         unknown = error_of(
@@ -479,7 +499,8 @@ async def test_d2_09_update_errors() -> None:
     assert ack["resultType"] == "complete"
 
 
-async def test_d2_10_cancel_acknowledges_and_stops_the_worker() -> None:
+async def test_cancel_acknowledges_and_stops_the_worker() -> None:
+    """Digest D.2.10: cancel acknowledges and stops the worker."""
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         ack = result_of(await h.call(h.msg("tasks/cancel", {"taskId": task_id})))
@@ -499,7 +520,8 @@ async def test_d2_10_cancel_acknowledges_and_stops_the_worker() -> None:
     assert unknown["code"] == -32602 and undeclared["code"] == -32021
 
 
-async def test_d2_10_cancel_after_the_work_won_the_race_keeps_completed() -> None:
+async def test_cancel_after_the_work_won_the_race_keeps_completed() -> None:
+    """Digest D.2.10: cancel after the work won the race keeps completed."""
     async with running() as h:
         task_id = (await h.start_task("quick"))["taskId"]
         await h.wait_status(task_id, "completed")
@@ -508,7 +530,11 @@ async def test_d2_10_cancel_after_the_work_won_the_race_keeps_completed() -> Non
         assert (await h.get(task_id))["status"] == "completed"
 
 
-async def test_d2_11_outcome_mapping() -> None:
+async def test_tool_errors_complete_while_rpc_errors_and_crashes_fail_the_task() -> (
+    None
+):
+    """Digest D.2.11: tool errors complete while rpc errors and crashes fail the
+    task."""
     async with running() as h:
         tool_error = await h.wait_status(
             (await h.start_task("tool_error"))["taskId"], "completed", "failed"
@@ -526,7 +552,8 @@ async def test_d2_11_outcome_mapping() -> None:
     assert "secret detail" not in crash["error"]["message"]  # no exception text leaks
 
 
-async def test_d2_12_state_machine_terminal_final_and_last_updated_bumped() -> None:
+async def test_state_machine_terminal_final_and_last_updated_bumped() -> None:
+    """Digest D.2.12: state machine terminal final and last updated bumped."""
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         before = await h.wait_status(task_id, "working")
@@ -544,7 +571,8 @@ async def test_d2_12_state_machine_terminal_final_and_last_updated_bumped() -> N
             await h.server._update(other, status="bogus")
 
 
-async def test_d2_13_ttl_expiry_then_not_found() -> None:
+async def test_ttl_expiry_then_not_found() -> None:
+    """Digest D.2.13: ttl expiry then not found."""
     limits = Limits(default_ttl_ms=50, max_ttl_ms=50, sweep_interval_s=3600)
     async with running(limits=limits) as h:
         created = await h.start_task("quick")
@@ -567,7 +595,8 @@ async def test_d2_13_ttl_expiry_then_not_found() -> None:
     assert purged == [created["taskId"]]
 
 
-async def test_d2_14_poll_interval_configurable_and_rate_limiter_hook() -> None:
+async def test_poll_interval_configurable_and_rate_limiter_hook() -> None:
+    """Digest D.2.14: poll interval configurable and rate limiter hook."""
     calls: list[tuple[str | None, str]] = []
 
     def limiter(principal: str | None, method: str) -> bool:
@@ -586,7 +615,8 @@ async def test_d2_14_poll_interval_configurable_and_rate_limiter_hook() -> None:
     assert calls[0] == (None, "tasks/get")
 
 
-async def test_d2_15_every_task_method_checks_the_principal() -> None:
+async def test_every_task_method_checks_the_principal() -> None:
+    """Digest D.2.15: every task method checks the principal."""
     async with running() as h:
         task_id = (await h.start_task("ask", principal="alice"))["taskId"]
         await h.wait_status(task_id, "input_required", principal="alice")
@@ -600,7 +630,8 @@ async def test_d2_15_every_task_method_checks_the_principal() -> None:
         assert (await h.get(task_id, "alice"))["status"] == "input_required"
 
 
-async def test_d2_15_authenticate_hook_runs_on_each_request() -> None:
+async def test_authenticate_hook_runs_on_each_request() -> None:
+    """Digest D.2.15: authenticate hook runs on each request."""
     seen: list[str | None] = []
 
     def authenticate(request: RequestInfo) -> str:
@@ -624,13 +655,15 @@ async def test_d2_15_authenticate_hook_runs_on_each_request() -> None:
 
 
 @pytest.mark.parametrize("method", ["tasks/result", "tasks/list"])
-async def test_d2_16_removed_methods_are_method_not_found(method: str) -> None:
+async def test_removed_methods_are_method_not_found(method: str) -> None:
+    """Digest D.2.16: removed methods are method not found."""
     async with running() as h:
         error = error_of(await h.call(h.msg(method, {"taskId": "x"})))
     assert error["code"] == -32601
 
 
-async def test_d2_17_listen_acknowledges_then_streams_detailed_tasks() -> None:
+async def test_listen_acknowledges_then_streams_detailed_tasks() -> None:
+    """Digest D.2.17: listen acknowledges then streams detailed tasks."""
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         sent: list[dict[str, Any]] = []
@@ -678,12 +711,11 @@ async def test_d2_17_listen_acknowledges_then_streams_detailed_tasks() -> None:
     )
 
 
-async def test_d2_17_listen_ends_on_the_latest_state_when_a_task_moves_meanwhile() -> (
-    None
-):
-    """A task that changes while the subscription is being acknowledged: its current
-    state is read once the subscription follows it, so the stream's last message for
-    it is its latest state (the stale state looked up before used to come last)."""
+async def test_listen_ends_on_the_latest_state_when_a_task_moves_meanwhile() -> None:
+    """Digest D.2.17: A task that changes while the subscription is being
+    acknowledged: its current state is read once the subscription follows it, so the
+    stream's last message for it is its latest state (the stale state looked up
+    before used to come last)."""
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         sent: list[dict[str, Any]] = []
@@ -708,7 +740,8 @@ async def test_d2_17_listen_ends_on_the_latest_state_when_a_task_moves_meanwhile
     assert statuses[-1] == "cancelled", statuses
 
 
-async def test_d2_17_listen_with_task_ids_needs_the_extension() -> None:
+async def test_listen_with_task_ids_needs_the_extension() -> None:
+    """Digest D.2.17: listen with task ids needs the extension."""
     async with running() as h:
         error = error_of(
             await h.call(
@@ -722,7 +755,8 @@ async def test_d2_17_listen_with_task_ids_needs_the_extension() -> None:
     assert error["code"] == -32021
 
 
-async def test_d2_19_mrtr_input_comes_before_the_task() -> None:
+async def test_mrtr_input_comes_before_the_task() -> None:
+    """Digest D.2.19: mrtr input comes before the task."""
     async with running() as h:
         round1 = result_of(await h.call(h.msg("tools/call", {"name": "mrtr"})))
         assert round1["resultType"] == "input_required" and "taskId" not in round1
@@ -748,7 +782,8 @@ async def test_d2_19_mrtr_input_comes_before_the_task() -> None:
     assert done["result"]["content"][0]["text"] == "Hello Alice"
 
 
-async def test_d2_20_input_kinds_need_the_declared_capability() -> None:
+async def test_input_kinds_need_the_declared_capability() -> None:
+    """Digest D.2.20: input kinds need the declared capability."""
     async with running() as h:
         created = result_of(
             await h.call(
@@ -777,7 +812,8 @@ async def test_d2_20_input_kinds_need_the_declared_capability() -> None:
     assert "elicitation/create needs 'elicitation'" in mrtr["message"], mrtr
 
 
-async def test_d2_21_results_carry_server_info() -> None:
+async def test_results_carry_server_info() -> None:
+    """Digest D.2.21: results carry server info."""
     async with running() as h:
         created = await h.start_task("quick")
         got = await h.get(created["taskId"])

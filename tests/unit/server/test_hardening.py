@@ -36,9 +36,11 @@ pytestmark = pytest.mark.anyio
 SCHEMA = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
 
 
-async def test_item6_lone_surrogate_task_id_in_process_sqlite(
+async def test_lone_surrogate_task_id_on_sqlite_in_process_is_invalid_params(
     tmp_path: Path,
 ) -> None:
+    """Issue 9, item 6: lone surrogate task id on sqlite in process is invalid
+    params."""
     server = server_2025.TasksServer("t", store=SQLiteTaskStore(str(tmp_path / "t.db")))
     async with server:
         answer = await server.handle(message_2025("tasks/get", {"taskId": "\ud800x"}))
@@ -53,7 +55,8 @@ def _asgi_client(app: Any, host: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1")
 
 
-async def test_item2_session_flood_does_not_evict_other_clients() -> None:
+async def test_session_flood_does_not_evict_other_clients() -> None:
+    """Issue 9, item 2: session flood does not evict other clients."""
     server = server_2025.TasksServer(
         "t",
         store=InMemoryTaskStore(),
@@ -98,9 +101,10 @@ async def test_item2_session_flood_does_not_evict_other_clients() -> None:
 # -- item 3: what finished tasks may keep ----------------------------------------------
 
 
-async def test_item3_finished_tasks_and_result_bytes_are_bounded_per_principal(
+async def test_finished_tasks_and_result_bytes_are_bounded_per_principal(
     tmp_path: Path,
 ) -> None:
+    """Issue 9, item 3: finished tasks and result bytes are bounded per principal."""
     store = SQLiteTaskStore(str(tmp_path / "t.db"))
     server = server_2025.TasksServer(
         "t",
@@ -152,7 +156,8 @@ async def test_item3_finished_tasks_and_result_bytes_are_bounded_per_principal(
     assert cached == []  # finished results are read from the file, not kept in memory
 
 
-async def test_item3_stored_result_bytes_are_bounded_per_principal() -> None:
+async def test_stored_result_bytes_are_bounded_per_principal() -> None:
+    """Issue 9, item 3: stored result bytes are bounded per principal."""
     server = server_2025.TasksServer(
         "t",
         store=InMemoryTaskStore(),
@@ -202,9 +207,10 @@ async def test_item3_stored_result_bytes_are_bounded_per_principal() -> None:
         {"nothing": True},
     ],
 )
-async def test_item22_bad_elicitation_answer_fails_the_tool_clearly(
+async def test_bad_elicitation_answer_fails_the_tool_clearly(
     answer: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Issue 9, item 22: bad elicitation answer fails the tool clearly."""
     caplog.set_level(logging.DEBUG)
     server = server_2025.TasksServer("t", store=InMemoryTaskStore())
     seen: list[Any] = []
@@ -241,7 +247,8 @@ async def test_item22_bad_elicitation_answer_fails_the_tool_clearly(
     assert "Traceback" not in caplog.text
 
 
-async def test_item22_good_elicitation_answer_reaches_the_tool() -> None:
+async def test_good_elicitation_answer_reaches_the_tool() -> None:
+    """Issue 9, item 22: good elicitation answer reaches the tool."""
     server = server_2025.TasksServer("t", store=InMemoryTaskStore())
 
     @server.tool()
@@ -269,7 +276,8 @@ async def test_item22_good_elicitation_answer_reaches_the_tool() -> None:
     assert json.loads(result_of(response)["content"][0]["text"]) == good
 
 
-async def test_item22_ext_update_with_a_bad_answer_is_refused() -> None:
+async def test_ext_update_with_a_bad_answer_is_refused() -> None:
+    """Issue 9, item 22: ext update with a bad answer is refused."""
     server = server_ext.TasksServer("t", store=ExtMemoryStore())
     asked = asyncio.Event()
 
@@ -325,7 +333,8 @@ async def test_item22_ext_update_with_a_bad_answer_is_refused() -> None:
 
 
 @pytest.mark.parametrize("ttl", [float("inf"), float("nan"), True, -5, "7"])
-async def test_item5_in_process_ttl_is_checked_strictly(ttl: Any) -> None:
+async def test_in_process_ttl_is_checked_strictly(ttl: Any) -> None:
+    """Issue 9, item 5: in process ttl is checked strictly."""
     server = server_2025.TasksServer("t", store=InMemoryTaskStore())
 
     @server.tool()

@@ -23,10 +23,10 @@ from tests.support.servers import (
 pytestmark = pytest.mark.anyio
 
 
-async def test_d2_18_strict_and_lenient_routing_headers() -> None:
-    """``require_routing_headers=True`` also refuses ``tasks/*`` without ``Mcp-Name``;
-    ``False`` (clients older than SEP-2243) serves requests without headers, but still
-    refuses headers that do not match the body."""
+async def test_strict_and_lenient_routing_headers() -> None:
+    """Digest D.2.18: ``require_routing_headers=True`` also refuses ``tasks/*``
+    without ``Mcp-Name``; ``False`` (clients older than SEP-2243) serves requests
+    without headers, but still refuses headers that do not match the body."""
     strict = TasksServer(
         "strict", store=InMemoryTaskStore(), require_routing_headers=True
     )
@@ -64,9 +64,9 @@ async def test_d2_18_strict_and_lenient_routing_headers() -> None:
     assert error_of(wrong)["code"] == -32020
 
 
-async def test_d2_18_non_ascii_base64_routing_header_is_a_mismatch() -> None:
-    """A ``=?base64?...?=`` header with non-ASCII text (a latin-1 header byte) is
-    ``-32020`` (HTTP 400), not an internal error with a traceback."""
+async def test_non_ascii_base64_routing_header_is_a_mismatch() -> None:
+    """Digest D.2.18: A ``=?base64?...?=`` header with non-ASCII text (a latin-1
+    header byte) is ``-32020`` (HTTP 400), not an internal error with a traceback."""
     server = TasksServer("hostile", store=InMemoryTaskStore())
     async with server:
         for value in ("=?base64?\xe9?=", "=?base64?\xff\xfe?="):
