@@ -1,6 +1,6 @@
 """Shared test set-up: the golden packages are importable, ../shared is located once,
-and the tests that need the official schema files are reported together when those
-files are missing.
+the tests that need the official schema files are reported together when those files
+are missing, and a run of whole folders is spread over two worker processes.
 
 The tiers (``tests/unit``, ``tests/integration``, ``tests/interop``) are described in
 CONTRIBUTING.md.
@@ -121,3 +121,22 @@ def pytest_terminal_summary(
             yellow=True,
         )
 
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (in pyproject's addopts): two workers when the run names folders
+    (or nothing: the whole suite), none (the tests run in this process) when it names
+    files or single tests; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` overrides both."""
+    configured = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if configured:
+        return int(configured)
+    if any(
+        "::" in arg or not Path(arg).is_dir()
+        for arg in config.args
+        if not arg.startswith("-")
+    ):
+        return 0
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return 2 if cpus >= 2 else 0

@@ -707,7 +707,7 @@ EXPECTED_FOR_MUTATION = {
 def test_diff_of_each_mutation(schema: Path, mutation: str, tmp_path: Path) -> None:
     """The same mutated schemas the stability tests generate: exactly the expected
     changes."""
-    from tests.unit.test_mutations import MUTATIONS
+    from tests.integration.test_mutations import MUTATIONS
 
     raw = json.loads((ROOT / schema).read_text(encoding="utf-8"))
     mutated, _ = MUTATIONS[mutation](raw)
