@@ -839,10 +839,23 @@ class Session:
     async def _payload(self, run: TaskRun) -> None:
         method = self.tables.roles["result"]
         run.payload = await self.send(method, self.task_params(run.task_id))
+        self._collect_input(run)
+
+    def _collect_input(self, run: TaskRun) -> None:
+        """Note the input requests received for ``run``'s task: those whose
+        related-task ``_meta`` names it, and those that name no task (a server that
+        omits the ``_meta`` fails ``input.requested``). A request that names another
+        task (one still waiting, delivered again on a new stream) is that task's."""
+        key = self.tables.meta_keys.get("RELATED_TASK", "")
         for exchange in self.log:
-            if exchange.incoming and exchange.method in _INPUT_METHODS:
-                if exchange not in run.input_seen:
-                    run.input_seen.append(exchange)
+            if not exchange.incoming or exchange.method not in _INPUT_METHODS:
+                continue
+            meta = json_object(exchange.params.get("_meta")) or {}
+            related = json_object(meta.get(key)) or {}
+            named = related.get(self.field(0))
+            if named not in (None, run.task_id) or exchange in run.input_seen:
+                continue
+            run.input_seen.append(exchange)
 
     async def _answer(
         self, run: TaskRun, task: Mapping[str, Any], polled: Exchange
@@ -850,10 +863,7 @@ class Session:
         """Answer the task's outstanding input requests (the extension's way); sessions
         answer on their stream, through the client's handler."""
         if self.rules.sessions:
-            for exchange in self.log:
-                if exchange.incoming and exchange.method in _INPUT_METHODS:
-                    if exchange not in run.input_seen:
-                        run.input_seen.append(exchange)
+            self._collect_input(run)
             return
         requests = json_object(task.get("inputRequests")) or {}
         if not requests or "update" not in self.tables.roles:

@@ -386,7 +386,7 @@ class _Foreign:
     async def _before_send(self, request: Any) -> None:
         """An ``httpx`` request hook of the owner's client: before the owner's answer to
         the server's input request goes out, run the other principal's requests."""
-        if self.probed is None or self.probing:
+        if self.probed is None or self.probed.done():
             return
         try:
             message = json_object(json.loads(request.content))
@@ -394,8 +394,15 @@ class _Foreign:
             return
         if message is None or "method" in message or message.get("result") == {}:
             return  # a request, a notification, or the answer to a ping
+        if self.probing:
+            # The server may deliver its request again on another stream while the
+            # probes run: every copy of the owner's answer waits for them to end.
+            await self.probed
+            return
         await self.created.wait()  # the input request may come before the create reply
         if self.run is None or self.probing:
+            if self.probing:
+                await self.probed
             return
         self.probing = True
         try:

@@ -204,9 +204,11 @@ class InputContext:
 
     Attributes:
         method: ``"elicitation/create"``, ``"sampling/createMessage"`` or
-        ``"roots/list"``. params: The request's ``params`` exactly as received (wire
-        names). task_id: The task the request belongs to, when it is tied to one. key:
-        The ``inputRequests`` key the request was listed under, when it came that way.
+            ``"roots/list"``.
+        params: The request's ``params`` exactly as received (wire names).
+        task_id: The task the request belongs to, when it is tied to one.
+        key: The ``inputRequests`` key the request was listed under, when it came
+            that way.
     """
 
     method: str
