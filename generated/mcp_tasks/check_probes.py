@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import json
 import secrets
@@ -203,13 +204,16 @@ class _Foreign:
     def _no_leak(self, run: TaskRun) -> None:
         """Nothing about the task reached the other principal's client."""
         for exchange in self.s.log:
-            if exchange.via == "other" and exchange.incoming:
-                if run.task_id in json.dumps(exchange.params):
-                    raise CheckFailed(
-                        f"the server sent another principal {exchange.method} about"
-                        " the task",
-                        exchange,
-                    )
+            if (
+                exchange.via == "other"
+                and exchange.incoming
+                and run.task_id in json.dumps(exchange.params)
+            ):
+                raise CheckFailed(
+                    f"the server sent another principal {exchange.method} about"
+                    " the task",
+                    exchange,
+                )
 
     # -- the other principal's requests ----------------------------------------------
 
@@ -320,9 +324,12 @@ class _Foreign:
         def acknowledged() -> Exchange | None:
             for exchange in s.log:
                 meta = json_object(exchange.params.get("_meta")) or _EMPTY
-                if exchange.incoming and meta.get(key) == listen_id:
-                    if exchange.method == "notifications/subscriptions/acknowledged":
-                        return exchange
+                if (
+                    exchange.incoming
+                    and meta.get(key) == listen_id
+                    and exchange.method == "notifications/subscriptions/acknowledged"
+                ):
+                    return exchange
             return None
 
         await s.wait_until(
@@ -464,6 +471,15 @@ def _refused_400(s: Session, status: int, error: Mapping[str, Any]) -> bool:
     return error.get("code") == s.rules.header_mismatch_error and status == 400
 
 
+def _set_header(headers: dict[str, str], *, header: str, value: str) -> None:
+    headers[header] = value
+
+
+def _drop_headers(headers: dict[str, str], *, names: tuple[str, ...]) -> None:
+    for name in names:
+        headers.pop(name, None)
+
+
 @check(
     "routing.headers",
     "Mcp-Method and Mcp-Name must match the request",
@@ -476,7 +492,7 @@ async def _routing(s: Session) -> str:
         ("Mcp-Method", "tools/list"),
     ):
         status, error, exchange = await _routed(
-            s, run, lambda h: h.__setitem__(header, wrong)
+            s, run, functools.partial(_set_header, header=header, value=wrong)
         )
         if not _refused_400(s, status, error):
             raise CheckFailed(
@@ -496,11 +512,7 @@ async def _routing(s: Session) -> str:
 async def _routing_missing(s: Session) -> str:
     run = await s.run("completes")
     for left_out in (("Mcp-Name",), ("Mcp-Method",), ("Mcp-Method", "Mcp-Name")):
-
-        def drop(headers: dict[str, str]) -> None:
-            for name in left_out:
-                headers.pop(name, None)
-
+        drop = functools.partial(_drop_headers, names=left_out)
         status, error, exchange = await _routed(s, run, drop)
         if not _refused_400(s, status, error):
             raise CheckFailed(

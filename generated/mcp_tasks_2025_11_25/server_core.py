@@ -91,11 +91,11 @@ LIMIT_EXCEEDED = -32000
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Whether a tool never, sometimes or always runs as a task."""
 
-RoutingHeaders = Union[bool, Literal["core"]]
+RoutingHeaders = Union[bool, Literal["core"]]  # noqa: UP007 - evaluated on Python 3.10
 """Which missing HTTP routing headers a server refuses (``require_routing_headers``):
 ``"core"``, ``True`` (also ``Mcp-Name`` on the Tasks requests) or ``False`` (none)."""
 
-ToolOutput = Union[str, dict[str, Any]]
+ToolOutput = Union[str, dict[str, Any]]  # noqa: UP007 - a public alias users subscript
 """What a tool handler returns: plain text, or a complete ``CallToolResult`` object."""
 
 ToolHandler = Callable[["ToolContext", dict[str, Any]], Awaitable[ToolOutput]]
@@ -1942,9 +1942,12 @@ class TaskServerCore:
             owner = self._session_owner(channel.principal, None)
             for session_id in self._session_owners.get(owner, ()):
                 session = self.sessions.get(session_id)
-                if session is not None and session.streaming:
-                    if session.principal == channel.principal:
-                        listeners.append(session)
+                if (
+                    session is not None
+                    and session.streaming
+                    and session.principal == channel.principal
+                ):
+                    listeners.append(session)
         for session in listeners:
             for request_id, message in waiting:
                 session.send(message)

@@ -461,10 +461,10 @@ class HttpTransport:
             # the next requests (a task's progress, say) finds no stream and is dropped.
             opened = asyncio.Event()
             self._dispatcher.spawn(self._listen_get_stream(opened))
-            try:
+            # a server slow to answer the GET: carry on, as before it opens (Python
+            # 3.10's wait_for raises asyncio's TimeoutError, not yet the built-in one)
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(opened.wait(), GET_STREAM_WAIT_S)
-            except asyncio.TimeoutError:  # not yet the built-in one on Python 3.10
-                pass  # a server slow to answer the GET: carry on, as before it opens
 
     def join_session(self, session_id: str, protocol_version: str) -> None:
         """Send later requests in the existing session ``session_id`` (no

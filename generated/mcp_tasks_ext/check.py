@@ -1250,9 +1250,12 @@ async def _outcome_failed(s: Session) -> str:
                 )
         return "failed"
     result = json_object(task.get("result")) or {}
-    if not s.rules.tool_error_fails and status == s.tables.completed:
-        if result.get("isError") is True:
-            return "completed with isError: true"
+    if (
+        not s.rules.tool_error_fails
+        and status == s.tables.completed
+        and result.get("isError") is True
+    ):
+        return "completed with isError: true"
     raise CheckFailed(f"the failing tool's task ended {status!r}", exchange)
 
 
@@ -1278,11 +1281,11 @@ async def _related_task(s: Session) -> str:
 @check("input.requested", "a task that needs input asks for it")
 async def _input_requested(s: Session) -> str:
     run = await s.run("input")
-    if not any(t.get(s.field(1)) in s.tables.input for t, _ in run.snapshots):
-        if not run.input_seen:
-            raise CheckFailed(
-                "the task never reported an input status nor asked", run.create
-            )
+    reported = any(t.get(s.field(1)) in s.tables.input for t, _ in run.snapshots)
+    if not reported and not run.input_seen:
+        raise CheckFailed(
+            "the task never reported an input status nor asked", run.create
+        )
     if not run.input_seen:
         raise CheckFailed("no input request reached the client", run.create)
     if s.rules.sessions:
