@@ -62,6 +62,9 @@ def _answers(task: Mapping[str, Any]) -> dict[str, Any]:
     return answers
 
 
+_ANSWER_FOR = "io.github.mcptasks-gen/check-answer-for"
+"""``_meta`` key of the checker's input answers: the task whose request it answers."""
+
 # -- errors.foreign_task ---------------------------------------------------------------
 
 
@@ -359,34 +362,60 @@ class _Foreign:
         included."""
         s = self.s
         self.probed = asyncio.get_running_loop().create_future()
-        self.owner = s.new_client(
-            s.headers, handler=self._answer_now, on_request=self._before_send
-        )
-        await s.open(self.owner)
+        s.answers_held = self.probed
         try:
-            run = self.run = await s.create(self.kind, client=self.owner)
-        finally:
-            self.created.set()
-        payload = asyncio.ensure_future(
-            s.send(
-                s.tables.roles["result"], s.task_params(run.task_id), client=self.owner
+            self.owner = s.new_client(
+                s.headers, handler=self._answer_now, on_request=self._before_send
             )
-        )
-        self.side.append(payload)
-        waiting: set[asyncio.Future[Any]] = {self.probed, payload}
-        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-        if not self.probing:  # the task ended without asking
-            self.probing = True
-            self.probed.set_result(None)
-            self.not_tried.append("a reply to its input request (it asked none)")
-            before, _ = await s.get(run, self.owner)
-            await self._everything(run, before)
-        await self.probed
-        await payload
-        await self._finish(run, (await s.get(run, self.owner))[0])
+            await s.open(self.owner)
+            try:
+                run = self.run = await s.create(self.kind, client=self.owner)
+            finally:
+                self.created.set()
+            payload = asyncio.ensure_future(
+                s.send(
+                    s.tables.roles["result"],
+                    s.task_params(run.task_id),
+                    client=self.owner,
+                )
+            )
+            self.side.append(payload)
+            waiting: set[asyncio.Future[Any]] = {self.probed, payload}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if not self.probing:  # the task ended without asking
+                self.probing = True
+                self.probed.set_result(None)
+                self.not_tried.append("a reply to its input request (it asked none)")
+                before, _ = await s.get(run, self.owner)
+                await self._everything(run, before)
+            await self.probed
+            await payload
+            await self._finish(run, (await s.get(run, self.owner))[0])
+        finally:
+            if not self.probed.done():
+                self.probed.set_result(None)
+            s.answers_held = None
+            if self.owner is not s.client:
+                # A session of the checker's principal that stays open would be given
+                # (and answer) the input requests of the tasks probed after this one.
+                with contextlib.suppress(TransportError, OSError):
+                    await self.owner.aclose()
 
     async def _answer_now(self, request: InputContext) -> dict[str, Any]:
-        return input_answer(request.method, request.params)
+        answer = input_answer(request.method, request.params)
+        if request.task_id is None:
+            return answer
+        # The answer names its task in ``_meta``, so that ``_before_send`` tells the
+        # answer to this task's request from one to a request of an earlier task that
+        # the server delivers again on a new stream.
+        meta = json_object(answer.get("_meta")) or {}
+        return {**answer, "_meta": {**meta, _ANSWER_FOR: request.task_id}}
+
+    def _for_other_task(self, message: Mapping[str, Any]) -> bool:
+        """Whether ``message`` answers a request of a task other than the probed one."""
+        result = json_object(message.get("result")) or {}
+        named = (json_object(result.get("_meta")) or {}).get(_ANSWER_FOR)
+        return named is not None and (self.run is None or named != self.run.task_id)
 
     async def _before_send(self, request: Any) -> None:
         """An ``httpx`` request hook of the owner's client: before the owner's answer to
@@ -399,12 +428,14 @@ class _Foreign:
             return
         if message is None or "method" in message or message.get("result") == {}:
             return  # a request, a notification, or the answer to a ping
+        await self.created.wait()  # the input request may come before the create reply
+        if self._for_other_task(message):
+            return
         if self.probing:
             # The server may deliver its request again on another stream while the
             # probes run: every copy of the owner's answer waits for them to end.
             await self.probed
             return
-        await self.created.wait()  # the input request may come before the create reply
         if self.run is None or self.probing:
             if self.probing:
                 await self.probed

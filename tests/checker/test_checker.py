@@ -27,7 +27,7 @@ from tests.server.conftest import example_server
 from tests.support import peers
 from tests.support.procs import free_port, run_server
 
-from .mutant_server import MUTANTS
+from .mutant_server import MUTANTS, owner_of
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "generated"
@@ -296,7 +296,11 @@ def mutant_reports() -> Iterator[dict[tuple[str, str], Any]]:
                 url = f"{servers[revision].base_url}/m/{name}/mcp"
                 async with limit:
                     report = await runners[revision](
-                        url, tools=TOOLS[revision], other_auth="other", timeout=60
+                        url,
+                        tools=TOOLS[revision],
+                        auth=owner_of(name),
+                        other_auth="other",
+                        timeout=60,
                     )
                 return (revision, name), report
 
