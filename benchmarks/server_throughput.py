@@ -17,7 +17,9 @@ Side by side, on this machine:
 - ``tasks/get`` per second in process (``TasksServer.handle``, no transport) for ours;
 - the server CPU per request of each peer over ours, at the fixed rate and saturated:
   the two differ (a saturated server spreads its event loop's fixed costs over more
-  requests; the peers' more so), so both are printed;
+  requests; the peers' more so), so both are printed; from the rows above (one pass per
+  server), and from ours and the peers all running at once and loaded in turn in
+  ``--rounds`` interleaved rounds (``--only peers``), the figures to quote;
 - resident memory per stored task: every server creates ``--tasks`` finished tasks
   through real ``tools/call`` requests over HTTP and the growth of its RSS is divided
   by that count; ours is also measured with ``--rss-tasks`` (default 100,000) tasks
@@ -52,9 +54,9 @@ Run from the repository root (peers from ``.ci/peers.sh``; missing ones are skip
 
 ``--quick`` (1 s load runs, 300 tasks over HTTP, 5,000 in process, 4 rounds of the dual
 comparison) takes about four minutes; ``--smoke`` (0.2 s load runs, a few tasks, ours
-with the memory store, the peers that are installed, three of the floor comparison's
-servers, the 2025-11-25 pair over HTTP and the extension pair in process, 2 rounds)
-checks that every part works, with no figures to keep; ``--only NAME`` (repeatable)
+with the memory store, against the peers that are installed, three of the floor
+comparison's servers, the 2025-11-25 pair over HTTP and the extension pair in process,
+2 rounds) checks that every part works, with no figures to keep; ``--only NAME`` (repeatable)
 measures the targets whose name contains NAME (``--only dual``: the dual server's rows
 and the comparison with the single-revision servers; ``--only floors``: ours against the
 floor apps).
@@ -918,8 +920,8 @@ def run_child_rss(store: str, count: int) -> dict[str, Any]:
     return figures
 
 
-SMOKE_TARGETS = ("ours (memory store)", "fastmcp[tasks] 4.1.4", "mcp 1.30.0")
-"""The servers ``--smoke`` measures alone (the peers when installed)."""
+SMOKE_TARGETS = ("ours (memory store)",)
+"""The server ``--smoke`` measures alone (the peers it measures against ours only)."""
 PEERS = ("fastmcp[tasks] 4.1.4", "mcp 1.30.0")
 OURS = ("ours (memory store)", "ours (SQLite store)")
 
@@ -1058,6 +1060,7 @@ def main() -> None:
             print(f"fixed rate not reached (saturated below {rate}): {', '.join(slow)}")
         print_peer_ratios(figures, rate)
 
+    against_peers = compare_peers(options)
     floors = compare_floors(options)
     pairs = compare_dual(options)
     if options.json:
@@ -1065,6 +1068,7 @@ def main() -> None:
             json.dumps(
                 {
                     "servers": figures,
+                    "against_peers": against_peers,
                     "against_floors": floors,
                     "dual_against_single": pairs,
                 },
@@ -1097,6 +1101,64 @@ def print_peer_ratios(figures: dict[str, dict[str, Any]], rate: str) -> None:
                 base = figures[name][key]
                 cells.append(f"{figures[peer][key] / base:.2f}" if base else "-")
         print(f"| {peer} | " + " | ".join(cells) + " |")
+
+
+PEER_COMPARISON = "peers"
+"""The name ``--only`` matches to run ours against the peers in interleaved rounds."""
+
+
+def compare_peers(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Ours (memory and SQLite store; memory only with ``--smoke``) and the installed
+    peers, all running at once and loaded in turn in ``--rounds`` interleaved rounds:
+    each one's median server CPU per request at the fixed rate and saturated, and each
+    peer's median over the rounds of its CPU per request over ours."""
+    if options.only and not any(part in PEER_COMPARISON for part in options.only):
+        return {}
+    ours = OURS[:1] if options.smoke else OURS
+    theirs = [
+        t
+        for t in TARGETS
+        if t.name in PEERS and t.peer is not None and peers.is_installed(t.peer)
+    ]
+    if not theirs:
+        return {}
+    targets = {t.name: t for t in TARGETS if t.name in ours} | {
+        t.name: t for t in theirs
+    }
+    print("measuring ours against the peers, interleaved ...", file=sys.stderr)
+    samples = asyncio.run(
+        measure_group(targets, options.seconds, options.rounds, options.rate)
+    )
+    figures: dict[str, dict[str, Any]] = {}
+    for name, rows in samples.items():
+        entry: dict[str, Any] = {"rounds": rows}
+        for key in ("cpu_ms_fixed", "cpu_ms"):
+            entry[key] = round(statistics.median(rows[key]), 3)
+        for base in ours:
+            for key in ("cpu_ms_fixed", "cpu_ms"):
+                pairs = zip(rows[key], samples[base][key], strict=True)
+                entry[f"{key}_over_{base}"] = round(
+                    statistics.median(peer / own for peer, own in pairs), 2
+                )
+        figures[name] = entry
+    rate = f"{options.rate:g} req/s"
+    print(
+        f"\nserver CPU per tasks/get against the peers: medians of {options.rounds}"
+        f" interleaved rounds of {options.seconds:g} s per load; ratio = median of the"
+        " rounds' peer / ours (how many times less CPU ours uses)"
+    )
+    header = [f"CPU ms/req at {rate}", "CPU ms/req saturated"]
+    for base in ours:
+        header += [f"/ {base}, {rate}", f"/ {base}, saturated"]
+    print("| server | " + " | ".join(header) + " |")
+    print("|---" * (len(header) + 1) + "|")
+    for name, entry in figures.items():
+        cells = [f"{entry['cpu_ms_fixed']:.3f}", f"{entry['cpu_ms']:.3f}"]
+        for base in ours:
+            for key in ("cpu_ms_fixed", "cpu_ms"):
+                cells.append(f"{entry[f'{key}_over_{base}']:.2f}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return figures
 
 
 def compare_floors(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
