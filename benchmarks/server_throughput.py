@@ -56,10 +56,10 @@ Run from the repository root (peers from ``.ci/peers.sh``; missing ones are skip
 comparison) takes about four minutes; ``--smoke`` (0.2 s load runs, a few tasks, ours
 with the memory store, against the peers that are installed, three of the floor
 comparison's servers, the 2025-11-25 pair over HTTP and the extension pair in process,
-2 rounds) checks that every part works, with no figures to keep; ``--only NAME`` (repeatable)
-measures the targets whose name contains NAME (``--only dual``: the dual server's rows
-and the comparison with the single-revision servers; ``--only floors``: ours against the
-floor apps).
+2 rounds) checks that every part works, with no figures to keep; ``--only NAME``
+(repeatable) measures the targets whose name contains NAME (``--only dual``: the dual
+server's rows and the comparison with the single-revision servers; ``--only floors``:
+ours against the floor apps; ``--only peers``: ours against the peers, interleaved).
 The figures are printed as tables and as JSON (``--json``).
 """
 
