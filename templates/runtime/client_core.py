@@ -302,6 +302,15 @@ async def nap(
         await asyncio.gather(sleeper, waiter, return_exceptions=True)
 
 
+def _older(task: TaskSnapshot, than: TaskSnapshot, tables: RevisionTables) -> bool:
+    """Whether snapshot ``task`` is older than ``than`` (of the same task): ``than`` is
+    terminal and ``task`` is not, or ``task`` was last updated earlier."""
+    if status_name(than.status) in tables.terminal:
+        return status_name(task.status) not in tables.terminal
+    updated, latest = _parse_time(task.last_updated_at), _parse_time(than.last_updated_at)
+    return updated is not None and latest is not None and updated < latest
+
+
 def _dropped(request: asyncio.Future[Any]) -> bool:
     """Whether a finished request failed in the transport (rather than with an answer)."""
     return not request.cancelled() and isinstance(request.exception(), TransportError)
@@ -543,7 +552,16 @@ class TaskHandle(Generic[R]):
         self._wake.set()
 
     def push(self, task: TaskSnapshot) -> None:
-        """Deliver a snapshot that arrived by notification; a running wait picks it up at once."""
+        """Deliver a snapshot that arrived by notification; a running wait picks it up at once.
+
+        A snapshot older than the one waiting to be picked up or the latest one seen
+        (terminal, or an earlier ``lastUpdatedAt``) is dropped: when notifications
+        arrive faster than the wait runs, only the newest is kept, and a stale one
+        never hides the terminal state that came before it.
+        """
+        for newer in (self._pending, self.task):
+            if newer is not None and _older(task, newer, self._client.tables):
+                return
         self._pending = task
         self._wake.set()
 
