@@ -36,7 +36,14 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+)
 from dataclasses import asdict, dataclass, field, replace
 from types import ModuleType
 from datetime import datetime, timezone
@@ -742,10 +749,18 @@ class _Follower(asyncio.Queue[Optional[dict[str, Any]]]):
     the last state the subscription sends for a task is always its latest.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, task_ids: Iterable[str] = ()) -> None:
         super().__init__()
         self.latest: dict[str, float] = {}
         """The ``updated_at`` of the last state queued, by task ID."""
+        self.unfinished = set(task_ids)
+        """The tasks it follows whose terminal state it has not queued yet."""
+        self.follows_tasks = bool(self.unfinished)
+
+    @property
+    def finished(self) -> bool:
+        """Whether it follows tasks and has queued the terminal state of each."""
+        return self.follows_tasks and not self.unfinished
 
     def offer(self, record: TaskRecord, task: dict[str, Any]) -> None:
         """Queue ``task`` (the wire form of ``record``) unless it is not newer than
@@ -753,6 +768,8 @@ class _Follower(asyncio.Queue[Optional[dict[str, Any]]]):
         if record.updated_at <= self.latest.get(record.task_id, -math.inf):
             return
         self.latest[record.task_id] = record.updated_at
+        if record.is_terminal:
+            self.unfinished.discard(record.task_id)
         self.put_nowait(task)
 
 
@@ -2737,8 +2754,10 @@ class TaskServerCore:
     async def _listen(self, call: Call) -> dict[str, Any]:
         """``subscriptions/listen`` (where the schema has a subscription ``_meta`` key and
         a notify role): acknowledge the caller's task IDs among those requested, then
-        stream their states as the notify role's messages until the server closes.
-        Task IDs need Tasks declared (``_tasks_not_declared``)."""
+        stream their states as the notify role's messages until each task it follows
+        sent its terminal state (the stream then ends gracefully, which leaves the
+        client's connection usable) or the server closes. Task IDs need Tasks
+        declared (``_tasks_not_declared``)."""
         notifications: Any = call.params.get("notifications", {})
         if not isinstance(notifications, dict):
             raise JsonRpcError(INVALID_PARAMS, "params.notifications must be an object")
@@ -2779,6 +2798,8 @@ class TaskServerCore:
             while (task := await queue.get()) is not None:
                 params = {"_meta": subscription, **task}
                 await emit({"jsonrpc": "2.0", "method": notify, "params": params})
+                if queue.finished and queue.empty():
+                    break  # every task it follows is terminal: nothing more will come
         return self._complete({"_meta": subscription})
 
     @contextlib.asynccontextmanager
@@ -2790,7 +2811,7 @@ class TaskServerCore:
         role), and None when the server closes. The current state is read once the
         queue follows the task, and a state older than one queued meanwhile is
         dropped (``_Follower``), so the last state queued is the task's latest."""
-        queue = _Follower()
+        queue = _Follower(record.task_id for record in records)
         for record in records:
             self._listeners.setdefault(record.task_id, set()).add(queue)
         try:
