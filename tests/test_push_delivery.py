@@ -32,6 +32,7 @@ import pytest
 import uvicorn
 from mcp_tasks_ext.asgi import create_app
 from mcp_tasks_ext.client import TasksClient
+from mcp_tasks_ext.client_core import LISTEN_DRAIN_S
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.server import (
     AuditEvent,
@@ -41,7 +42,7 @@ from mcp_tasks_ext.server import (
     ToolContext,
 )
 from mcp_tasks_ext.server_core import Call
-from mcp_tasks_ext.stores import Signal, TaskRecord
+from mcp_tasks_ext.stores import InMemoryTaskStore, Signal, TaskRecord
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore
 from mcp_tasks_ext.transport import HttpTransport
 
@@ -154,11 +155,21 @@ class Scene:
 
 
 @asynccontextmanager
-async def serving(scene: Scene) -> AsyncIterator[str]:
-    """Serve ``scene.server`` over HTTP on loopback (uvicorn in this event loop)."""
+async def serving(
+    scene: Scene | TasksServer, connections: set[Any] | None = None
+) -> AsyncIterator[str]:
+    """Serve ``scene.server`` over HTTP on loopback (uvicorn in this event loop);
+    ``connections`` gets the client address of every request (one per connection)."""
     port = free_port()
+    app = create_app(scene.server if isinstance(scene, Scene) else scene)
+
+    async def noted(scope: Any, receive: Any, send: Any) -> None:
+        if connections is not None and scope["type"] == "http":
+            connections.add(tuple(scope["client"]))
+        await app(scope, receive, send)
+
     config = uvicorn.Config(
-        create_app(scene.server),
+        noted,
         host="127.0.0.1",
         port=port,
         lifespan="on",
@@ -296,6 +307,44 @@ async def test_lease_round_does_not_stop_a_worker_storing_its_outcome(
     assert result["content"][0]["text"] == "released"
 
 
+async def test_subscribed_waits_keep_their_connections() -> None:
+    """The server ends a subscription once its task sent its terminal state, and the
+    client lets it end instead of closing its stream, so one client's subscribed
+    calls reuse their connections (each used to open and close one)."""
+    server = TasksServer("push-connections", store=InMemoryTaskStore())
+    gates: list[asyncio.Event] = []
+
+    @server.tool()
+    async def gated(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        gates.append(gate := asyncio.Event())
+        await gate.wait()
+        return "released"
+
+    connections: set[Any] = set()
+    async with serving(server, connections) as url:
+        client = TasksClient(
+            HttpTransport(url), store=MemoryTaskIdStore(), subscribe=True
+        )
+        async with client:
+            for _ in range(5):
+                handle = await client.start_tool("gated", {})
+                waiting = asyncio.create_task(handle.result())
+                await until(
+                    lambda: handle.push_acknowledged,
+                    timeout=DEADLINE_S,
+                    what="the subscription acknowledged",
+                )
+                gates[-1].set()  # the result comes by push
+                result = await asyncio.wait_for(waiting, DEADLINE_S)
+                assert result["content"][0]["text"] == "released"
+                await until(
+                    lambda: not server._listeners,
+                    timeout=DEADLINE_S,
+                    what="the server ended the subscription",
+                )
+    assert len(connections) <= 2, connections
+
+
 class LossyStore(RedisTaskStore):
     """A real Redis store whose status signals of the task ``lose`` names never reach
     Redis (pub/sub delivers at most once: a replica resubscribing misses them)."""
@@ -408,3 +457,57 @@ async def test_stale_push_after_the_terminal_one_does_not_hide_it() -> None:
     result = await asyncio.wait_for(client.call_tool("job"), DEADLINE_S)
     assert result == TEXT_RESULT
     assert isinstance(clock, FakeClock)
+
+
+async def test_client_stops_draining_for_a_server_that_keeps_streams_open() -> None:
+    """A server that keeps a subscription open after its task ended: the client leaves
+    the first one running for ``LISTEN_DRAIN_S``, then stops it and, from then on,
+    stops each finished wait's subscription at once (as before)."""
+    listens: list[asyncio.Future[Any]] = []
+    listen_ids: list[Any] = []
+
+    async def peer_server(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "tools/call":
+            return {**task_ext("working"), "resultType": "task"}
+        if method == "tasks/get":
+            return task_ext("working")
+        assert method == "subscriptions/listen", method
+        meta = {"io.modelcontextprotocol/subscriptionId": listen_ids[-1]}
+        ids = params["notifications"]["taskIds"]
+        await peer.to_client_notification(
+            "notifications/subscriptions/acknowledged",
+            {"_meta": meta, "notifications": {"taskIds": ids}},
+        )
+        await peer.to_client_notification(
+            "notifications/tasks",
+            {"_meta": meta, **task_ext("completed", result=TEXT_RESULT)},
+        )
+        ended = asyncio.get_running_loop().create_future()
+        listens.append(ended)
+        await ended  # never set: the stream stays open until the client stops it
+        raise AssertionError("unreachable")
+
+    class Peer(FakePeer):
+        async def request(
+            self, request_id: Any, method: str, params: dict[str, Any]
+        ) -> dict[str, Any]:
+            if method == "subscriptions/listen":
+                listen_ids.append(request_id)
+            return await super().request(request_id, method, params)
+
+    clock = StuckClock()
+    peer = Peer(peer_server, clock)
+    client = TasksClient(
+        peer, store=MemoryTaskIdStore(), clock=clock, sleep=clock.sleep, subscribe=True
+    )
+    assert await asyncio.wait_for(client.call_tool("job"), DEADLINE_S) == TEXT_RESULT
+    assert client.listens_end is None and not listens[0].done()  # left running
+    await until(
+        lambda: listens[0].done(),
+        timeout=LISTEN_DRAIN_S + DEADLINE_S,
+        what="the drained subscription stopped",
+    )
+    assert client.listens_end is False
+    assert await asyncio.wait_for(client.call_tool("job"), DEADLINE_S) == TEXT_RESULT
+    assert listens[1].done()  # stopped with its wait
+    await client.aclose()
