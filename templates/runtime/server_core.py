@@ -2805,7 +2805,7 @@ class TaskServerCore:
     @contextlib.asynccontextmanager
     async def _following(
         self, records: list[TaskRecord]
-    ) -> AsyncGenerator[asyncio.Queue[dict[str, Any] | None], None]:
+    ) -> AsyncGenerator[_Follower, None]:
         """Follow tasks for a subscription: a queue that gets each task's current state
         and then every state ``_published`` gives it (where the schema has a notify
         role), and None when the server closes. The current state is read once the
