@@ -904,6 +904,8 @@ class ClientCore(Generic[R]):
         def drained(_: asyncio.Future[Any]) -> None:
             timer.cancel()
             self._draining.discard(listen)
+            if not listen.cancelled():
+                listen.exception()  # retrieved: a stream cut by the transport's close
 
         listen.add_done_callback(drained)
         return True
