@@ -38,7 +38,14 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+)
 from dataclasses import asdict, dataclass, field, replace
 from types import ModuleType
 from datetime import datetime, timezone
@@ -734,6 +741,40 @@ class _Channel:
     """Outstanding requests sent on a GET stream (no result-role stream repeats them)."""
 
 
+class _Follower(asyncio.Queue[Optional[dict[str, Any]]]):
+    """The queue of one subscription: the states of the tasks it follows, then None
+    when the server closes.
+
+    A state is queued only when it is newer (by ``updated_at``, which every write
+    raises) than the last one queued for its task, so a state read from the store
+    that arrives after a newer published one, or the same state twice, is dropped:
+    the last state the subscription sends for a task is always its latest.
+    """
+
+    def __init__(self, task_ids: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.latest: dict[str, float] = {}
+        """The ``updated_at`` of the last state queued, by task ID."""
+        self.unfinished = set(task_ids)
+        """The tasks it follows whose terminal state it has not queued yet."""
+        self.follows_tasks = bool(self.unfinished)
+
+    @property
+    def finished(self) -> bool:
+        """Whether it follows tasks and has queued the terminal state of each."""
+        return self.follows_tasks and not self.unfinished
+
+    def offer(self, record: TaskRecord, task: dict[str, Any]) -> None:
+        """Queue ``task`` (the wire form of ``record``) unless it is not newer than
+        the last state queued for the task."""
+        if record.updated_at <= self.latest.get(record.task_id, -math.inf):
+            return
+        self.latest[record.task_id] = record.updated_at
+        if record.is_terminal:
+            self.unfinished.discard(record.task_id)
+        self.put_nowait(task)
+
+
 class ToolContext:
     """What a tool handler gets: its task, status reporting, input and cancellation.
 
@@ -901,6 +942,8 @@ class TaskServerCore:
         self._audit = audit
         self._tools: dict[str, Tool] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
+        self._storing: set[str] = set()
+        """Tasks whose local worker's tool returned: the worker only stores the outcome."""
         self._write_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
         self._lease_keepers: list[asyncio.Task[None]] = []
@@ -928,7 +971,7 @@ class TaskServerCore:
         """Server-to-client input requests of local tasks (the result role), by task."""
         self._task_sessions: dict[str, Session] = {}
         """The session that created each live task (it gets the notify role's messages)."""
-        self._listeners: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = {}
+        self._listeners: dict[str, set[_Follower]] = {}
         """Subscriptions following each task (they get its new states)."""
         self._routes: dict[str, Route] = {
             "ping": self._ping,
@@ -2099,17 +2142,22 @@ class TaskServerCore:
         """Catch up with the store for every local worker, as signals may be lost.
 
         Run after the signal channel reconnects and at every lease round. A worker
-        whose task ended elsewhere is stopped; one waiting for input gets the answers
+        whose task ended elsewhere is stopped (not one whose tool returned: the
+        terminal state read may be the one it is storing, which it has yet to
+        announce, and it ends by itself); one waiting for input gets the answers
         stored in its task (``_stored_answers``), in case the answer signal never
         arrived; a task whose TTL runs out within ``_ttl_margin_s`` is failed and its
-        worker stopped, so that it never expires without a terminal status. Returns
-        the soonest TTL deadline of the other local tasks (None: none has a TTL).
+        worker stopped, so that it never expires without a terminal status; the
+        subscriptions following tasks that run elsewhere get their stored state
+        (``_catch_up_followers``). Returns the soonest TTL deadline of the other local
+        tasks (None: none has a TTL).
         """
         soonest: float | None = None
         for task_id in list(self._workers):
             record = await self.store.get(task_id)
             if record is None or record.is_terminal:
-                self._cancelled_elsewhere(task_id)
+                if task_id not in self._storing:
+                    self._cancelled_elsewhere(task_id)
                 continue
             if record.answers:
                 self._stored_answers(record)
@@ -2120,7 +2168,20 @@ class TaskServerCore:
                 await self._fail_before_expiry(record)
             elif soonest is None or expires_at < soonest:
                 soonest = expires_at
+        await self._catch_up_followers()
         return soonest
+
+    async def _catch_up_followers(self) -> None:
+        """Queue the stored state of every followed task that runs elsewhere, in case
+        its status signal was lost: a subscription that already has that state drops
+        it (``_Follower``), one that missed it gets it now."""
+        for task_id in [t for t in self._listeners if t not in self._workers]:
+            record = await self.store.get(task_id)
+            listeners = self._listeners.get(task_id)
+            if record is not None and listeners:
+                task = self._task(record)
+                for queue in listeners:
+                    queue.offer(record, task)
 
     async def _fail_before_expiry(self, record: TaskRecord) -> None:
         """Fail a task still running here whose TTL is about to run out."""
@@ -2231,7 +2292,10 @@ class TaskServerCore:
         """
         try:
             try:
-                result = tool_result(await ctx.tool.handler(ctx, arguments))
+                try:
+                    result = tool_result(await ctx.tool.handler(ctx, arguments))
+                finally:  # from here on the worker stores the outcome (see _resync)
+                    self._storing.add(task_id)
             except ToolError as error:
                 result = text_result(str(error), is_error=True)
             except JsonRpcError as error:
@@ -2266,6 +2330,7 @@ class TaskServerCore:
             )
         finally:
             ctx.finished = True
+            self._storing.discard(task_id)
             self._contexts.pop(task_id, None)
             self._task_ended(task_id)
 
@@ -2684,15 +2749,17 @@ class TaskServerCore:
             if session is not None:
                 session.notify({"jsonrpc": "2.0", "method": notify, "params": task})
             for queue in listeners or ():
-                queue.put_nowait(task)
+                queue.offer(record, task)
         if record.is_terminal:
             self._task_sessions.pop(record.task_id, None)
 
     async def _listen(self, call: Call) -> dict[str, Any]:
         """``subscriptions/listen`` (where the schema has a subscription ``_meta`` key and
         a notify role): acknowledge the caller's task IDs among those requested, then
-        stream their states as the notify role's messages until the server closes.
-        Task IDs need Tasks declared (``_tasks_not_declared``)."""
+        stream their states as the notify role's messages until each task it follows
+        sent its terminal state (the stream then ends gracefully, which leaves the
+        client's connection usable) or the server closes. Task IDs need Tasks
+        declared (``_tasks_not_declared``)."""
         notifications: Any = call.params.get("notifications", {})
         if not isinstance(notifications, dict):
             raise JsonRpcError(INVALID_PARAMS, "params.notifications must be an object")
@@ -2733,24 +2800,27 @@ class TaskServerCore:
             while (task := await queue.get()) is not None:
                 params = {"_meta": subscription, **task}
                 await emit({"jsonrpc": "2.0", "method": notify, "params": params})
+                if queue.finished and queue.empty():
+                    break  # every task it follows is terminal: nothing more will come
         return self._complete({"_meta": subscription})
 
     @contextlib.asynccontextmanager
     async def _following(
         self, records: list[TaskRecord]
-    ) -> AsyncGenerator[asyncio.Queue[dict[str, Any] | None], None]:
+    ) -> AsyncGenerator[_Follower, None]:
         """Follow tasks for a subscription: a queue that gets each task's current state
         and then every state ``_published`` gives it (where the schema has a notify
         role), and None when the server closes. The current state is read once the
-        queue follows the task, so the last state queued is the task's latest."""
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        queue follows the task, and a state older than one queued meanwhile is
+        dropped (``_Follower``), so the last state queued is the task's latest."""
+        queue = _Follower(record.task_id for record in records)
         for record in records:
             self._listeners.setdefault(record.task_id, set()).add(queue)
         try:
             for record in records if self.tables.has_role("notify") else []:
                 current = await self.store.get(record.task_id)
                 if current is not None:
-                    queue.put_nowait(self._task(current))
+                    queue.offer(current, self._task(current))
             yield queue
         finally:
             for record in records:
