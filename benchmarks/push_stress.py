@@ -1,13 +1,14 @@
-"""Stress push delivery until a subscribed wait hangs: many concurrent ``subscribe=True``
-calls of a short tool against the example extension server on a real Redis.
+"""Stress push delivery until a subscribed wait hangs: many concurrent calls with
+``subscribe=True`` of a short tool against the example extension server on Redis.
 
 Every run starts ``--tasks`` concurrent calls of ``slow_compute`` (``--seconds``, 0 by
 default) through one ``mcp_tasks_ext`` client with ``subscribe=True`` (a new client per
-run), and gives them ``--run-timeout`` seconds. The server is ``examples/server_ext.py``'s
-``build_server`` with ``--redis`` (a private ``redis-server`` on a free port), run in a
-child process of this script that only adds a probe: it records what each
-``subscriptions/listen`` stream sent and, on ``SIGUSR1``, writes its listen state (the
-open streams, what they sent, the subscriptions' queues) to a file.
+run), and gives them ``--run-timeout`` seconds. The server is the ``build_server`` of
+``examples/server_ext.py`` with ``--redis`` (a private ``redis-server`` on a free
+port), run in a child process of this script that only adds a probe: it records what
+each ``subscriptions/listen`` stream sent, the states published and the store reads of
+each task, and on ``SIGUSR1`` writes its listen state (the open streams, what they sent,
+those histories, the subscriptions' queues) to a file.
 
 At the first run that does not finish in time the script stops and prints, for every
 wait still pending, what the client knows (last snapshot, whether the push was
@@ -53,6 +54,7 @@ from tests.support import procs  # noqa: E402
 def serve(redis_url: str, port: int, dump_path: str) -> None:
     """Run the example server on ``redis_url`` with the listen probe."""
     import server_ext  # examples/server_ext.py
+
     from mcp_tasks_ext.asgi import serve as serve_http
 
     server = server_ext.build_server(None, redis_url=redis_url)
@@ -121,12 +123,18 @@ def serve(redis_url: str, port: int, dump_path: str) -> None:
     store.get = get_probed  # type: ignore[method-assign]
 
     def dump() -> None:
-        listeners = {
+        listeners = {  # each subscription's unsent states and whether it is closing
             task_id: [
-                {"qsize": q.qsize(), "queued": [t.get("status") for t in q._queue]}  # type: ignore[attr-defined]
-                for q in queues
+                {
+                    "pending": {
+                        i: [state.get("status"), terminal]
+                        for i, (state, terminal) in s.pending.items()
+                    },
+                    "closed": s.closed,
+                }
+                for s in subscriptions
             ]
-            for task_id, queues in server._listeners.items()
+            for task_id, subscriptions in server._listeners.items()
         }
         followed = {i for v in streams.values() for i in (v["ids"] or [])}
         state = {
@@ -272,12 +280,14 @@ async def stress(args: argparse.Namespace) -> int:
                     if run % 10 == 0 or run == 1:
                         load = os.getloadavg()[0]
                         print(
-                            f"run {run}: {args.tasks} calls in {took:.2f} s, load {load:.1f}",
+                            f"run {run}: {args.tasks} calls in {took:.2f} s,"
+                            f" load {load:.1f}",
                             flush=True,
                         )
                     continue
                 print(
-                    f"run {run}: HANG ({len(report['pending'])} waits pending after {took:.1f} s)"
+                    f"run {run}: HANG ({len(report['pending'])} waits pending"
+                    f" after {took:.1f} s)"
                 )
                 print(json.dumps(report, indent=1))
                 print("server log:", server.log_tail(30), sep="\n")

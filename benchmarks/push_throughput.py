@@ -14,7 +14,7 @@ the server and this process used per task, and the load average.
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/push_throughput.py [--clients 1,16] [--rounds 4] [--store memory]
+    .venv/bin/python benchmarks/push_throughput.py [--clients 1,16] [--rounds 4]
 
 ``--profile-server FILE`` runs the server under cProfile and writes its statistics to
 FILE at the end; ``--profile-client FILE`` does the same for this process, over the
@@ -35,9 +35,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import datetime
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -366,7 +366,8 @@ async def main() -> None:
         base = results[counts[0]]
         for clients in counts[1:]:
             ratios = [
-                r["tasks_s"] / b["tasks_s"] for r, b in zip(results[clients], base)
+                r["tasks_s"] / b["tasks_s"]
+                for r, b in zip(results[clients], base, strict=True)
             ]
             print(
                 f"tasks/s ratio {clients} vs {counts[0]} clients, per round:"

@@ -5,8 +5,11 @@ Run from the repository root::
     .venv/bin/python examples/server_2025.py --host 127.0.0.1 --port 8000
 
 and point a client at ``http://127.0.0.1:8000/mcp``. Tasks are kept in a SQLite file
-(``--db``, default ``mcp-tasks-2025.sqlite3``) or in memory (``--memory``). The same
-server hosted in the official Python SDK (``mcp`` 1.x) is ``examples/server_2025_mcp1.py``.
+(``--db``, default ``mcp-tasks-2025.sqlite3``) or in memory (``--memory``). Every field
+of ``Limits`` has an option named after it (``--max-active-tasks N``,
+``--max-finished-tasks N``, ``--max-tasks N``, ...; ``--help`` lists them). The same
+server hosted in the official Python SDK (``mcp`` 1.x) is
+``examples/server_2025_mcp1.py``.
 
 Each task belongs to the caller's ``Authorization`` header value ("anonymous" when
 there is none), which also enables ``tasks/list``; put a real authentication check in
@@ -14,7 +17,8 @@ there is none), which also enables ``tasks/list``; put a real authentication che
 
 Tools: ``greet`` (never a task), ``slow_compute``, ``failing_job`` (tool error),
 ``protocol_error_job`` (JSON-RPC error), ``confirm_delete`` and ``multi_input`` (ask for
-input mid-flight), ``long_report`` (progress messages) and ``must_task`` (only as a task).
+input mid-flight), ``long_report`` (progress messages) and ``must_task`` (only as a
+task).
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from limit_options import add_limit_options, limits_from  # noqa: E402
 
 from mcp_tasks_2025_11_25.asgi import serve  # noqa: E402
 from mcp_tasks_2025_11_25.server import (  # noqa: E402
@@ -57,14 +64,18 @@ def principal(request: RequestInfo) -> str:
     return (request.headers or {}).get("authorization", "anonymous")
 
 
-def build_server(store_path: str | None) -> TasksServer:
+LIMITS = Limits(poll_interval_ms=200, default_ttl_ms=600_000)
+"""The example's limits unless the command line changes them."""
+
+
+def build_server(store_path: str | None, limits: Limits = LIMITS) -> TasksServer:
     """The example server with every tool registered."""
     store = InMemoryTaskStore() if store_path is None else SQLiteTaskStore(store_path)
     server = TasksServer(
         "mcptasks-example-2025",
         "1.0.0",
         store=store,
-        limits=Limits(poll_interval_ms=200, default_ttl_ms=600_000),
+        limits=limits,
         authenticate=principal,
     )
 
@@ -143,9 +154,16 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="mcp-tasks-2025.sqlite3")
     parser.add_argument("--memory", action="store_true", help="keep tasks in memory")
+    add_limit_options(parser, Limits, LIMITS)
     options = parser.parse_args()
+    try:
+        limits = limits_from(options, Limits)
+    except ValueError as error:
+        parser.error(str(error))
     serve(
-        build_server(None if options.memory else options.db), options.host, options.port
+        build_server(None if options.memory else options.db, limits),
+        options.host,
+        options.port,
     )
 
 

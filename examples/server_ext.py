@@ -7,9 +7,11 @@ Run from the repository root::
 and point a client at ``http://127.0.0.1:8000/mcp``. Tasks are kept in a SQLite file
 (``--db``, default ``mcp-tasks-ext.sqlite3``), in memory (``--memory``), or in Redis
 (``--redis redis://127.0.0.1:6379/0``), where several replicas of this server share
-them; ``--lease-seconds`` sets the worker lease that bounds how long a task whose
-replica died stays unfinished. The same
-server hosted in the official Python SDK (``mcp`` 2.x) is ``examples/server_ext_mcp2.py``.
+them; ``--lease-s`` (or ``--lease-seconds``) sets the worker lease that bounds how long
+a task whose replica died stays unfinished. Every field of ``Limits`` has an option
+named after it (``--max-active-tasks N``, ``--max-finished-tasks N``, ``--max-tasks N``,
+...; ``--help`` lists them). The same server hosted in the official Python SDK (``mcp``
+2.x) is ``examples/server_ext_mcp2.py``.
 
 Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
 ``long_report`` and ``ask_name``), shared with the server of both revisions,
@@ -22,34 +24,45 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from example_tools import add_tools, principal  # noqa: E402
+from limit_options import add_limit_options, limits_from  # noqa: E402
+
 from mcp_tasks_ext.asgi import serve  # noqa: E402
+from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.server import (  # noqa: E402
     JsonRpcError,
     Limits,
     TasksServer,
     ToolError,
 )
-from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.stores import (  # noqa: E402
     InMemoryTaskStore,
     SQLiteTaskStore,
     TaskStore,
 )
 
+LIMITS = Limits(poll_interval_ms=200, default_ttl_ms=600_000)
+"""The example's limits unless the command line changes them."""
+
 
 def build_server(
-    store_path: str | None, *, redis_url: str | None = None, lease_s: float = 15.0
+    store_path: str | None,
+    *,
+    redis_url: str | None = None,
+    lease_s: float = 15.0,
+    limits: Limits | None = None,
 ) -> TasksServer:
     """The example server with every tool registered.
 
     ``redis_url`` (which wins over ``store_path``) keeps the tasks in Redis; None for
-    ``store_path`` keeps them in memory.
+    ``store_path`` keeps them in memory. The limits are ``LIMITS`` with ``lease_s``,
+    or ``limits`` when given.
     """
     store: TaskStore
     if redis_url is not None:
@@ -62,7 +75,7 @@ def build_server(
         "mcptasks-example-ext",
         "1.0.0",
         store=store,
-        limits=Limits(poll_interval_ms=200, default_ttl_ms=600_000, lease_s=lease_s),
+        limits=limits or replace(LIMITS, lease_s=lease_s),
         authenticate=principal,
     )
 
@@ -80,13 +93,12 @@ def main() -> None:
     parser.add_argument(
         "--redis", metavar="URL", help="keep tasks in Redis, shared by replicas"
     )
-    parser.add_argument(
-        "--lease-seconds",
-        type=float,
-        default=15.0,
-        help="worker lease on Redis (a dead replica's tasks fail within ~4/3 of it)",
-    )
+    add_limit_options(parser, Limits, LIMITS)
     options = parser.parse_args()
+    try:
+        limits = limits_from(options, Limits)
+    except ValueError as error:
+        parser.error(str(error))
     if options.redis:
         # the store warns at start when Redis would lose acknowledged tasks (its
         # persistence settings), and logs the start and end of each Redis outage
@@ -96,7 +108,7 @@ def main() -> None:
     server = build_server(
         None if options.memory else options.db,
         redis_url=options.redis,
-        lease_s=options.lease_seconds,
+        limits=limits,
     )
     serve(server, options.host, options.port)
 

@@ -9,6 +9,7 @@ the terminal state must never change afterwards.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -22,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.stores import TERMINAL_STATUSES, TaskRecord
-
 from tests.support.procs import RedisHandle, start_redis
 
 pytestmark = pytest.mark.anyio
@@ -157,6 +158,34 @@ async def test_a_retried_write_reports_the_original_outcome(
     assert await store.transition("t", LIVE, done)
     assert not await store.transition("t", LIVE, replace(done, status="cancelled"))
     assert await store.get("t") == done
+
+
+async def test_replicas_sweeping_the_same_tasks_count_each_deletion_once(
+    store: RedisTaskStore, redis_server: RedisHandle
+) -> None:
+    """Two replicas deleting the same finished tasks at once (both sweeping) take
+    each task off the counts once, and leave no counter key behind."""
+    from redis.asyncio import from_url
+
+    other = RedisTaskStore(redis_server.url, prefix=store.prefix)
+    await other.open()
+    try:
+        names = [f"t{n}" for n in range(40)]
+        for name in names:
+            created = await store.create(task(name))
+            await store.put(replace(created, status="completed", result={"n": name}))
+        assert (await store.usage("alice"))[0] == 40
+        await asyncio.gather(store.delete(names), other.delete(list(reversed(names))))
+        assert await store.usage("alice") == (0, 0)
+        assert await store.count_active("alice") == 0
+        raw = from_url(redis_server.url)
+        try:
+            left = [k async for k in raw.scan_iter(match=f"{store.prefix}*")]
+        finally:
+            await raw.aclose()
+        assert left == [f"{store.prefix}seq".encode()]
+    finally:
+        await other.close()
 
 
 # -- connection handling -------------------------------------------------------------

@@ -18,16 +18,20 @@ from typing import Any
 
 import anyio
 import pytest
+
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.stores import (
     TERMINAL_STATUSES,
     InMemoryTaskStore,
+    LimitExceeded,
+    Quota,
     SQLiteTaskStore,
     TaskRecord,
     TaskStore,
     TransitionStore,
+    UsageStore,
+    kept_bytes,
 )
-
 from tests.support.procs import RedisHandle, start_redis
 from tests.support.waiting import until
 
@@ -53,8 +57,9 @@ class Backend:
     restart: Callable[[], None] | None
     """Restart the backing service between two stores; None when nothing persists."""
     strict_store: Callable[[], TaskStore] | None = None
-    """A store object that sees another object's deletions at once, where ``new_store``'s
-    may see them a moment later (SQLite's ``finished_recheck_s``); None: ``new_store``."""
+    """A store object that sees another object's deletions at once, where
+    ``new_store``'s may see them a moment later (SQLite's ``finished_recheck_s``);
+    None: ``new_store``."""
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
@@ -500,7 +505,8 @@ async def test_usage_counts_each_owners_finished_tasks_and_their_results(
     store: TaskStore,
 ) -> None:
     """Every store counts what finished tasks keep, per owner (issue 9, item 3): the
-    server refuses new tasks beyond ``Limits.max_finished_tasks``/``max_stored_bytes``."""
+    server refuses new tasks beyond ``Limits.max_finished_tasks``/``max_stored_bytes``.
+    """
     from mcp_tasks_ext.stores import UsageStore
 
     assert isinstance(store, UsageStore)
@@ -509,9 +515,259 @@ async def test_usage_counts_each_owners_finished_tasks_and_their_results(
     await store.create(task("b"))
     await store.create(task("c", owner="bob"))
     assert await store.usage("alice") == (0, 0)
-    await store.put(replace(a, status="completed", result=big, updated_at=a.updated_at + 1))
+    await store.put(
+        replace(a, status="completed", result=big, updated_at=a.updated_at + 1)
+    )
     finished, kept = await store.usage("alice")
     assert finished == 1 and 5000 < kept < 6000
     assert await store.usage("bob") == (0, 0)
     await store.delete(["a"])
     assert await store.usage("alice") == (0, 0)
+
+
+# -- limits checked with the create (Quota) ------------------------------------------
+
+RACERS = 60
+"""Concurrent creates in each race, against a limit of 5."""
+
+
+@pytest.fixture
+async def shared(backend: Backend, store: TaskStore) -> AsyncIterator[list[TaskStore]]:
+    """``store`` and, where the data is shared, a second store object over it (a
+    second replica, or a second process on the SQLite file)."""
+    if backend.restart is None:
+        yield [store]
+        return
+    second = backend.new_store()
+    await second.open()
+    try:
+        yield [store, second]
+    finally:
+        await second.close()
+
+
+async def race(
+    stores: list[TaskStore], records: list[TaskRecord], quota: Quota
+) -> tuple[list[TaskRecord], list[LimitExceeded]]:
+    """Create every record at once (spread over ``stores``); the created records and
+    the refusals."""
+    created: list[TaskRecord] = []
+    refused: list[LimitExceeded] = []
+
+    async def attempt(target: TaskStore, record: TaskRecord) -> None:
+        try:
+            created.append(await target.create(record, quota=quota))
+        except LimitExceeded as refusal:
+            refused.append(refusal)
+
+    async with anyio.create_task_group() as group:
+        for index, record in enumerate(records):
+            group.start_soon(attempt, stores[index % len(stores)], record)
+    return created, refused
+
+
+async def test_concurrent_creates_never_pass_the_active_limit(
+    store: TaskStore, shared: list[TaskStore]
+) -> None:
+    records = [task(f"r{n}") for n in range(RACERS)]
+    created, refused = await race(shared, records, Quota(max_active_tasks=5))
+    assert len(created) == 5 and len(refused) == RACERS - 5
+    assert {(r.limit, r.current, r.maximum) for r in refused} == {
+        ("max_active_tasks", 5, 5)
+    }
+    assert await store.count_active("alice") == 5
+    assert len(await store.list_tasks("alice", 0, 100)) == 5
+    # another owner is not limited by alice's tasks
+    await store.create(task("bob's", owner="bob"), quota=Quota(max_active_tasks=5))
+
+
+async def test_concurrent_creates_never_pass_the_finished_limit(
+    store: TaskStore, shared: list[TaskStore]
+) -> None:
+    """Unfinished tasks count towards ``max_finished_tasks``: each will finish, so
+    the finished tasks never exceed the limit, even when every accepted task
+    finishes while the others are still being created."""
+    for n in range(2):
+        await store.create(task(f"old{n}", status="completed", result={"n": n}))
+    finished: list[str] = []
+    refused: list[LimitExceeded] = []
+
+    async def create_and_finish(target: TaskStore, record: TaskRecord) -> None:
+        try:
+            created = await target.create(record, quota=Quota(max_finished_tasks=5))
+        except LimitExceeded as refusal:
+            refused.append(refusal)
+            return
+        await target.put(replace(created, status="completed", result={"ok": True}))
+        finished.append(created.task_id)
+
+    async with anyio.create_task_group() as group:
+        for n in range(RACERS):
+            group.start_soon(create_and_finish, shared[n % len(shared)], task(f"r{n}"))
+    assert len(finished) == 3 and len(refused) == RACERS - 3
+    assert {(r.limit, r.current, r.maximum) for r in refused} == {
+        ("max_finished_tasks", 5, 5)
+    }
+    assert await usage_of(store, "alice") == (0, 5)
+
+
+async def test_concurrent_creates_of_many_owners_never_pass_the_store_limit(
+    store: TaskStore, shared: list[TaskStore]
+) -> None:
+    """``max_tasks`` bounds the tasks of every owner together (rotating principals)."""
+    await store.create(task("done", owner="zoe", status="completed", result={}))
+    records = [task(f"r{n}", owner=f"principal-{n}") for n in range(RACERS)]
+    created, refused = await race(shared, records, Quota(max_tasks=5))
+    assert len(created) == 4 and len(refused) == RACERS - 4
+    assert {(r.limit, r.current, r.maximum) for r in refused} == {("max_tasks", 5, 5)}
+    await store.delete([created[0].task_id])
+    await store.create(task("next", owner="principal-x"), quota=Quota(max_tasks=5))
+
+
+async def test_the_stored_bytes_limit_counts_finished_results(store: TaskStore) -> None:
+    quota = Quota(max_stored_bytes=2000)
+    first = await store.create(task("a"), quota=quota)
+    await store.put(replace(first, status="completed", result={"text": "x" * 1000}))
+    second = await store.create(task("b"), quota=quota)  # about 1 KB kept so far
+    await store.put(
+        replace(second, status="failed", error={"code": 1, "message": "x" * 1000})
+    )
+    with pytest.raises(LimitExceeded) as refused:
+        await store.create(task("c"), quota=quota)
+    assert refused.value.limit == "max_stored_bytes"
+    assert refused.value.current == sum(
+        kept_bytes(record) for record in await store.list_tasks("alice", 0, 10)
+    )
+    await store.create(task("bob's", owner="bob"), quota=quota)  # per owner
+    await store.delete(["a"])
+    await store.create(task("c"), quota=quota)
+
+
+async def test_a_refused_create_stores_nothing(store: TaskStore) -> None:
+    await store.create(task("a"))
+    with pytest.raises(LimitExceeded):
+        await store.create(task("b"), quota=Quota(max_active_tasks=1))
+    assert await store.get("b") is None
+    assert ids(await store.list_tasks("alice", 0, 10)) == ["a"]
+    assert ids(await store.unfinished()) == ["a"]
+    assert await store.count_active("alice") == 1
+
+
+# -- the counters agree with a recount ---------------------------------------------
+
+Figures = dict[str | None, tuple[int, int, int]]
+"""Per owner: unfinished tasks, finished tasks, their ``kept_bytes`` in total."""
+
+
+async def usage_of(store: TaskStore, owner: str | None) -> tuple[int, int]:
+    """``owner``'s unfinished and finished tasks, from the store's counters."""
+    assert isinstance(store, UsageStore)
+    return await store.count_active(owner), (await store.usage(owner))[0]
+
+
+async def recount(store: TaskStore, owners: list[str | None]) -> Figures:
+    """The figures counted from the records the store lists."""
+    counted: Figures = {}
+    for owner in owners:
+        records = await store.list_tasks(owner, 0, 10_000)
+        done = [record for record in records if record.is_terminal]
+        kept = sum(kept_bytes(record) for record in done)
+        counted[owner] = (len(records) - len(done), len(done), kept)
+    return counted
+
+
+async def counters(store: TaskStore, owners: list[str | None]) -> Figures:
+    """The figures as the store's counters give them."""
+    assert isinstance(store, UsageStore)
+    counted: Figures = {}
+    for owner in owners:
+        finished, kept = await store.usage(owner)
+        counted[owner] = (await store.count_active(owner), finished, kept)
+    return counted
+
+
+async def stored_total(store: TaskStore) -> int:
+    """Every task the store holds, from its counter (as a create refused by
+    ``max_tasks=0`` reports it)."""
+    with pytest.raises(LimitExceeded) as refused:
+        await store.create(task("probe", owner="nobody"), quota=Quota(max_tasks=0))
+    return refused.value.current
+
+
+async def test_counters_match_a_recount_after_finishes_expiry_and_a_restart(
+    backend: Backend,
+) -> None:
+    owners: list[str | None] = ["alice", "bob", None]
+    past = time.time() - 100  # 100 s ago: a TTL of 1 s has run out
+    store = backend.new_store()
+    if isinstance(store, RedisTaskStore):
+        # grace 0: the hash of a task whose TTL ran out expires at once (a PEXPIREAT
+        # in the past), long before any sweep
+        store = RedisTaskStore(store.url, prefix=store.prefix, expiry_grace_s=0)
+    await store.open()
+    try:
+        for owner in owners:
+            for n in range(4):
+                await store.create(task(f"{owner}-live{n}", owner=owner))
+            for n, status in enumerate(sorted(TERMINAL_STATUSES)):
+                created = await store.create(task(f"{owner}-end{n}", owner=owner))
+                await store.put(
+                    replace(created, status=status, result={"text": "r" * (100 * n)})
+                )
+            await store.create(
+                task(f"{owner}-born-done", owner=owner, status="completed", result={})
+            )
+            # TTL run out: one task finished just before (its record, written with
+            # the old creation time, expires at once on Redis), two unfinished
+            ending = await store.create(task(f"{owner}-old0", owner=owner, ttl_ms=1000))
+            await store.put(
+                replace(
+                    ending, status="completed", result={"t": "o" * 500}, created_at=past
+                )
+            )
+            for n in (1, 2):
+                await store.create(
+                    task(f"{owner}-old{n}", owner=owner, created_at=past, ttl_ms=1000)
+                )
+        assert (await usage_of(store, "alice")) == (6, 5)  # the expired ones count
+        await store.delete(["alice-live0", "bob-end0", "nothing-such"])
+        if isinstance(store, RedisTaskStore):
+            from redis.asyncio import from_url
+
+            raw = from_url(store.url)
+            try:  # the expired tasks' hashes went before any sweep
+                for n in range(3):
+                    assert not await raw.exists(f"{store.prefix}task:alice-old{n}")
+            finally:
+                await raw.aclose()
+        await store.delete(await store.expired(time.time()))  # the server's sweep
+        assert await counters(store, owners) == await recount(store, owners)
+        assert [await usage_of(store, owner) for owner in owners] == [
+            (3, 4),
+            (4, 3),
+            (4, 4),
+        ]
+        assert await stored_total(store) == 22
+        left = [
+            record.task_id
+            for owner in owners
+            for record in await store.list_tasks(owner, 0, 100)
+        ]
+        await store.delete(left[:5])
+        assert await counters(store, owners) == await recount(store, owners)
+        assert await stored_total(store) == 17
+    finally:
+        await store.close()
+    if backend.restart is None:
+        return
+    backend.restart()
+    reopened = backend.new_store()
+    await reopened.open()
+    try:
+        assert await counters(reopened, owners) == await recount(reopened, owners)
+        assert await stored_total(reopened) == 17
+        await reopened.delete(left[5:])
+        assert await counters(reopened, owners) == {o: (0, 0, 0) for o in owners}
+        assert await stored_total(reopened) == 0
+    finally:
+        await reopened.close()

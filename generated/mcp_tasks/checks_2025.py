@@ -26,6 +26,7 @@ RULES = Rules(
     create_wrapper="task",
     create_status_initial=True,
     cancel_returns_task=True,
+    cancel_cooperative=False,
     cancel_terminal_error=-32602,
     tool_error_fails=True,
     task_required_errors=(-32601, -32600),

@@ -26,6 +26,7 @@ RULES = Rules(
     create_wrapper="",
     create_status_initial=False,
     cancel_returns_task=False,
+    cancel_cooperative=True,
     cancel_terminal_error=0,
     tool_error_fails=False,
     task_required_errors=(-32021,),

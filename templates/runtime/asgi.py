@@ -8,11 +8,15 @@ Each POST carries one JSON-RPC message. A response is JSON unless its handler se
 messages of its own first (``subscriptions/listen``, input requests of a synchronous
 tool, or those ``tasks/result`` delivers), in which case it becomes a
 ``text/event-stream`` that ends with the response; an error response gets the HTTP
-status the server's revision asks for (``server.http_status``).
+status the server's revision asks for (``server.http_status``). A method answered
+only with a stream (``subscriptions/listen``: ``server.stream_methods``) is refused
+with 406 when the ``Accept`` header does not take ``text/event-stream``.
 
 For a server with sessions (2025-11-25), ``initialize`` opens a session
 (``Mcp-Session-Id`` response header) that every later request names; GET opens the
-session's notification stream and DELETE ends it. A
+session's notification stream and DELETE ends it. A session belongs to the caller
+that opened it (its principal, or its client address when anonymous): a POST, GET or
+DELETE naming it from anyone else is answered 404, as for an unknown session. A
 response is JSON unless its handler sends messages of its own first (input requests
 of a synchronous tool, or those ``tasks/result`` delivers), in which case it becomes
 a ``text/event-stream`` that ends with the response.
@@ -25,6 +29,8 @@ import json
 import logging
 import math
 import re
+import socket
+import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, Protocol, cast
 
@@ -34,12 +40,11 @@ from .server_core import (
     PARSE_ERROR,
     JsonRpcError,
     RequestInfo,
-)
-from .server_core import TaskServerCore as TasksServer
-from .server_core import (
+    Session,
     envelope_error,
     json_text,
 )
+from .server_core import TaskServerCore as TasksServer
 
 __all__ = ["Router", "create_app", "serve"]
 
@@ -103,6 +108,26 @@ def _origin_host(origin: str) -> str:
     return authority.partition(":")[0]
 
 
+def _accepts_event_stream(accept: str) -> bool:
+    """Whether an ``Accept`` header value takes ``text/event-stream`` (also through
+    ``text/*`` or ``*/*``, unless with ``q=0``)."""
+    for item in accept.split(","):
+        media, _, parameters = item.partition(";")
+        if media.strip().lower() not in ("text/event-stream", "text/*", "*/*"):
+            continue
+        weight = 1.0
+        for parameter in parameters.split(";"):
+            name, _, value = parameter.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        if weight > 0:
+            return True
+    return False
+
+
 def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
     """A JSON-RPC error response."""
     return {
@@ -119,6 +144,10 @@ class _Exchange:
         self._send = send
         self._extra_headers = extra_headers
         self.streaming = False
+
+    def without_headers(self) -> _Exchange:
+        """The same exchange without the extra headers (not started yet)."""
+        return _Exchange(self._send, [])
 
     async def json(self, status: int, body: dict[str, Any] | None) -> None:
         """Send a complete JSON response (or an empty one when ``body`` is None)."""
@@ -217,7 +246,17 @@ async def _until_disconnect(receive: Receive) -> None:
         pass
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
+async def _read_body(
+    receive: Receive, limit: int, timeout_s: float | None = None
+) -> bytes | None:
+    """The request body, or None when it is larger than ``limit``;
+    ``asyncio.TimeoutError`` when it is not all in within ``timeout_s`` seconds."""
+    if timeout_s is None:
+        return await _read_chunks(receive, limit)
+    return await asyncio.wait_for(_read_chunks(receive, limit), timeout_s)
+
+
+async def _read_chunks(receive: Receive, limit: int) -> bytes | None:
     """The request body, or None when it is larger than ``limit``."""
     chunks: list[bytes] = []
     size = 0
@@ -241,14 +280,20 @@ def create_app(
     path: str = "/mcp",
     max_body_bytes: int = 4 * 1_048_576,
     allowed_origins: frozenset[str] | None = None,
+    body_timeout_s: float | None = 30.0,
 ) -> ASGIApp:
-    """The ASGI application serving ``server`` at ``path`` (with or without a trailing slash).
+    """The ASGI application serving ``server`` at ``path`` (with or without a trailing
+    slash).
 
     ``server`` may be a ``Router`` (a dual server): each POST goes to the server it
     picks, GET and DELETE to its server with sessions.
 
     Requests with an ``Origin`` header are accepted only from ``allowed_origins``
     (host names; by default the loopback names), against DNS rebinding.
+
+    A POST whose body is not all in within ``body_timeout_s`` seconds (None: no
+    deadline) is answered HTTP 408 and its connection closed, so that a client that
+    announces a large body and sends it slowly, or never, cannot hold a connection.
     """
     paths = {path.rstrip("/") or "/", path.rstrip("/") + "/"}
     origins = allowed_origins if allowed_origins is not None else _LOCAL_HOSTS
@@ -284,16 +329,16 @@ def create_app(
         client = scope.get("client")
         address = str(client[0]) if client else None
         if method == "POST":
-            await _post(pick, headers, receive, send, max_body_bytes, address)
+            await _post(
+                pick, headers, receive, send, max_body_bytes, address, body_timeout_s
+            )
         elif method == "GET" and sessions is not None:
-            await _get(sessions, headers, receive, send)
+            await _get(sessions, headers, receive, send, address)
         elif method == "DELETE" and sessions is not None:
-            session_id = headers.get("mcp-session-id")
-            if session_id is None or session_id not in sessions.sessions:
-                await exchange.json(404, _error(INVALID_REQUEST, "Session not found"))
-                return
-            sessions.close_session(session_id)
-            await exchange.json(200, None)
+            session = await _owned_session(sessions, headers, address, exchange)
+            if session is not None:
+                sessions.close_session(session.id)
+                await exchange.json(200, None)
         else:
             await exchange.json(405, _error(INVALID_REQUEST, "Method not allowed"))
 
@@ -317,6 +362,43 @@ async def _lifespan(server: TasksServer | Router, receive: Receive, send: Send) 
             return
 
 
+async def _refuse(
+    exchange: _Exchange, server: TasksServer, error: JsonRpcError, request_id: Any
+) -> None:
+    """Answer with ``error`` (authentication or a session limit refused the request):
+    HTTP 429 for a refused limit, else the status the revision gives the code."""
+    refused = {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}
+    limited = error.code == server.limits.limit_error_code
+    await exchange.json(429 if limited else server.http_status(error.code), refused)
+
+
+async def _owned_session(
+    server: TasksServer,
+    headers: dict[str, str],
+    address: str | None,
+    exchange: _Exchange,
+) -> Session | None:
+    """The session the request names (``Mcp-Session-Id``) if its caller opened it;
+    else None, once the error is answered: 400 without the header, 404 for a session
+    that does not exist or is another caller's (the same answer, so that nobody learns
+    which sessions exist)."""
+    session_id = headers.get("mcp-session-id")
+    if session_id is None:
+        await exchange.json(
+            400, _error(INVALID_REQUEST, "Missing Mcp-Session-Id header")
+        )
+        return None
+    request = RequestInfo(headers=headers, session_id=session_id, client=address)
+    try:
+        session = server.session_for(request)
+    except JsonRpcError as error:  # authentication refused the caller
+        await _refuse(exchange, server, error, None)
+        return None
+    if session is None:
+        await exchange.json(404, _error(INVALID_REQUEST, "Session not found"))
+    return session
+
+
 async def _post(
     pick: Callable[[Mapping[str, str], Any], TasksServer],
     headers: dict[str, str],
@@ -324,10 +406,21 @@ async def _post(
     send: Send,
     max_body_bytes: int,
     address: str | None = None,
+    body_timeout_s: float | None = None,
 ) -> None:
     """Handle one POSTed JSON-RPC message."""
     exchange = _Exchange(send, [])
-    body = await _read_body(receive, max_body_bytes)
+    try:
+        body = await _read_body(receive, max_body_bytes, body_timeout_s)
+    except asyncio.TimeoutError:  # not yet the built-in one on Python 3.10
+        closing = _Exchange(send, [(b"connection", b"close")])
+        await closing.json(
+            408,
+            _error(
+                INVALID_REQUEST, f"Request body not received within {body_timeout_s}s"
+            ),
+        )
+        return
     if body is None:
         await exchange.json(
             413,
@@ -352,43 +445,67 @@ async def _post(
     if invalid is not None:
         await exchange.json(400, _error(invalid.code, invalid.message))
         return
+    method = message.get("method")
+    if method in server.stream_methods and not _accepts_event_stream(
+        headers.get("accept", "")
+    ):
+        await exchange.json(
+            406,
+            _error(
+                INVALID_REQUEST,
+                f"Not Acceptable: {method} answers with a text/event-stream, which"
+                " the Accept header must include",
+                message.get("id"),
+            ),
+        )
+        return
     session_id = headers.get("mcp-session-id")
-    opened = None
+    session: Session | None = None
+    opened = False
     if not server.uses_sessions:
         session_id = None
     elif (
         message.get("method") == "initialize" and session_id is None and "id" in message
     ):
         try:
-            opened = server.open_session_for(
+            session = server.open_session_for(
                 RequestInfo(headers=headers, client=address)
             )
         except JsonRpcError as error:
-            refused = {
-                "jsonrpc": "2.0",
-                "id": message.get("id"),
-                "error": error.to_wire(),
-            }
-            limited = error.code == server.limits.limit_error_code
-            await exchange.json(
-                429 if limited else server.http_status(error.code), refused
-            )
+            await _refuse(exchange, server, error, message.get("id"))
             return
-        session_id = opened.id
-        exchange = _Exchange(send, [(b"mcp-session-id", session_id.encode())])
-    elif session_id is None:
-        await exchange.json(
-            400, _error(INVALID_REQUEST, "Missing Mcp-Session-Id header")
-        )
-        return
-    elif session_id not in server.sessions:
-        await exchange.json(404, _error(INVALID_REQUEST, "Session not found"))
-        return
+        opened = True
     else:
+        session = await _owned_session(server, headers, address, exchange)
+        if session is None:
+            return
+    if session is not None:
+        session_id = session.id
         exchange = _Exchange(send, [(b"mcp-session-id", session_id.encode())])
     info = RequestInfo(
         headers=headers, session_id=session_id, client=address, checked_json=plain
     )
+    if session is None:
+        await _answer(server, message, info, exchange, receive)
+        return
+    session.open_requests += 1  # a session in use is not closed to make room
+    try:
+        await _answer(server, message, info, exchange, receive, opened)
+    finally:
+        session.open_requests -= 1
+        server.touch_session(session)
+
+
+async def _answer(
+    server: TasksServer,
+    message: dict[str, Any],
+    info: RequestInfo,
+    exchange: _Exchange,
+    receive: Receive,
+    opened: bool = False,
+) -> None:
+    """Answer one POSTed message whose session (if any) was checked; ``opened``: it is
+    the ``initialize`` that opened the session, closed again when it fails."""
     if "id" not in message or "method" not in message:  # notification or response
         await server.handle(message, info)
         await exchange.json(202, None)
@@ -411,10 +528,10 @@ async def _post(
             response = handler.result()
     except JsonRpcError as error:  # raised by the transport itself (not by handle)
         response = {"jsonrpc": "2.0", "id": message.get("id"), "error": error.to_wire()}
-    if opened is not None and response is not None and "error" in response:
-        server.close_session(opened.id)
+    if opened and response is not None and "error" in response:
+        server.close_session(str(info.session_id))
         if not exchange.streaming:  # the refused session's id is no one's to use
-            exchange = _Exchange(send, [])
+            exchange = exchange.without_headers()
     if exchange.streaming:
         if response is not None:
             await exchange.event(response)
@@ -428,25 +545,29 @@ async def _post(
 
 
 async def _get(
-    server: TasksServer, headers: dict[str, str], receive: Receive, send: Send
+    server: TasksServer,
+    headers: dict[str, str],
+    receive: Receive,
+    send: Send,
+    address: str | None = None,
 ) -> None:
     """The session's stream of messages that belong to no open response stream.
 
-    Notifications, and input requests of tasks while no ``tasks/result`` carries them;
-    the server gets back the messages a closed stream never sent.
+    Notifications, and the input requests of the tasks the session may hear (see
+    ``server_core._Channel``); the server gets back the messages a closed stream never
+    sent. Only the caller that opened the session may open its streams.
     """
     session_id = headers.get("mcp-session-id")
-    session = server.sessions.get(session_id or "")
     extra = [] if session_id is None else [(b"mcp-session-id", session_id.encode())]
     exchange = _Exchange(send, extra)
+    session = await _owned_session(server, headers, address, exchange)
     if session is None:
-        status = 400 if session_id is None else 404
-        await exchange.json(status, _error(INVALID_REQUEST, "Session not found"))
         return
     stream = session.open_stream()
     watcher = asyncio.ensure_future(_until_disconnect(receive))
     try:
-        server.stream_opened(session)  # it may queue messages waiting for a stream
+        server.touch_session(session)
+        server.stream_opened(session, stream)  # it may queue waiting messages
         await exchange.start_stream()
         while True:
             getter = asyncio.ensure_future(stream.get())
@@ -462,6 +583,7 @@ async def _get(
     finally:
         watcher.cancel()
         server.stream_closed(session, session.close_stream(stream))
+        server.touch_session(session)
 
 
 def serve(
@@ -472,11 +594,38 @@ def serve(
     path: str = "/mcp",
     log_level: str = "warning",
     shutdown_grace_s: int = 5,
+    max_connections: int | None = 512,
+    header_timeout_s: float | None = 10.0,
+    body_timeout_s: float | None = 30.0,
 ) -> None:
     """Serve ``server`` over streamable HTTP with uvicorn until interrupted.
 
     On shutdown, open streams get ``shutdown_grace_s`` seconds before they are cut and
     the ``TasksServer`` closes.
+
+    Slow and numerous clients are bounded, so that they cannot take every file
+    descriptor of the process:
+
+    - at most ``max_connections`` connections are open at once (open streams count); a
+      connection beyond them is answered HTTP 503 and closed as soon as it is accepted;
+    - a request whose head (request line and headers) is not all in within
+      ``header_timeout_s`` seconds of the connection being opened, or of the previous
+      response on it, gets HTTP 408 and its connection is closed;
+    - a POST whose body is not all in within ``body_timeout_s`` seconds gets HTTP 408
+      and its connection is closed (``create_app``).
+
+    Overload (connections refused at the limit, ``accept()`` out of file descriptors)
+    is logged at most once a minute, with counts, never once per connection. None
+    turns a bound off. ``max_connections`` is lowered, with a warning, to leave
+    ``DESCRIPTORS_KEPT`` of the process's file descriptors (``ulimit -n``) free.
+
+    The connection limit and the head deadline come from a small subclass of
+    uvicorn's h11 protocol (uvicorn has no setting for either), so ``serve`` always
+    parses HTTP with h11. It overrides the protocol's connection, data and
+    response-complete hooks, which uvicorn has kept for years (tested with 0.54).
+    With both turned off, uvicorn's own protocol is used; put a reverse proxy with its
+    own header deadline and connection limit in front then (nginx:
+    ``client_header_timeout``, ``client_body_timeout``, ``limit_conn``).
     """
     try:
         import uvicorn
@@ -485,11 +634,193 @@ def serve(
             "serve() needs the uvicorn package: pip install uvicorn", name="uvicorn"
         ) from error
 
-    uvicorn.run(
-        create_app(server, path=path),
+    max_connections = _within_descriptor_limit(max_connections)
+    overload = _OverloadLog(max_connections)
+    http: type[asyncio.Protocol] | str = "auto"
+    if max_connections is not None or header_timeout_s is not None:
+        http = _bounded_protocol(max_connections, header_timeout_s, overload)
+    config = uvicorn.Config(
+        create_app(server, path=path, body_timeout_s=body_timeout_s),
         host=host,
         port=port,
         log_level=log_level,
         lifespan="on",
         timeout_graceful_shutdown=shutdown_grace_s,
+        http=http,
     )
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            loop = asyncio.get_running_loop()
+            loop.set_exception_handler(overload.exception_handler)
+            await super().startup(sockets)
+
+    _Server(config).run()
+
+
+OVERLOAD_REPORT_S = 60.0
+"""How often overload is logged at most (``serve``)."""
+
+_ACCEPT_FAILED = "socket.accept() out of system resource"
+"""The asyncio event loop's message when ``accept()`` fails for lack of descriptors."""
+
+_REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
+    b"content-length: 20\r\nconnection: close\r\n\r\nToo many connections"
+)
+_HEAD_TIMED_OUT = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain\r\n"
+    b"content-length: 24\r\nconnection: close\r\n\r\nRequest headers too slow"
+)
+
+
+class _OverloadLog:
+    """Counts what an overloaded server refuses and logs it at most once every
+    ``OVERLOAD_REPORT_S`` seconds: the first event at once, later ones as counts."""
+
+    def __init__(self, max_connections: int | None) -> None:
+        self.max_connections = max_connections
+        self.counts: dict[str, int] = {}
+        """Events since the last report, by kind."""
+        self.totals: dict[str, int] = {}
+        """Events since the start, by kind."""
+        self._reported: float | None = None
+
+    def note(self, kind: str) -> None:
+        """Count one event of ``kind``; log the counts when a report is due."""
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        self.totals[kind] = self.totals.get(kind, 0) + 1
+        now = time.monotonic()
+        if self._reported is not None and now - self._reported < OVERLOAD_REPORT_S:
+            return
+        self._reported = now
+        counted = ", ".join(f"{name}: {count}" for name, count in self.counts.items())
+        self.counts = {}
+        _log.warning(
+            "server overloaded (connection limit %s); since the last report: %s"
+            " (reported at most once every %.0fs)",
+            self.max_connections,
+            counted,
+            OVERLOAD_REPORT_S,
+        )
+
+    def exception_handler(
+        self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]
+    ) -> None:
+        """An event loop exception handler: a failed ``accept()`` (out of descriptors)
+        is counted, anything else goes to the loop's default handler. (The loop retries
+        the accept a second later, but reports the failure once for each of the
+        ``backlog`` connections it tries to accept, thousands of tracebacks a second.)
+        """
+        if context.get("message") == _ACCEPT_FAILED:
+            self.note("accept() failed, out of file descriptors")
+            return
+        loop.default_exception_handler(context)
+
+
+def _bounded_protocol(
+    max_connections: int | None,
+    header_timeout_s: float | None,
+    overload: _OverloadLog,
+) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol with a connection limit and a deadline for each request's
+    head (see ``serve``); its refusals go to ``overload``."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    if not hasattr(H11Protocol, "on_response_complete"):  # pragma: no cover
+        raise RuntimeError(
+            "this uvicorn's h11 protocol has no on_response_complete: serve() cannot"
+            " bound connections; pass max_connections=None and header_timeout_s=None"
+            " and put a reverse proxy in front"
+        )
+
+    class BoundedH11Protocol(H11Protocol):
+        """Refuses connections beyond the limit; closes one whose next request head
+        does not arrive in time."""
+
+        _refused = False
+        _head_timer: asyncio.TimerHandle | None = None
+        _head_cycle: object = None
+
+        def connection_made(  # type: ignore[override]  # as uvicorn's own
+            self, transport: asyncio.Transport
+        ) -> None:
+            if max_connections is not None and len(self.connections) >= max_connections:
+                self._refused = True
+                overload.note("connections refused")
+                transport.write(_REFUSED)
+                transport.close()
+                return
+            super().connection_made(transport)
+            self._await_head()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._refused:
+                return
+            self._stop_head_timer()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._check_head()
+
+        def on_response_complete(self) -> None:
+            if not self.transport.is_closing():
+                self._await_head()  # before: a pipelined request may start at once
+            super().on_response_complete()
+            self._check_head()
+
+        def _await_head(self) -> None:
+            """Start the deadline of the next request's head."""
+            if header_timeout_s is None:
+                return
+            self._stop_head_timer()
+            self._head_cycle = self.cycle
+            loop = asyncio.get_running_loop()
+            self._head_timer = loop.call_later(header_timeout_s, self._head_too_late)
+
+        def _check_head(self) -> None:
+            """Stop the deadline once the head arrived (a new request cycle began)."""
+            if self._head_timer is not None and self.cycle is not self._head_cycle:
+                self._stop_head_timer()
+
+        def _stop_head_timer(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_too_late(self) -> None:
+            self._head_timer = None
+            if self.cycle is self._head_cycle and not self.transport.is_closing():
+                self.transport.write(_HEAD_TIMED_OUT)
+                self.transport.close()
+
+    return BoundedH11Protocol
+
+
+DESCRIPTORS_KEPT = 64
+"""File descriptors ``serve`` keeps out of ``max_connections`` for the rest of the
+process (store, logs, outgoing connections)."""
+
+
+def _within_descriptor_limit(max_connections: int | None) -> int | None:
+    """``max_connections``, lowered (with a warning) so that ``DESCRIPTORS_KEPT`` of the
+    process's file descriptors (``ulimit -n``) stay free."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Windows
+        return max_connections
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if max_connections is None or soft == resource.RLIM_INFINITY:
+        return max_connections
+    allowed = max(1, soft - DESCRIPTORS_KEPT)
+    if max_connections <= allowed:
+        return max_connections
+    _log.warning(
+        "max_connections lowered from %d to %d: this process may open %d file"
+        " descriptors (ulimit -n); raise that limit to allow more connections",
+        max_connections,
+        allowed,
+        soft,
+    )
+    return allowed

@@ -22,7 +22,12 @@ In a test suite::
     report = await run_checks(url, tools={"completes": "slow_compute"})
     report.assert_ok()
 
-Exit status: 0 when no check failed, 1 when one did, 2 for bad usage.
+The checks that probe a second principal (``errors.foreign_task``), the routing headers
+and the notifications' contents live in ``check_probes``.
+
+Exit status: 0 when every check passed (or, with ``--allow-skips``, none failed), 1 when
+one failed, 2 for bad usage (including a ``--tool`` the server does not list or whose
+arguments its input schema rejects), 3 when none failed but some did not run.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import asyncio
 import contextlib
 import functools
 import importlib
+import itertools
 import json
 import re
 import secrets
@@ -46,7 +52,7 @@ from xml.etree import ElementTree
 
 from pydantic import BaseModel, ValidationError
 
-from .client_core import ClientCore, InputContext, TasksClientError
+from .client_core import ClientCore, InputContext
 from .protocol import REVISIONS
 from .revision import RevisionTables
 from .task_ids import MemoryTaskIdStore
@@ -64,6 +70,7 @@ from .transport import (
 
 __all__ = [
     "CheckResult",
+    "ConfigurationError",
     "KINDS",
     "Report",
     "Rules",
@@ -85,11 +92,15 @@ class Rules:
     sessions: bool
     """The revision has sessions (``initialize``) rather than per-request ``_meta``."""
     create_wrapper: str
-    """The key of the task in a task-creating result and request ("": flat, unrequested)."""
+    """The key of the task in a task-creating result and request ("": flat,
+    unrequested)."""
     create_status_initial: bool
     """A new task must be in the initial status."""
     cancel_returns_task: bool
     """``tasks/cancel`` answers with the task (else an acknowledgement)."""
+    cancel_cooperative: bool
+    """A cancelled task may still end in another terminal status (the server only
+    promises to try); else it must end ``cancelled``."""
     cancel_terminal_error: int
     """The error for cancelling a terminal task (0: unspecified)."""
     tool_error_fails: bool
@@ -97,7 +108,8 @@ class Rules:
     task_required_errors: tuple[int, ...]
     """The errors for a tools/call whose task mode is wrong."""
     role_capabilities: tuple[tuple[str, tuple[str, ...]], ...]
-    """Method role -> path below the server's ``tasks`` capability that must declare it."""
+    """Method role -> path below the server's ``tasks`` capability that must declare
+    it."""
     routing_headers: bool
     """Requests carry ``Mcp-Method``/``Mcp-Name``, which the server must check."""
     header_mismatch_error: int
@@ -120,7 +132,7 @@ class SchemaCheck:
     model: type[BaseModel] | None = None
 
 
-# -- results ----------------------------------------------------------------------------
+# -- results ---------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -135,6 +147,10 @@ class Exchange:
     http_status: int | None = None
     incoming: bool = False
     """A notification or request the server sent."""
+    seq: int = 0
+    """When it arrived, among everything the checker received (0: no answer yet)."""
+    via: str = ""
+    """The client that sent or received it (``other``: the second principal's)."""
 
     def to_wire(self) -> dict[str, Any]:
         """The exchange as JSON: ``request`` (or ``received``) and ``response``."""
@@ -165,6 +181,8 @@ class CheckResult:
     detail: str
     exchange: dict[str, Any] | None = None
     seconds: float = 0.0
+    needs: str = ""
+    """For a skip: the option that would run the check ("" when none would)."""
 
     def to_json(self) -> dict[str, Any]:
         """The check as one item of the JSON report's ``checks``."""
@@ -176,6 +194,8 @@ class CheckResult:
         }
         if self.exchange is not None:
             item["exchange"] = self.exchange
+        if self.needs:
+            item["needs"] = self.needs
         return item
 
 
@@ -189,7 +209,18 @@ class CheckFailed(Exception):
 
 
 class CheckSkipped(Exception):
-    """Raised by a check that cannot run (no tool of the kind, optional feature absent)."""
+    """Raised by a check that cannot run (no tool of the kind, optional feature absent);
+    ``needs`` is the option that would run it ("" when none would)."""
+
+    def __init__(self, detail: str, needs: str = "") -> None:
+        super().__init__(detail)
+        self.needs = needs
+
+
+class ConfigurationError(ValueError):
+    """The checker's own configuration does not fit the server (a ``--tool`` it does not
+    list, or arguments the tool's input schema rejects): a usage error, not a verdict.
+    """
 
 
 @dataclass(slots=True)
@@ -209,6 +240,40 @@ class Report:
     def ok(self) -> bool:
         """Whether no check failed."""
         return not self.failed
+
+    @property
+    def complete(self) -> bool:
+        """Whether every check ran (none was skipped)."""
+        return all(r.status != "skip" for r in self.results)
+
+    def exit_code(self, allow_skips: bool = False) -> int:
+        """The command line's exit status: 1 when a check failed, else 3 when one did
+        not run (unless ``allow_skips``), else 0."""
+        if not self.ok:
+            return 1
+        return 0 if self.complete or allow_skips else 3
+
+    def incomplete(self) -> str:
+        """How many checks did not run and which options would run them ("" when all
+        ran)."""
+        skipped = [r for r in self.results if r.status == "skip"]
+        if not skipped:
+            return ""
+        needs: dict[str, int] = {}
+        for r in skipped:
+            needs[r.needs] = needs.get(r.needs, 0) + 1
+        parts = [
+            f"{n} need{'s' if n == 1 else ''} {option}"
+            for option, n in needs.items()
+            if option
+        ]
+        if "" in needs:
+            parts.append(f"{needs['']} cannot run against this server")
+        many = "checks" if len(skipped) > 1 else "check"
+        return (
+            f"{len(skipped)} {many} did not run ({'; '.join(parts)}): incomplete;"
+            " --allow-skips accepts that"
+        )
 
     def by_id(self) -> dict[str, CheckResult]:
         """The verdicts by check id."""
@@ -233,6 +298,7 @@ class Report:
             "url": self.url,
             "revision": self.revision,
             "summary": self.counts(),
+            "complete": self.complete,
             "checks": [r.to_json() for r in self.results],
         }
 
@@ -245,6 +311,8 @@ class Report:
                 lines.append("     " + json.dumps(r.exchange)[:1000])
         c = self.counts()
         lines.append(f"{c['pass']} passed, {c['fail']} failed, {c['skip']} skipped")
+        if not self.complete:
+            lines.append(self.incomplete())
         return "\n".join(lines)
 
     def to_junit(self, suite: str = "mcp-tasks-check") -> str:
@@ -287,25 +355,43 @@ class Report:
 _STATUSES: tuple[Status, ...] = ("pass", "fail", "skip")
 
 
-# -- talking to the server ----------------------------------------------------------------
+# -- talking to the server -------------------------------------------------------------
 
 
 class _Recorder:
-    """A transport that records every exchange of the one it wraps."""
+    """A transport that records every exchange of the one it wraps, numbered in the
+    order the answers and messages arrived; ``seen`` hears of each message received."""
 
-    def __init__(self, inner: HttpTransport, log: list[Exchange]) -> None:
+    def __init__(
+        self,
+        inner: HttpTransport,
+        log: list[Exchange],
+        via: str,
+        arrivals: itertools.count[int],
+        seen: Callable[[Exchange], None],
+    ) -> None:
         self.inner = inner
         self.log = log
+        self.via = via
+        self.arrivals = arrivals
+        self.seen = seen
+
+    def _received(self, method: str, params: dict[str, Any]) -> Exchange:
+        exchange = Exchange(method, params, incoming=True, via=self.via)
+        exchange.seq = next(self.arrivals)
+        self.log.append(exchange)
+        self.seen(exchange)
+        return exchange
 
     def set_handlers(
         self, on_notification: NotificationHandler, on_request: RequestHandler
     ) -> None:
         async def notified(method: str, params: dict[str, Any]) -> None:
-            self.log.append(Exchange(method, params, incoming=True))
+            self._received(method, params)
             await on_notification(method, params)
 
         async def requested(method: str, params: dict[str, Any]) -> dict[str, Any]:
-            self.log.append(Exchange(method, params, incoming=True))
+            self._received(method, params)
             return await on_request(method, params)
 
         self.inner.set_handlers(notified, requested)
@@ -313,13 +399,16 @@ class _Recorder:
     async def request(
         self, request_id: RequestId, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
-        exchange = Exchange(method, params)
+        exchange = Exchange(method, params, via=self.via)
         self.log.append(exchange)
         try:
             exchange.result = await self.inner.request(request_id, method, params)
         except JsonRpcError as error:
             exchange.error = error.to_wire()
             raise
+        finally:
+            exchange.seq = next(self.arrivals)
+            self.seen(exchange)
         return exchange.result
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
@@ -370,7 +459,16 @@ class TaskRun:
     input_left: bool = False
     answered: set[str] = field(default_factory=lambda: set())
     cancel: Exchange | None = None
+    terminal_cancel: Exchange | None = None
+    """The ``tasks/cancel`` sent once the task was terminal (``after`` follows it)."""
     notes: list[str] = field(default_factory=lambda: [])
+
+
+NOT_DURABLE = (
+    "create.durable failed (a task was not readable right after its create reply),"
+    " so the checks that follow a task cannot judge it"
+)
+"""Why the checks that need a task are skipped when ``create.durable`` failed."""
 
 
 class Session:
@@ -401,13 +499,23 @@ class Session:
         self.tool_list: dict[str, dict[str, Any]] = {}
         self._runs: dict[str, TaskRun] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._clients: list[ClientCore[Any]] = []
+        self._clients: dict[str, ClientCore[Any]] = {}
+        self._http: list[Any] = []
+        self._arrivals = itertools.count(1)
+        self._changed = asyncio.Event()
+        self._background: set[asyncio.Future[None]] = set()
+        self.confirmations: list[tuple[Exchange, Exchange]] = []
+        """(status notification, the ``tasks/get`` sent as it arrived)."""
+        self.not_durable: CheckFailed | None = None
+        """Set when a task was not readable right after its create reply."""
+        self.durable: list[str] = []
+        """The tasks that were readable right after their create reply."""
         self.input_status = asyncio.Event()
         """Set once a poll saw a task in an input status."""
-        self.client = self.new_client(self.headers)
+        self.client = self.new_client(self.headers, via="main")
         self.transport = cast(_Recorder, self.client.transport).inner
 
-    # -- plumbing ------------------------------------------------------------------------
+    # -- plumbing ----------------------------------------------------------------------
 
     def field(self, index: int) -> str:
         """The wire name of a task field the runtime knows, by the profile's order
@@ -415,32 +523,93 @@ class Session:
         return self.fields[index]
 
     def new_client(
-        self, headers: Mapping[str, str], *, declare: bool = True
+        self,
+        headers: Mapping[str, str],
+        *,
+        declare: bool = True,
+        via: str = "",
+        handler: Callable[[InputContext], Awaitable[dict[str, Any]]] | None = None,
+        on_request: Callable[[Any], Awaitable[None]] | None = None,
     ) -> ClientCore[Any]:
-        """A client of the revision on a recorded transport of its own."""
-        inner = HttpTransport(self.url, headers=headers)
+        """A client of the revision on a recorded transport of its own, labelled ``via``
+        in the log. ``handler`` answers the server's input requests (by default: once a
+        poll saw the input status); ``on_request`` is awaited before each HTTP request
+        it sends goes out (an ``httpx`` request hook)."""
+        http: Any = None
+        if on_request is not None:
+            import httpx
+
+            http = httpx.AsyncClient(
+                timeout=httpx.Timeout(30.0, read=None),
+                event_hooks={"request": [on_request]},
+            )
+            self._http.append(http)
+        inner = HttpTransport(self.url, headers=headers, http_client=http)
         if not self.rules.sessions:
             inner.use_stateless(self.tables.protocol_version)
 
         async def answer(request: InputContext) -> dict[str, Any]:
             # let a poll see the input status first (it is checked too)
-            try:
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
                 await asyncio.wait_for(self.input_status.wait(), 2.0)
-            except (asyncio.TimeoutError, TimeoutError):
-                pass
             return input_answer(request.method, request.params)
 
+        via = via or f"client{len(self._clients) + 1}"
+        seen = functools.partial(self._seen, confirm=declare and via != "other")
         client_class = cast("type[ClientCore[Any]]", self.module.CLIENT)
         client = client_class(
-            _Recorder(inner, self.log),
+            _Recorder(inner, self.log, via, self._arrivals, seen),
             store=MemoryTaskIdStore(),
-            elicitation_handler=answer,
-            sampling_handler=answer,
+            elicitation_handler=handler or answer,
+            sampling_handler=handler or answer,
             declare_tasks=declare,
             subscribe=True,  # the extension's subscriptions/listen: its notifications
         )
-        self._clients.append(client)
+        self._clients[via] = client
         return client
+
+    def _seen(self, exchange: Exchange, *, confirm: bool) -> None:
+        """Wake the waits on the log; a status notification to an owner's client gets a
+        ``tasks/get`` at once (``notifications.status`` compares the two)."""
+        self._changed.set()
+        if not (confirm and exchange.incoming):
+            return
+        task_id = exchange.params.get(self.field(0))
+        if exchange.method == self.tables.roles.get("notify") and isinstance(
+            task_id, str
+        ):
+            client = self._clients[exchange.via]
+            future = asyncio.ensure_future(self._confirm(exchange, task_id, client))
+            self._background.add(future)
+            future.add_done_callback(self._background.discard)
+
+    async def _confirm(
+        self, notification: Exchange, task_id: str, client: ClientCore[Any]
+    ) -> None:
+        method = self.tables.roles["get"]
+        with contextlib.suppress(TransportError):
+            get = await self.send(method, self.task_params(task_id), client=client)
+            self.confirmations.append((notification, get))
+
+    async def settle(self, timeout: float) -> None:
+        """Wait (at most ``timeout``) for the ``tasks/get`` of each notification."""
+        if self._background:
+            await asyncio.wait(set(self._background), timeout=timeout)
+
+    async def wait_until(self, ready: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``ready()`` (checked whenever something arrives), at most
+        ``timeout`` seconds; return whether it became true."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            self._changed.clear()
+            if ready():
+                return True
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), left)
 
     async def open(self, client: ClientCore[Any] | None = None) -> dict[str, Any]:
         """Start a connection: ``initialize`` (sessions) or ``server/discover``."""
@@ -458,11 +627,31 @@ class Session:
 
     async def close(self) -> None:
         """Close every connection the checker opened."""
-        for client in self._clients:
-            try:
+        for future in list(self._background):
+            future.cancel()
+        for client in self._clients.values():
+            with contextlib.suppress(TransportError, OSError):
                 await client.aclose()
-            except (TransportError, OSError):
-                pass
+        for http in self._http:
+            await http.aclose()
+
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        client: ClientCore[Any] | None = None,
+        raw: bool = False,
+        request_id: RequestId | None = None,
+    ) -> Exchange:
+        """Send one request (with the revision's ``_meta`` unless ``raw``); return its
+        recorded exchange, with the result or the error the server answered."""
+        client = client or self.client
+        sent = dict(params) if raw else client.prepare(method, dict(params))
+        request_id = client.next_request_id() if request_id is None else request_id
+        with contextlib.suppress(JsonRpcError):
+            await client.transport.request(request_id, method, sent)
+        return next(e for e in reversed(self.log) if e.params is sent)
 
     async def call(
         self,
@@ -472,11 +661,11 @@ class Session:
         client: ClientCore[Any] | None = None,
         raw: bool = False,
     ) -> dict[str, Any]:
-        """Send one request (with the revision's ``_meta`` unless ``raw``); return the
-        result or raise ``JsonRpcError`` as the server answered it."""
-        client = client or self.client
-        sent = dict(params) if raw else client.prepare(method, dict(params))
-        return await client.transport.request(client.next_request_id(), method, sent)
+        """``send``, returning the result or raising ``JsonRpcError`` as answered."""
+        exchange = await self.send(method, params, client=client, raw=raw)
+        if exchange.error is not None:
+            raise JsonRpcError.from_wire(exchange.error)
+        return exchange.result or {}
 
     def last(self, method: str) -> Exchange:
         """The latest recorded exchange of ``method``."""
@@ -490,17 +679,18 @@ class Session:
         client: ClientCore[Any] | None = None,
         raw: bool = False,
     ) -> tuple[int | None, Exchange]:
-        """Send one request that should fail; return its error code (None: it succeeded)."""
-        try:
-            await self.call(method, params, client=client, raw=raw)
-        except JsonRpcError as error:
-            return error.code, self.last(method)
-        return None, self.last(method)
+        """Send one request that should fail; return its error code (None: it
+        succeeded)."""
+        exchange = await self.send(method, params, client=client, raw=raw)
+        if exchange.error is None:
+            return None, exchange
+        return JsonRpcError.from_wire(exchange.error).code, exchange
 
     def tool(self, kind: str) -> tuple[str, dict[str, Any]]:
         """The tool named for ``kind`` and its arguments (skip the check when none)."""
         if kind not in self.tools:
-            raise CheckSkipped(f"no {kind!r} tool named (--tool {kind}=NAME)")
+            option = f"--tool {kind}=NAME"
+            raise CheckSkipped(f"no {kind!r} tool named ({option})", option)
         return self.tools[kind]
 
     def declared(self, role: str) -> bool:
@@ -525,7 +715,7 @@ class Session:
         """The params of a request about one task."""
         return {self.field(0): task_id}
 
-    # -- scenarios -----------------------------------------------------------------------
+    # -- scenarios ---------------------------------------------------------------------
 
     async def run(self, kind: str) -> TaskRun:
         """Call the tool of ``kind`` as a task and follow it (once per session)."""
@@ -537,26 +727,53 @@ class Session:
                 )
             return self._runs[kind]
 
-    async def create(self, kind: str) -> TaskRun:
-        """Send the ``tools/call`` of ``kind`` and read the task it created."""
+    async def create(self, kind: str, client: ClientCore[Any] | None = None) -> TaskRun:
+        """Send the ``tools/call`` of ``kind`` and read the task it created at once
+        (``create.durable``: skip every task check once a task was not readable)."""
         name, arguments = self.tool(kind)
+        if self.not_durable is not None:
+            raise CheckSkipped(NOT_DURABLE)
         params: dict[str, Any] = {"name": name, "arguments": arguments}
         if self.rules.create_wrapper:
             params[self.rules.create_wrapper] = {}
-        try:
-            result = await self.call("tools/call", params)
-        except JsonRpcError:
-            raise CheckFailed(
-                f"tools/call of {name!r} ({kind}) failed", self.last("tools/call")
-            ) from None
-        exchange = self.last("tools/call")
-        task = self.task_of(result)
+        exchange = await self.send("tools/call", params, client=client)
+        if exchange.error is not None:
+            raise CheckFailed(f"tools/call of {name!r} ({kind}) failed", exchange)
+        task = self.task_of(exchange.result or {})
         task_id = task.get(self.field(0)) if task is not None else None
         if task is None or not isinstance(task_id, str):
             raise CheckFailed(
                 f"tools/call of {name!r} ({kind}) did not create a task", exchange
             )
-        return TaskRun(kind=kind, tool=name, create=exchange, task_id=task_id)
+        run = TaskRun(kind=kind, tool=name, create=exchange, task_id=task_id)
+        await self._readable(run, client)
+        return run
+
+    async def _readable(self, run: TaskRun, client: ClientCore[Any] | None) -> None:
+        """A ``tasks/get`` sent as soon as the create reply arrived must find the task
+        (D.2.5; on 2025-11-25 a live task must be found too, D.1.6)."""
+        method = self.tables.roles["get"]
+        first = await self.send(method, self.task_params(run.task_id), client=client)
+        if first.error is None:
+            self.durable.append(run.task_id)
+            return
+        later = "still not found 1 s later"
+        started = time.monotonic()
+        for _ in range(10):
+            await asyncio.sleep(0.1)
+            again = await self.send(
+                method, self.task_params(run.task_id), client=client
+            )
+            if again.error is None:
+                later = f"found {time.monotonic() - started:.1f} s later"
+                break
+        self.not_durable = CheckFailed(
+            f"{method} sent right after the create reply of {run.tool!r} got"
+            f" {_code(JsonRpcError.from_wire(first.error).code)} ({later}): the reply"
+            " came before the task was stored",
+            first,
+        )
+        raise CheckSkipped(NOT_DURABLE)
 
     def task_of(self, result: Mapping[str, Any]) -> dict[str, Any] | None:
         """The task of a task-creating result (None when the result is no task)."""
@@ -564,16 +781,15 @@ class Session:
             return json_object(result.get(self.rules.create_wrapper))
         return dict(result) if result.get("resultType") == "task" else None
 
-    async def get(self, run: TaskRun) -> tuple[dict[str, Any], Exchange]:
+    async def get(
+        self, run: TaskRun, client: ClientCore[Any] | None = None
+    ) -> tuple[dict[str, Any], Exchange]:
         """One ``tasks/get`` of the run's task."""
         method = self.tables.roles["get"]
-        try:
-            result = await self.call(method, self.task_params(run.task_id))
-        except JsonRpcError:
-            raise CheckFailed(
-                f"{method} of a live task failed", self.last(method)
-            ) from None
-        return result, self.last(method)
+        exchange = await self.send(method, self.task_params(run.task_id), client=client)
+        if exchange.result is None:
+            raise CheckFailed(f"{method} of a live task failed", exchange)
+        return exchange.result, exchange
 
     def pause(self, task: Mapping[str, Any]) -> float:
         """How long to wait before the next poll: the server's hint, kept short."""
@@ -599,10 +815,15 @@ class Session:
                     run.terminal = (task, exchange)
                 elif status in self.tables.input:
                     self.input_status.set()
-                    await self._answer(run, task)
+                    await self._answer(run, task, exchange)
                 elif run.input_seen:
                     run.input_left = True
                 await asyncio.sleep(pause)
+            if "cancel" in self.tables.roles and self.declared("cancel"):
+                # a terminal status never changes, whatever is asked (D.1.7, D.2.12)
+                method = self.tables.roles["cancel"]
+                params = self.task_params(run.task_id)
+                run.terminal_cancel = await self.send(method, params)
             for _ in range(3):
                 await asyncio.sleep(0.3 if kind == "long" else pause)
                 run.after.append(await self.get(run))
@@ -615,30 +836,38 @@ class Session:
 
     async def _payload(self, run: TaskRun) -> None:
         method = self.tables.roles["result"]
-        try:
-            await self.call(method, self.task_params(run.task_id))
-        except JsonRpcError:
-            pass
-        run.payload = self.last(method)
-        for exchange in self.log:
-            if exchange.incoming and exchange.method in _INPUT_METHODS:
-                if exchange not in run.input_seen:
-                    run.input_seen.append(exchange)
+        run.payload = await self.send(method, self.task_params(run.task_id))
+        self._collect_input(run)
 
-    async def _answer(self, run: TaskRun, task: Mapping[str, Any]) -> None:
+    def _collect_input(self, run: TaskRun) -> None:
+        """Note the input requests received for ``run``'s task: those whose
+        related-task ``_meta`` names it, and those that name no task (a server that
+        omits the ``_meta`` fails ``input.requested``). A request that names another
+        task (one still waiting, delivered again on a new stream) is that task's."""
+        key = self.tables.meta_keys.get("RELATED_TASK", "")
+        for exchange in self.log:
+            if not exchange.incoming or exchange.method not in _INPUT_METHODS:
+                continue
+            meta = json_object(exchange.params.get("_meta")) or {}
+            related = json_object(meta.get(key)) or {}
+            named = related.get(self.field(0))
+            if named not in (None, run.task_id) or exchange in run.input_seen:
+                continue
+            run.input_seen.append(exchange)
+
+    async def _answer(
+        self, run: TaskRun, task: Mapping[str, Any], polled: Exchange
+    ) -> None:
         """Answer the task's outstanding input requests (the extension's way); sessions
         answer on their stream, through the client's handler."""
         if self.rules.sessions:
-            for exchange in self.log:
-                if exchange.incoming and exchange.method in _INPUT_METHODS:
-                    if exchange not in run.input_seen:
-                        run.input_seen.append(exchange)
+            self._collect_input(run)
             return
         requests = json_object(task.get("inputRequests")) or {}
         if not requests or "update" not in self.tables.roles:
             return
         if len(run.input_seen) < 2:
-            run.input_seen.append(self.last(self.tables.roles["get"]))
+            run.input_seen.append(polled)
         if len(run.input_seen) < 2:
             return  # read once more first: the keys must be stable
         answers: dict[str, Any] = {}
@@ -664,11 +893,7 @@ class Session:
         method = self.method_of("cancel")
         if not self.declared("cancel"):
             raise CheckSkipped("the server does not declare tasks/cancel")
-        try:
-            await self.call(method, self.task_params(run.task_id))
-        except JsonRpcError:
-            pass
-        run.cancel = self.last(method)
+        run.cancel = await self.send(method, self.task_params(run.task_id))
 
 
 _INPUT_METHODS = frozenset(
@@ -676,14 +901,15 @@ _INPUT_METHODS = frozenset(
 )
 
 
-# -- the behavioural checks ---------------------------------------------------------------
+# -- the behavioural checks ------------------------------------------------------------
 
 CheckFunction: TypeAlias = Callable[[Session], Awaitable[str]]
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """A behavioural check: returns its pass detail or raises ``CheckFailed``/``CheckSkipped``."""
+    """A behavioural check: returns its pass detail or raises
+    ``CheckFailed``/``CheckSkipped``."""
 
     id: str
     title: str
@@ -751,7 +977,8 @@ async def _capability_gating(s: Session) -> str:
                 code, exchange = await s.error_of("tools/call", params)
                 if code not in s.rules.task_required_errors:
                     raise CheckFailed(
-                        f"a task for the task-forbidden tool {name!r} got {_code(code)}",
+                        f"a task for the task-forbidden tool {name!r} got"
+                        f" {_code(code)}",
                         exchange,
                     )
                 checked.append("forbidden")
@@ -761,7 +988,8 @@ async def _capability_gating(s: Session) -> str:
                 )
                 if code not in s.rules.task_required_errors:
                     raise CheckFailed(
-                        f"a plain call of the task-required tool {name!r} got {_code(code)}",
+                        f"a plain call of the task-required tool {name!r} got"
+                        f" {_code(code)}",
                         exchange,
                     )
                 checked.append("required")
@@ -816,6 +1044,19 @@ async def _envelope_meta(s: Session) -> str:
     return f"{method} without _meta: error {code}"
 
 
+@check("create.durable", "a created task is readable right after the create reply")
+async def _create_durable(s: Session) -> str:
+    kind = next((k for k in ("completes", *KINDS) if k in s.tools), "completes")
+    with contextlib.suppress(CheckSkipped):
+        await s.run(kind)
+    if s.not_durable is not None:
+        raise s.not_durable
+    if not s.durable:
+        s.tool(kind)  # skips: no tool named
+        raise CheckSkipped(f"no task of the {kind!r} tool was created")
+    return "tasks/get sent right after the create reply found the task"
+
+
 @check("create.task", "a task-creating call answers with a task tasks/get knows")
 async def _create_task(s: Session) -> str:
     run = await s.run("completes")
@@ -832,23 +1073,28 @@ async def _create_task(s: Session) -> str:
     return f"task {run.task_id} created {status}"
 
 
-async def _all_runs(s: Session) -> list[TaskRun]:
+async def all_runs(s: Session) -> list[TaskRun]:
+    """The runs of every named tool kind (a kind that cannot run is left out: its own
+    checks say why; with none, skip with the first reason)."""
     runs: list[TaskRun] = []
+    skipped: CheckSkipped | None = None
     for kind in KINDS:
         if kind in s.tools:
             try:
                 runs.append(await s.run(kind))
-            except CheckSkipped:
-                continue  # the check of that kind says why
+            except CheckSkipped as skip:
+                skipped = skipped or skip
     if not runs:
-        raise CheckSkipped("no tool named")
+        raise skipped or CheckSkipped(
+            "no tool named (--tool KIND=NAME)", "--tool completes=NAME"
+        )
     return runs
 
 
 @check("status.transitions", "live statuses change only as the transitions allow")
 async def _transitions(s: Session) -> str:
     count = 0
-    for run in await _all_runs(s):
+    for run in await all_runs(s):
         seen = [(s.task_of(run.create.result or {}) or {}, run.create), *run.snapshots]
         previous: str | None = None
         for task, exchange in seen:
@@ -867,25 +1113,33 @@ async def _transitions(s: Session) -> str:
     return f"{count} transitions, all allowed"
 
 
-@check("terminal.final", "a terminal status never changes")
+@check("terminal.final", "a terminal status never changes, even when cancelled")
 async def _terminal_final(s: Session) -> str:
-    for run in await _all_runs(s):
+    cancelled = 0
+    for run in await all_runs(s):
         assert run.terminal is not None
         final = run.terminal[0].get(s.field(1))
+        cancelled += run.terminal_cancel is not None
         for task, exchange in run.after:
             if task.get(s.field(1)) != final:
+                then = " after a tasks/cancel" if run.terminal_cancel else ""
                 raise CheckFailed(
-                    f"task {run.task_id} was {final}, then {task.get(s.field(1))}",
+                    f"task {run.task_id} was {final}, then{then}"
+                    f" {task.get(s.field(1))}",
                     exchange,
                 )
-    return "terminal statuses stayed"
+    return "terminal statuses stayed" + (
+        f" (also after a tasks/cancel of {cancelled} finished task(s))"
+        if cancelled
+        else ""
+    )
 
 
 _NOTHING: frozenset[str] = frozenset()
-_EMPTY: dict[str, Any] = {}
 
 
-def _timestamp(value: object) -> datetime | None:
+def parse_time(value: object) -> datetime | None:
+    """An RFC 3339 timestamp as a ``datetime`` (None when it is not one)."""
     if not isinstance(value, str):
         return None
     # Python 3.10 reads only 3 or 6 fraction digits and no "Z"
@@ -898,13 +1152,13 @@ def _timestamp(value: object) -> datetime | None:
 
 @check("task.timestamps", "createdAt stays, lastUpdatedAt never goes back")
 async def _timestamps(s: Session) -> str:
-    for run in await _all_runs(s):
+    for run in await all_runs(s):
         seen = [(s.task_of(run.create.result or {}) or {}, run.create), *run.snapshots]
         seen += run.after
-        created = _timestamp(seen[0][0].get(s.field(3)))
+        created = parse_time(seen[0][0].get(s.field(3)))
         latest: datetime | None = None
         for task, exchange in seen:
-            first, updated = _timestamp(task.get(s.field(3))), _timestamp(
+            first, updated = parse_time(task.get(s.field(3))), parse_time(
                 task.get(s.field(4))
             )
             if first is None or updated is None:
@@ -930,7 +1184,7 @@ def _task_shapes(
 @check("hints.ttl", "the TTL is a non-negative integer or null")
 async def _hints_ttl(s: Session) -> str:
     name = s.field(5)
-    for task, exchange in _task_shapes(s, await _all_runs(s)):
+    for task, exchange in _task_shapes(s, await all_runs(s)):
         if name not in task:
             continue  # the shape checks judge presence
         ttl = task[name]
@@ -942,7 +1196,7 @@ async def _hints_ttl(s: Session) -> str:
 @check("hints.poll_interval", "every task shape carries a usable poll interval")
 async def _hints_poll(s: Session) -> str:
     name = s.field(6)
-    for task, exchange in _task_shapes(s, await _all_runs(s)):
+    for task, exchange in _task_shapes(s, await all_runs(s)):
         if task.get(s.field(1)) in s.tables.terminal:
             continue
         hint = task.get(name)
@@ -994,9 +1248,12 @@ async def _outcome_failed(s: Session) -> str:
                 )
         return "failed"
     result = json_object(task.get("result")) or {}
-    if not s.rules.tool_error_fails and status == s.tables.completed:
-        if result.get("isError") is True:
-            return "completed with isError: true"
+    if (
+        not s.rules.tool_error_fails
+        and status == s.tables.completed
+        and result.get("isError") is True
+    ):
+        return "completed with isError: true"
     raise CheckFailed(f"the failing tool's task ended {status!r}", exchange)
 
 
@@ -1022,11 +1279,11 @@ async def _related_task(s: Session) -> str:
 @check("input.requested", "a task that needs input asks for it")
 async def _input_requested(s: Session) -> str:
     run = await s.run("input")
-    if not any(t.get(s.field(1)) in s.tables.input for t, _ in run.snapshots):
-        if not run.input_seen:
-            raise CheckFailed(
-                "the task never reported an input status nor asked", run.create
-            )
+    reported = any(t.get(s.field(1)) in s.tables.input for t, _ in run.snapshots)
+    if not reported and not run.input_seen:
+        raise CheckFailed(
+            "the task never reported an input status nor asked", run.create
+        )
     if not run.input_seen:
         raise CheckFailed("no input request reached the client", run.create)
     if s.rules.sessions:
@@ -1082,11 +1339,16 @@ async def _cancel(s: Session) -> str:
         if status != s.tables.cancelled:
             raise CheckFailed(f"tasks/cancel answered with status {status!r}", cancel)
     task, exchange = _terminal(run)
-    if task.get(s.field(1)) != s.tables.cancelled:
-        raise CheckFailed(
-            f"the cancelled task ended {task.get(s.field(1))!r}", exchange
-        )
-    return "cancelled"
+    final = task.get(s.field(1))
+    if final == s.tables.cancelled:
+        return "cancelled"
+    if not s.rules.cancel_cooperative:
+        raise CheckFailed(f"the cancelled task ended {final!r}", exchange)
+    # terminal.final fails a terminal status that changes afterwards
+    return (
+        f"acknowledged; the task still ended {final} (cancellation is cooperative"
+        " here: the task may reach another terminal status, D.2.10)"
+    )
 
 
 @check(
@@ -1095,11 +1357,15 @@ async def _cancel(s: Session) -> str:
     lambda rules, tables: rules.cancel_terminal_error != 0,
 )
 async def _cancel_terminal(s: Session) -> str:
-    method = s.method_of("cancel")
+    s.method_of("cancel")
     if not s.declared("cancel"):
         raise CheckSkipped("the server does not declare tasks/cancel")
     run = await s.run("completes")
-    code, exchange = await s.error_of(method, s.task_params(run.task_id))
+    exchange = run.terminal_cancel
+    assert exchange is not None
+    code = (
+        None if exchange.error is None else JsonRpcError.from_wire(exchange.error).code
+    )
     if code != s.rules.cancel_terminal_error:
         raise CheckFailed(
             f"cancelling a completed task got {_code(code)}"
@@ -1131,85 +1397,7 @@ async def _unknown(s: Session) -> str:
     return ", ".join(tried)
 
 
-@check("errors.foreign_task", "another principal's task is not found")
-async def _foreign(s: Session) -> str:
-    if s.other_headers is None:
-        raise CheckSkipped("no second identity given (--other-auth)")
-    run = await s.run("completes")
-    other = s.new_client(s.other_headers)
-    await s.open(other)
-    method = s.tables.roles["get"]
-    code, exchange = await s.error_of(method, s.task_params(run.task_id), client=other)
-    if code != INVALID_PARAMS:
-        raise CheckFailed(
-            f"{method} of another principal's task got {_code(code)}"
-            f" (expected {INVALID_PARAMS})",
-            exchange,
-        )
-    return f"{method}: error {code}"
-
-
-@check(
-    "routing.headers",
-    "Mcp-Method and Mcp-Name must match the request",
-    lambda rules, tables: rules.routing_headers,
-)
-async def _routing(s: Session) -> str:
-    run = await s.run("completes")
-    method = s.tables.roles["get"]
-    params = s.client.prepare(method, s.task_params(run.task_id))
-    request_id = s.client.next_request_id()
-    message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-    right = s.transport.headers_for(method, params)
-    for header, wrong in (
-        ("Mcp-Name", "mcptasks-check-other"),
-        ("Mcp-Method", "tools/list"),
-    ):
-        headers = {**right, header: wrong}
-        status, received = await s.transport.exchange(message, headers)
-        reply = next((m for m in received if m.get("id") == request_id), _EMPTY)
-        error = json_object(reply.get("error")) or {}
-        exchange = Exchange(
-            method, params, reply.get("result"), error or None, headers, status
-        )
-        s.log.append(exchange)
-        if error.get("code") != s.rules.header_mismatch_error or status != 400:
-            raise CheckFailed(
-                f"a wrong {header} got HTTP {status} and {error.get('code', 'no error')}"
-                f" (expected HTTP 400 and {s.rules.header_mismatch_error})",
-                exchange,
-            )
-    return f"HTTP 400 and error {s.rules.header_mismatch_error} for both headers"
-
-
-@check("notifications.status", "status notifications carry the whole task")
-async def _notifications(s: Session) -> str:
-    await _all_runs(s)
-    method = s.tables.roles.get("notify")
-    got = [e for e in s.log if e.incoming and e.method == method]
-    if not got and not s.rules.sessions and "completes" in s.tools:
-        # stateless: notifications come only to a subscriber; follow one task through
-        # subscriptions/listen (the client's subscribe option)
-        name, arguments = s.tool("completes")
-        with contextlib.suppress(JsonRpcError, TasksClientError, TransportError):
-            await asyncio.wait_for(s.client.call_tool(name, arguments), s.timeout)
-        got = [e for e in s.log if e.incoming and e.method == method]
-    if not got:
-        raise CheckSkipped("the server sent no status notification (they are optional)")
-    key = s.tables.meta_keys.get("RELATED_TASK")
-    for exchange in got:
-        status = exchange.params.get(s.field(1))
-        if status not in s.tables.statuses or s.field(0) not in exchange.params:
-            raise CheckFailed("a notification without a task", exchange)
-        meta = json_object(exchange.params.get("_meta")) or {}
-        if key is not None and key in meta:
-            raise CheckFailed(
-                "a status notification carries related-task _meta", exchange
-            )
-    return f"{len(got)} notification(s)"
-
-
-# -- the schema-decided checks ----------------------------------------------------------
+# -- the schema-decided checks ---------------------------------------------------------
 
 
 def _validate(model: type[BaseModel], value: object, exchange: Exchange) -> None:
@@ -1221,6 +1409,16 @@ def _validate(model: type[BaseModel], value: object, exchange: Exchange) -> None
         raise CheckFailed(
             f"not a valid {model.__name__}: {where}: {first['msg']}", exchange
         ) from None
+
+
+_SHOWN_BY = {
+    "cancelled": "long",
+    "cancel": "long",
+    "failed": "fails",
+    "input_required": "input",
+    "update": "input",
+}
+"""The tool kind whose run shows a status, or a method's result (else ``completes``)."""
 
 
 async def _schema_check(s: Session, spec: SchemaCheck) -> str:
@@ -1237,7 +1435,7 @@ async def _schema_check(s: Session, spec: SchemaCheck) -> str:
     assert spec.model is not None
     seen: list[tuple[object, Exchange]] = []
     if spec.kind == "create":
-        runs = await _all_runs(s)
+        runs = await all_runs(s)
         seen = [(run.create.result, run.create) for run in runs]
     elif spec.kind == "result":
         seen = [
@@ -1266,24 +1464,31 @@ async def _schema_check(s: Session, spec: SchemaCheck) -> str:
             "status": f"no task seen {spec.status}",
             "notification": "none received",
         }
-        raise CheckSkipped(what.get(spec.kind, "nothing to validate (no tool named)"))
+        kind = _SHOWN_BY.get(spec.status or spec.role, "completes")
+        needs = f"--tool {kind}=NAME" if spec.kind != "notification" else ""
+        raise CheckSkipped(
+            what.get(spec.kind, "nothing to validate (no tool named)"),
+            needs if kind not in s.tools else "",
+        )
     for value, exchange in seen:
         _validate(spec.model, value, exchange)
     return f"{len(seen)} message(s) valid"
 
 
-# -- running ------------------------------------------------------------------------------
+# -- running ---------------------------------------------------------------------------
 
 
 def checks_module(tables: RevisionTables) -> ModuleType:
-    """The generated ``checks_<revision>`` module of a revision (named like its models)."""
+    """The generated ``checks_<revision>`` module of a revision (named like its
+    models)."""
     suffix = tables.models.__name__.rsplit("_", 1)[1]
     return importlib.import_module(f"{__package__}.checks_{suffix}")
 
 
 async def detect(url: str, headers: Mapping[str, str]) -> str:
     """The revision the server speaks, found as ``client_dual.DualClient.detect`` does:
-    ``server/discover`` answered means the stateless revision, else the one with sessions.
+    ``server/discover`` answered means the stateless revision, else the one with
+    sessions.
     """
     if len(REVISIONS) == 1:
         return next(iter(REVISIONS))
@@ -1334,11 +1539,12 @@ async def run_checks(
 ) -> Report:
     """Run every check against the server at ``url`` and return the report.
 
-    ``tools`` maps a kind (``completes``, ``fails``, ``input``, ``long``) to a tool name,
-    or to ``(name, arguments)``. ``revision`` pins one of the package's revisions (default:
-    detected). ``auth`` is the ``Authorization`` header of the checker; ``other_auth`` that
-    of a second principal (for ``errors.foreign_task``). ``only`` restricts the run to
-    these check ids.
+    ``tools`` maps a kind (``completes``, ``fails``, ``input``, ``long``) to a tool
+    name, or to ``(name, arguments)``. ``revision`` pins one of the package's revisions
+    (default: detected). ``auth`` is the ``Authorization`` header of the checker;
+    ``other_auth`` that of a second principal (for ``errors.foreign_task``). ``only``
+    restricts the run to these check ids. Raises ``ConfigurationError`` when the server
+    does not list a named tool or its input schema rejects the arguments given.
     """
     parsed = _parse_tools(tools or {})
     base = dict(headers or {})
@@ -1368,14 +1574,24 @@ async def run_checks(
     try:
         try:
             await session.open()
-            tools_result = await session.call("tools/list", {})
-            listed = tools_result.get("tools")
-            for tool in cast(
-                "list[object]", listed if isinstance(listed, list) else []
-            ):
-                entry = json_object(tool)
-                if entry is not None and isinstance(entry.get("name"), str):
-                    session.tool_list[str(entry["name"])] = entry
+            cursor: object = None
+            for _ in range(100):  # pages of tools/list
+                page = await session.call(
+                    "tools/list", {} if cursor is None else {"cursor": cursor}
+                )
+                listed = page.get("tools")
+                for tool in cast(
+                    "list[object]", listed if isinstance(listed, list) else []
+                ):
+                    entry = json_object(tool)
+                    if entry is not None and isinstance(entry.get("name"), str):
+                        session.tool_list[str(entry["name"])] = entry
+                cursor = page.get("nextCursor")
+                if not isinstance(cursor, str):
+                    break
+            problems = check_probes.tool_problems(session.tools, session.tool_list)
+            if problems:
+                raise ConfigurationError("\n".join(problems))
         except (JsonRpcError, TransportError) as error:
             exchange = session.log[-1].to_wire() if session.log else None
             report.results.append(
@@ -1390,6 +1606,7 @@ async def run_checks(
             return report
         for id, title, run in entries:
             started = time.monotonic()
+            needs = ""
             try:
                 detail = await run()
                 status: Status = "pass"
@@ -1399,6 +1616,7 @@ async def run_checks(
                 exchange = failure.exchange.to_wire() if failure.exchange else None
             except CheckSkipped as skip:
                 status, detail, exchange = "skip", str(skip), None
+                needs = skip.needs
             except (asyncio.TimeoutError, TimeoutError):
                 status, detail, exchange = (
                     "fail",
@@ -1408,10 +1626,9 @@ async def run_checks(
             except (JsonRpcError, TransportError) as error:
                 status, detail = "fail", f"{type(error).__name__}: {error}"
                 exchange = session.log[-1].to_wire() if session.log else None
+            seconds = time.monotonic() - started
             report.results.append(
-                CheckResult(
-                    id, title, status, detail, exchange, time.monotonic() - started
-                )
+                CheckResult(id, title, status, detail, exchange, seconds, needs)
             )
     finally:
         await session.close()
@@ -1437,7 +1654,8 @@ def _tool_option(value: str) -> tuple[str, tuple[str, dict[str, Any]]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: check the server at URL; exit 0, 1 (a check failed) or 2 (usage)."""
+    """The command line: check the server at URL; exit 0, 1 (a check failed), 2 (usage,
+    or a ``--tool`` that does not fit the server) or 3 (some checks did not run)."""
     parser = argparse.ArgumentParser(
         prog=f"python -m {__package__}.check",
         description="Check a Tasks server against its revision's server checklist.",
@@ -1457,26 +1675,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--auth", help="Authorization header value of the checker")
     parser.add_argument("--other-auth", help="Authorization of a second principal")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per task")
+    parser.add_argument(
+        "--allow-skips",
+        action="store_true",
+        help="exit 0 when no check failed, even if some did not run (default: exit 3)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
     options = parser.parse_args(argv)
     tools = dict(cast("list[tuple[str, tuple[str, dict[str, Any]]]]", options.tool))
-    report = asyncio.run(
-        run_checks(
-            options.url,
-            tools=tools,
-            revision=options.revision,
-            auth=options.auth,
-            other_auth=options.other_auth,
-            timeout=options.timeout,
+    try:
+        report = asyncio.run(
+            run_checks(
+                options.url,
+                tools=tools,
+                revision=options.revision,
+                auth=options.auth,
+                other_auth=options.other_auth,
+                timeout=options.timeout,
+            )
         )
-    )
+    except ConfigurationError as error:
+        for line in str(error).splitlines():
+            print(f"{parser.prog}: error: {line}", file=sys.stderr)
+        return 2
     if options.junit:
         with open(options.junit, "w", encoding="utf-8") as out:
             out.write(report.to_junit() + "\n")
     print(json.dumps(report.to_json(), indent=2) if options.json else report.to_text())
-    return 0 if report.ok else 1
+    return report.exit_code(options.allow_skips)
 
+
+from . import check_probes as check_probes  # noqa: E402  (registers its checks)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run the package's module rather than this __main__ copy of it: the checks of
+    # check_probes registered themselves there
+    sys.exit(importlib.import_module(f"{__package__}.check").main())

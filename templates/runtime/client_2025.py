@@ -4,10 +4,11 @@ What is this revision's own: the ``initialize`` handshake and its session (joine
 by :meth:`TasksClient.rejoin` after a restart), the ``elicitation.form`` capability, the
 tool result as a ``CallToolResult`` and the task that ``tasks/cancel`` answers with. The
 rest is shared and chosen by the tables: asking for a task on ``tools/call`` only when
-the server declared ``tasks.requests.tools.call`` and the tool's ``execution.taskSupport``
-allows it, following it at the server's ``pollInterval`` and collecting the outcome with
-``tasks/result`` while answering the requests the server sends for the task. The caller
-gets the tool's ``CallToolResult`` as if the call had been answered at once::
+the server declared ``tasks.requests.tools.call`` and the tool's
+``execution.taskSupport`` allows it, following it at the server's ``pollInterval`` and
+collecting the outcome with ``tasks/result`` while answering the requests the server
+sends for the task. The caller gets the tool's ``CallToolResult`` as if the call had
+been answered at once::
 
     async with TasksClient(HttpTransport("http://127.0.0.1:8000/mcp")) as client:
         result = await client.call_tool("slow_compute", {"seconds": 3})
@@ -25,7 +26,7 @@ from .client_core import ClientCore, InvalidResponse, TaskNotFound, decode_state
 from .models_2025 import CallToolResult, Task
 from .protocol_2025 import EXTENSION_ID, PROTOCOL_VERSION, TERMINAL_STATUSES
 from .task_ids import StoredTask
-from .transport import SessionTransport, json_object
+from .transport import JsonRpcError, SessionTransport, json_object, revision_hint
 
 __all__: list[str] = [
     "EXTENSION_ID",
@@ -37,8 +38,17 @@ __all__: list[str] = [
 __all__ += client_core.__all__
 
 
+OTHER_REVISION_CODES = frozenset({-32600, -32601, -32602, -32020, -32021, -32022})
+"""Errors a server of another revision answers ``initialize`` with: invalid request,
+method not found (a revision without ``initialize``), invalid params (a per-request
+``_meta`` it misses), a missing routing header, capability or protocol version (the
+stateless revision's ``-32020`` to ``-32022``). :meth:`TasksClient.connect` adds the
+revision hint to them."""
+
+
 class CannotCancelTask(TaskNotFound):
-    """``-32602`` on ``tasks/cancel``: the task is unknown or already in a terminal status."""
+    """``-32602`` on ``tasks/cancel``: the task is unknown or already in a terminal
+    status."""
 
 
 def decode_task(raw: Mapping[str, Any]) -> Task:
@@ -72,22 +82,36 @@ class TasksClient(ClientCore[CallToolResult]):
         return CallToolResult.model_validate(raw)
 
     def client_capabilities(self) -> dict[str, Any]:
-        """The capabilities sent in ``initialize`` (one entry per registered handler)."""
+        """The capabilities sent in ``initialize`` (one entry per registered
+        handler)."""
         capabilities = super().client_capabilities()
         if "elicitation" in capabilities:
             capabilities["elicitation"] = {"form": {}}
         return capabilities
 
     async def connect(self) -> dict[str, Any]:
-        """Run the ``initialize`` handshake and return the server's ``InitializeResult``."""
-        self.initialize_result = await self.request(
-            "initialize",
-            {
-                "protocolVersion": protocol.PROTOCOL_VERSION,
-                "capabilities": self.client_capabilities(),
-                "clientInfo": self.client_info,
-            },
-        )
+        """Run the ``initialize`` handshake and return the server's
+        ``InitializeResult``.
+
+        An error that a server of another revision answers with
+        (``OTHER_REVISION_CODES``, e.g. the extension's ``-32020`` for the missing
+        routing headers) is raised with the hint that the server may speak another
+        revision.
+        """
+        try:
+            self.initialize_result = await self.request(
+                "initialize",
+                {
+                    "protocolVersion": protocol.PROTOCOL_VERSION,
+                    "capabilities": self.client_capabilities(),
+                    "clientInfo": self.client_info,
+                },
+            )
+        except JsonRpcError as error:
+            if error.code not in OTHER_REVISION_CODES:
+                raise
+            hinted = error.message + revision_hint(protocol.PROTOCOL_VERSION)
+            raise type(error)(error.code, hinted, error.data) from error
         capabilities = self.initialize_result.get("capabilities")
         self.server_capabilities = json_object(capabilities) or {}
         await self.transport.notify("notifications/initialized", {})
@@ -119,14 +143,16 @@ class TasksClient(ClientCore[CallToolResult]):
         return entry
 
     def call_context(self) -> dict[str, Any]:
-        """The session the task was created in and its capabilities (for :meth:`rejoin`)."""
+        """The session the task was created in and its capabilities (for
+        :meth:`rejoin`)."""
         if isinstance(self.transport, SessionTransport) and self.transport.session_id:
             session = self.transport.session_id
             return {"session": session, "capabilities": self.server_capabilities}
         return {}
 
     async def cancel_task(self, task_id: str) -> Task:
-        """``tasks/cancel`` (requires ``tasks.cancel``): the task as the server reports it.
+        """``tasks/cancel`` (requires ``tasks.cancel``): the task as the server reports
+        it.
 
         Raises :class:`CannotCancelTask` when the task is unknown or already terminal.
         """

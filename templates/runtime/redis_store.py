@@ -7,14 +7,17 @@ dependency: it is imported when the store opens, so this module imports without 
 
 Layout (every key starts with ``prefix``, ``"mcp-tasks:"`` by default)::
 
-    {prefix}task:{task_id}         hash: status, seq, body (the record as JSON), and
-                                   kept (the body's size, once terminal: usage())
+    {prefix}task:{task_id}         hash: status, seq, body (the record as JSON)
     {prefix}seq                    counter: INCR gives each new task its seq
     {prefix}owner-tasks:{owner}    sorted set: every task of the owner, score seq
     {prefix}owner-active:{owner}   set: the owner's tasks that are not terminal
     {prefix}unfinished             sorted set: every non-terminal task, score seq
     {prefix}expiry                 sorted set: every task with a TTL, score expires_at
     {prefix}owner-of               hash: task ID -> owner tag (to clean the indexes)
+    {prefix}kept                   hash: task ID -> kept_bytes, for finished tasks
+                                   that keep any (never expires: see Counts)
+    {prefix}owner-kept             hash: owner tag -> the kept_bytes of its finished
+                                   tasks in total
     {prefix}lease:{task_id}        string: the replica holding the worker lease (PX)
     {prefix}signals                pub/sub channel: signals between replicas
 
@@ -29,12 +32,24 @@ server itself answers "not found" for an expired task either way. The indexes do
 expire by themselves: ``expired`` keeps reporting a task until ``delete`` removes it
 and its index entries, which the server's TTL sweeper does. A task hash whose key
 expiry fired before any sweeper ran is skipped by ``get``, ``list_tasks`` and
-``unfinished`` (``count_active`` still counts it if it was not terminal), and the
-next sweep removes what is left of it, so nothing outlives its TTL for good.
+``unfinished`` (the counts, ``count_active``, ``usage`` and a create's ``Quota``,
+still include it), and the next sweep removes what is left of it, so nothing
+outlives its TTL for good.
 
-Atomicity. ``create``, ``put`` and :meth:`RedisTaskStore.transition` each run as one
-Lua script, so concurrent writers on different replicas never interleave inside a
-write. Terminal statuses (``completed``, ``failed``, ``cancelled``) never change:
+Counts. What the limits need is read in O(1), never by walking an owner's tasks:
+the owner's unfinished tasks are ``SCARD owner-active``, its finished ones ``ZCARD
+owner-tasks`` minus those, the store's tasks ``HLEN owner-of`` and the bytes its
+finished tasks keep its field of ``owner-kept``. The scripts that create, finish and
+delete a task update them with the indexes, so a create's ``Quota`` check is part of
+the create script. A task's own ``kept`` entry does not expire with its hash, so the
+deletion of a task whose key expired before the sweep still takes its bytes off.
+(Tasks finished under a version of this store without ``kept`` count as keeping
+nothing.)
+
+Atomicity. ``create``, ``put``, :meth:`RedisTaskStore.transition` and ``delete`` each
+run as one Lua script, so concurrent writers on different replicas never interleave
+inside a write (a ``delete`` of many tasks runs one per 256). Terminal statuses
+(``completed``, ``failed``, ``cancelled``) never change:
 ``put`` on a task that is already terminal is ignored and the stored record stays
 as it was, and so is ``put`` on a task that no longer exists (it is never
 re-created). ``transition`` additionally checks the current status against the
@@ -83,12 +98,15 @@ from urllib.parse import urlsplit, urlunsplit
 from .server_core import INTERNAL_ERROR, JsonRpcError
 from .stores import (
     TERMINAL_STATUSES,
+    LimitExceeded,
+    Quota,
     ReplicaStore,
     Signal,
     SignalHandler,
     StoreUnavailable,
     TaskRecord,
     TaskStore,
+    kept_bytes,
 )
 
 if TYPE_CHECKING:
@@ -123,20 +141,38 @@ _LUA_TERMINAL = (
 """A Lua table naming the terminal statuses, shared by the scripts below."""
 
 _CREATE = """
--- KEYS: task hash, seq counter, owner-tasks, owner-active, unfinished, expiry, owner-of
+-- KEYS: task hash, seq counter, owner-tasks, owner-active, unfinished, expiry,
+--       owner-of, kept, owner-kept
 -- ARGV: task id, status, body, owner tag, expires_at ('' = never),
---       key expiry in unix ms ('' = never)
+--       key expiry in unix ms ('' = never), kept bytes (when terminal), then the
+--       limits ('' = none): max_active_tasks, max_finished_tasks, max_stored_bytes,
+--       max_tasks
 local stored = redis.call('HMGET', KEYS[1], 'seq', 'body')
 if stored[1] then
     if stored[2] == ARGV[3] then
-        return tonumber(stored[1])  -- the same create, retried after a lost reply
+        return {tonumber(stored[1])}  -- the same create, retried after a lost reply
     end
-    return 0
+    return {0}
+end
+local active = redis.call('SCARD', KEYS[4])
+local function refuse(limit, maximum, current)
+    if maximum ~= '' and current >= tonumber(maximum) then
+        return {-1, limit, current, tonumber(maximum)}
+    end
+end
+local refused = refuse('max_active_tasks', ARGV[8], active)
+    or refuse('max_finished_tasks', ARGV[9], redis.call('ZCARD', KEYS[3]))
+    or (ARGV[10] ~= '' and refuse('max_stored_bytes', ARGV[10],
+        tonumber(redis.call('HGET', KEYS[9], ARGV[4]) or '0')))
+    or (ARGV[11] ~= '' and refuse('max_tasks', ARGV[11], redis.call('HLEN', KEYS[7])))
+if refused then
+    return refused
 end
 local seq = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'seq', seq, 'body', ARGV[3])
-if TERMINAL[ARGV[2]] then
-    redis.call('HSET', KEYS[1], 'kept', string.len(ARGV[3]))
+if TERMINAL[ARGV[2]] and tonumber(ARGV[7]) > 0 then
+    redis.call('HSET', KEYS[8], ARGV[1], ARGV[7])
+    redis.call('HINCRBY', KEYS[9], ARGV[4], ARGV[7])
 end
 redis.call('HSET', KEYS[7], ARGV[1], ARGV[4])
 redis.call('ZADD', KEYS[3], seq, ARGV[1])
@@ -148,16 +184,20 @@ if ARGV[5] ~= '' then
     redis.call('ZADD', KEYS[6], ARGV[5], ARGV[1])
     redis.call('PEXPIREAT', KEYS[1], ARGV[6])
 end
-return seq
+return {seq}
 """
-"""Store a new task; returns its seq, or 0 when another task has that ID."""
+"""Store a new task; returns ``{seq}``, ``{0}`` when another task has that ID, or
+``{-1, limit, current, maximum}`` when a limit refuses it (the finished tasks checked
+against ``max_finished_tasks`` include the unfinished ones: ``ZCARD`` of every task
+of the owner)."""
 
 _UPDATE = """
--- KEYS: task hash, owner-active, unfinished, expiry
+-- KEYS: task hash, owner-active, unfinished, expiry, kept, owner-kept
 -- ARGV: task id, status, body, expires_at ('' = never),
 --       key expiry in unix ms ('' = never), the updated_at the stored record
---       must have ('' = any), then the statuses the task may currently be in
---       (none given: any status that is not terminal)
+--       must have ('' = any), owner tag, kept bytes (when terminal), then the
+--       statuses the task may currently be in (none given: any status that is not
+--       terminal)
 local stored = redis.call('HMGET', KEYS[1], 'status', 'body')
 local current = stored[1]
 if not current then
@@ -172,9 +212,9 @@ end
 if ARGV[6] ~= '' and cjson.decode(stored[2])['updated_at'] ~= tonumber(ARGV[6]) then
     return -3
 end
-if #ARGV > 6 then
+if #ARGV > 8 then
     local allowed = false
-    for i = 7, #ARGV do
+    for i = 9, #ARGV do
         if ARGV[i] == current then
             allowed = true
             break
@@ -186,7 +226,10 @@ if #ARGV > 6 then
 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'body', ARGV[3])
 if TERMINAL[ARGV[2]] then
-    redis.call('HSET', KEYS[1], 'kept', string.len(ARGV[3]))
+    if tonumber(ARGV[8]) > 0 then
+        redis.call('HSET', KEYS[5], ARGV[1], ARGV[8])
+        redis.call('HINCRBY', KEYS[6], ARGV[7], ARGV[8])
+    end
     redis.call('SREM', KEYS[2], ARGV[1])
     redis.call('ZREM', KEYS[3], ARGV[1])
 else
@@ -206,16 +249,48 @@ return 1
 -1 (already terminal), -2 (current status not among the allowed ones) or -3 (the
 stored record changed since the writer read it)."""
 
+_DELETE = """
+-- KEYS: owner-of, unfinished, expiry, kept, owner-kept, then for each task: its
+--       hash, its owner's owner-tasks and owner-active
+-- ARGV: for each task: its id and the owner tag owner-of held for it ('' = none)
+local deleted = 0
+for i = 1, #ARGV, 2 do
+    local task_id, tag = ARGV[i], ARGV[i + 1]
+    local base = 5 + (i - 1) / 2 * 3
+    redis.call('DEL', KEYS[base + 1])
+    redis.call('ZREM', KEYS[2], task_id)
+    redis.call('ZREM', KEYS[3], task_id)
+    if tag ~= '' and redis.call('HGET', KEYS[1], task_id) == tag then
+        redis.call('HDEL', KEYS[1], task_id)
+        redis.call('ZREM', KEYS[base + 2], task_id)
+        redis.call('SREM', KEYS[base + 3], task_id)
+        local kept = redis.call('HGET', KEYS[4], task_id)
+        if kept then
+            redis.call('HDEL', KEYS[4], task_id)
+            if redis.call('HINCRBY', KEYS[5], tag, -tonumber(kept)) <= 0 then
+                redis.call('HDEL', KEYS[5], tag)
+            end
+        end
+        deleted = deleted + 1
+    end
+end
+return deleted
+"""
+"""Forget tasks with every index entry and count; returns how many were indexed (a
+task deleted twice, by two sweeping replicas say, is taken off the counts once)."""
+
 _RANGE = """
 -- KEYS: a sorted set
 -- ARGV: min score, max score, how many members at most (-1 = all)
-return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES', 'LIMIT', 0, ARGV[3])
+return redis.call(
+    'ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES', 'LIMIT', 0, ARGV[3])
 """
 """Members of a sorted set by score, as a flat ``member, score, ...`` list."""
 
 _SCRIPTS = {
     "create": _LUA_TERMINAL + _CREATE,
     "update": _LUA_TERMINAL + _UPDATE,
+    "delete": _DELETE,
     "range": _RANGE,
 }
 
@@ -357,6 +432,14 @@ class RedisTaskStore:
     def _owner_of_key(self) -> str:
         return f"{self.prefix}owner-of"
 
+    @property
+    def _kept_key(self) -> str:
+        return f"{self.prefix}kept"
+
+    @property
+    def _owner_kept_key(self) -> str:
+        return f"{self.prefix}owner-kept"
+
     def _lease_key(self, task_id: str) -> str:
         return f"{self.prefix}lease:{task_id}"
 
@@ -374,7 +457,8 @@ class RedisTaskStore:
         return urlunsplit(parts._replace(netloc=host))
 
     def _note_down(self, cause: BaseException) -> None:
-        """Log the start of an outage once (later failures of it only at debug level)."""
+        """Log the start of an outage once (later failures of it only at debug
+        level)."""
         if self._down_since is None:
             self._down_since = time.monotonic()
             _log.warning(
@@ -430,7 +514,8 @@ class RedisTaskStore:
     async def _range(
         self, key: str, low: str, high: str, count: int = -1
     ) -> list[tuple[str, float]]:
-        """Up to ``count`` (-1: all) members of a sorted set with ``low <= score <= high``.
+        """Up to ``count`` (-1: all) members of a sorted set with ``low <= score <=
+        high``.
 
         ``low`` and ``high`` use the Redis syntax: ``-inf``, ``+inf``, ``(5`` for
         "more than 5".
@@ -440,7 +525,10 @@ class RedisTaskStore:
         )
         members = reply[0::2]
         scores = reply[1::2]
-        return [(_text(member), float(score)) for member, score in zip(members, scores)]
+        return [
+            (_text(member), float(score))
+            for member, score in zip(members, scores, strict=True)
+        ]
 
     def _expiry_args(self, record: TaskRecord) -> list[str]:
         """``expires_at`` and the key expiry in unix ms, or two empty strings."""
@@ -557,14 +645,26 @@ class RedisTaskStore:
             self._client = None
             await client.aclose(close_connection_pool=True)
 
-    async def create(self, record: TaskRecord) -> TaskRecord:
+    async def create(
+        self, record: TaskRecord, *, quota: Quota | None = None
+    ) -> TaskRecord:
         """Store a new task and return it with ``seq`` assigned.
 
-        Raises ``ValueError`` when a task with the same ID exists.
+        Raises ``ValueError`` when a task with the same ID exists. With ``quota``,
+        the limits are checked inside the create script (one atomic step for every
+        replica), which raises ``LimitExceeded`` and stores nothing when one is
+        reached.
         """
+        quota = quota or Quota()
+        maxima = (
+            quota.max_active_tasks,
+            quota.max_finished_tasks,
+            quota.max_stored_bytes,
+            quota.max_tasks,
+        )
         with self._reaching():
             tag = _owner_tag(record.owner)
-            seq: int = await self._script(
+            reply: list[Any] = await self._script(
                 "create",
                 [
                     self._task_key(record.task_id),
@@ -574,13 +674,20 @@ class RedisTaskStore:
                     self._unfinished_key,
                     self._expiry_key,
                     self._owner_of_key,
+                    self._kept_key,
+                    self._owner_kept_key,
                 ],
                 [record.task_id, record.status, _body(record), tag]
-                + self._expiry_args(record),
+                + self._expiry_args(record)
+                + [str(kept_bytes(record))]
+                + ["" if maximum is None else str(maximum) for maximum in maxima],
             )
-            if seq == 0:
-                raise ValueError(f"task {record.task_id!r} already exists")
-            return replace(record, seq=seq)
+        seq = int(reply[0])
+        if seq == -1:
+            raise LimitExceeded(_text(reply[1]), int(reply[2]), int(reply[3]))
+        if seq == 0:
+            raise ValueError(f"task {record.task_id!r} already exists")
+        return replace(record, seq=seq)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task with this ID, or None."""
@@ -605,10 +712,13 @@ class RedisTaskStore:
                 self._owner_active_key(tag),
                 self._unfinished_key,
                 self._expiry_key,
+                self._kept_key,
+                self._owner_kept_key,
             ],
             [record.task_id, record.status, _body(record)]
             + self._expiry_args(record)
             + ["" if expected_updated_at is None else repr(expected_updated_at)]
+            + [tag, str(kept_bytes(record))]
             + list(allowed_from),
         )
         return outcome
@@ -657,32 +767,41 @@ class RedisTaskStore:
         return outcome == 1
 
     async def delete(self, task_ids: list[str]) -> None:
-        """Forget these tasks: their hashes and every index entry, in one transaction."""
+        """Forget these tasks: their hashes, every index entry and what they count
+        for, one script per batch of 256."""
         if task_ids:
             with self._reaching():
-                await self._delete(task_ids)
+                for start in range(0, len(task_ids), 256):
+                    await self._delete(task_ids[start : start + 256])
 
     async def _delete(self, task_ids: list[str]) -> None:
         """``delete`` of a non-empty list."""
-        client = self._redis()
-        tags: list[bytes | str | None] = await client.hmget(
+        found: list[bytes | str | None] = await self._redis().hmget(
             self._owner_of_key, task_ids
         )
-        pipe = client.pipeline(transaction=True)
-        pipe.delete(*[self._task_key(task_id) for task_id in task_ids])
-        pipe.zrem(self._unfinished_key, *task_ids)
-        pipe.zrem(self._expiry_key, *task_ids)
-        pipe.hdel(self._owner_of_key, *task_ids)
-        for task_id, tag in zip(task_ids, tags):
-            if tag is not None:
-                pipe.zrem(self._owner_tasks_key(_text(tag)), task_id)
-                pipe.srem(self._owner_active_key(_text(tag)), task_id)
-        await pipe.execute()
+        keys = [
+            self._owner_of_key,
+            self._unfinished_key,
+            self._expiry_key,
+            self._kept_key,
+            self._owner_kept_key,
+        ]
+        args: list[str] = []
+        for task_id, stored in zip(task_ids, found, strict=True):
+            tag = "" if stored is None else _text(stored)
+            keys += [
+                self._task_key(task_id),
+                self._owner_tasks_key(tag),
+                self._owner_active_key(tag),
+            ]
+            args += [task_id, tag]
+        await self._script("delete", keys, args)
 
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
         with self._reaching():
             key = self._owner_tasks_key(_owner_tag(owner))
             found: list[TaskRecord] = []
@@ -702,24 +821,16 @@ class RedisTaskStore:
             return found
 
     async def usage(self, owner: str | None) -> tuple[int, int]:
-        """How many finished tasks ``owner`` has, and what they keep in bytes (the
-        size of each one's stored body, which holds its result or error)."""
+        """How many finished tasks ``owner`` has, and their ``kept_bytes`` in total
+        (three O(1) reads in one transaction; see Counts in the module docstring)."""
         tag = _owner_tag(owner)
         with self._reaching():
-            pipe: Any = self._redis().pipeline(transaction=False)
-            pipe.zrange(self._owner_tasks_key(tag), 0, -1)
-            pipe.smembers(self._owner_active_key(tag))
-            indexes: list[Any] = await pipe.execute()
-            live = {_text(task_id) for task_id in indexes[1]}
-            done = [_text(t) for t in indexes[0] if _text(t) not in live]
-            if not done:
-                return 0, 0
-            pipe = self._redis().pipeline(transaction=False)
-            for task_id in done:
-                pipe.hget(self._task_key(task_id), "kept")
-            sizes: list[bytes | str | None] = await pipe.execute()
-        kept = [int(size) for size in sizes if size is not None]  # expired ones: gone
-        return len(kept), sum(kept)
+            pipe: Any = self._redis().pipeline(transaction=True)
+            pipe.zcard(self._owner_tasks_key(tag))
+            pipe.scard(self._owner_active_key(tag))
+            pipe.hget(self._owner_kept_key, tag)
+            tasks, active, kept = await pipe.execute()
+        return int(tasks) - int(active), int(kept or 0)
 
     async def count_active(self, owner: str | None) -> int:
         """How many non-terminal tasks ``owner`` has."""

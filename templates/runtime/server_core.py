@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import contextlib
 import functools
 import importlib
@@ -36,29 +35,20 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import (
-    AsyncGenerator,
-    Awaitable,
-    Callable,
-    Coroutine,
-    Iterable,
-    Mapping,
-)
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from types import ModuleType
 from datetime import datetime, timezone
-from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, cast
+from types import ModuleType
+from typing import Any, ClassVar, Literal, TypeVar, Union, cast
 
 from pydantic import BaseModel
 
 from .protocol import StatusName, TaskFields, TaskState
 from .revision import RevisionTables
-from .transport import INTERNAL_ERROR as INTERNAL_ERROR
-from .transport import INVALID_PARAMS as INVALID_PARAMS
-from .transport import INVALID_REQUEST as INVALID_REQUEST
-from .transport import METHOD_NOT_FOUND as METHOD_NOT_FOUND
-from .transport import PARSE_ERROR as PARSE_ERROR
 from .stores import (
+    LimitExceeded,
+    Quota,
     ReplicaStore,
     Signal,
     SQLiteTaskStore,
@@ -66,9 +56,13 @@ from .stores import (
     TaskRecord,
     TaskStore,
     TransitionStore,
-    UsageStore,
     kept_bytes,
 )
+from .transport import INTERNAL_ERROR as INTERNAL_ERROR
+from .transport import INVALID_PARAMS as INVALID_PARAMS
+from .transport import INVALID_REQUEST as INVALID_REQUEST
+from .transport import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from .transport import PARSE_ERROR as PARSE_ERROR
 
 __all__: list[str] = [
     "AuditEvent",
@@ -95,23 +89,29 @@ LIMIT_EXCEEDED = -32000
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Whether a tool never, sometimes or always runs as a task."""
 
-ToolOutput = Union[str, dict[str, Any]]
+RoutingHeaders = Union[bool, Literal["core"]]  # noqa: UP007 - evaluated on Python 3.10
+"""Which missing HTTP routing headers a server refuses (``require_routing_headers``):
+``"core"``, ``True`` (also ``Mcp-Name`` on the Tasks requests) or ``False`` (none)."""
+
+ToolOutput = Union[str, dict[str, Any]]  # noqa: UP007 - a public alias users subscript
 """What a tool handler returns: plain text, or a complete ``CallToolResult`` object."""
 
 ToolHandler = Callable[["ToolContext", dict[str, Any]], Awaitable[ToolOutput]]
 """``async def handler(ctx, arguments) -> ToolOutput``: the work of one tool."""
 
 Preflight = Callable[
-    ["ToolContext", dict[str, Any]], Awaitable[Optional[dict[str, dict[str, Any]]]]
+    ["ToolContext", dict[str, Any]], Awaitable[dict[str, dict[str, Any]] | None]
 ]
-"""Runs on ``tools/call`` before any task exists; returns MRTR ``inputRequests`` or None.
+"""Runs on ``tools/call`` before any task exists; returns MRTR ``inputRequests`` or
+None.
 
 Its answers arrive in ``ctx.input_responses`` when the client calls the tool again.
 """
 
 
 class JsonRpcError(Exception):
-    """A JSON-RPC error: raised by the dispatcher, or by a tool handler to fail its task."""
+    """A JSON-RPC error: raised by the dispatcher, or by a tool handler to fail its
+    task."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
@@ -128,7 +128,8 @@ class JsonRpcError(Exception):
 
 
 class ToolError(Exception):
-    """Raised by a tool handler for an error the model should see (``isError: true``)."""
+    """Raised by a tool handler for an error the model should see (``isError:
+    true``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,7 +137,11 @@ class Limits:
     """Resource limits and timing hints, all documented to clients through errors.
 
     - ``max_ttl_ms`` caps the lifetime of a task; ``default_ttl_ms`` is used when the
-      client asks for none (None means unlimited);
+      client asks for none (None means unlimited). A task whose worker still runs
+      when its TTL is about to run out is failed ("The task's TTL ran out ...") and
+      its worker stopped, whatever the store: ``poll_interval_ms`` (at least 1 s, at
+      most a third of the TTL) before it runs out, so that a client polling as
+      suggested sees it ``failed`` before it expires and is deleted;
     - ``poll_interval_ms`` is the polling hint put on every task (None: no hint);
     - ``max_active_tasks`` is the number of unfinished tasks one principal may have;
     - ``max_input_bytes`` bounds tool arguments and input responses (JSON size);
@@ -144,17 +149,36 @@ class Limits:
       result is larger fails its task;
     - ``max_finished_tasks`` and ``max_stored_bytes`` bound what one principal keeps
       in finished tasks until their TTL elapses (their number, and the JSON size of
-      their results and errors); a new task beyond either is refused. They are
-      enforced with stores that count usage (``stores.UsageStore``: the memory and
-      SQLite stores);
+      their results and errors); a new task beyond either is refused. Unfinished
+      tasks count towards ``max_finished_tasks`` (each will finish), so the finished
+      ones never exceed it; ``max_stored_bytes`` is checked against the tasks
+      finished so far;
+    - ``max_tasks`` bounds the tasks the store holds for all principals together
+      (unfinished and finished), None for no bound;
     - ``sweep_interval_s`` is how often expired tasks are purged;
+    - ``max_listens`` is the number of ``subscriptions/listen`` streams one principal
+      (when anonymous: one client address) may hold open, and
+      ``max_listen_task_ids`` the number of task IDs one of them may name;
     - ``lease_s`` is the worker lease on a store shared by several replicas (a
       ``ReplicaStore`` such as Redis): each replica renews the leases of the tasks it
       runs every ``lease_s / 3`` seconds and, as often, fails the unfinished tasks
       whose lease ran out, so a task whose replica died is ``failed`` within about
       ``lease_s * 4 / 3`` seconds. It must exceed the longest stall of the event loop;
     - ``limit_error_code`` is the JSON-RPC code for a refused limit (task count, rate
-      limit), which the spec leaves open.
+      limit), which the spec leaves open. Over HTTP it has the status the revision
+      gives ``LIMIT_EXCEEDED``, whichever store holds the tasks: 429 in the
+      extension, 200 in 2025-11-25 (which answers every JSON-RPC error with 200);
+    - ``session_pressure`` and ``session_pressure_idle_s`` keep room for new sessions
+      (revisions with sessions): once the open sessions reach ``session_pressure``
+      times the server's ``max_sessions``, a new session first closes the sessions
+      unused for ``session_pressure_idle_s`` seconds (no request or stream open),
+      least recently used first, until the open ones are below that mark again. So
+      sessions nobody uses (opened under made-up bearer tokens, say) cannot keep new
+      clients out for long.
+
+    The task-count limits are checked by the store in the same atomic step as the
+    create (``stores.Quota``), so concurrent creates, on one server or on replicas
+    sharing a store, never get past them.
     """
 
     max_ttl_ms: int | None = 86_400_000
@@ -165,14 +189,23 @@ class Limits:
     max_result_bytes: int = 4 * 1_048_576
     max_finished_tasks: int = 1_000
     max_stored_bytes: int = 64 * 1_048_576
+    max_tasks: int | None = 100_000
     sweep_interval_s: float = 30.0
+    max_listens: int = 128
+    max_listen_task_ids: int = 100
     lease_s: float = 15.0
     limit_error_code: int = LIMIT_EXCEEDED
+    session_pressure: float = 0.8
+    session_pressure_idle_s: float = 60.0
 
     def __post_init__(self) -> None:
         for name in ("sweep_interval_s", "lease_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"Limits.{name} must be a positive number of seconds")
+        if not 0 <= self.session_pressure <= 1:
+            raise ValueError("Limits.session_pressure must be between 0 and 1")
+        if not self.session_pressure_idle_s >= 0:
+            raise ValueError("Limits.session_pressure_idle_s must not be negative")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,10 +254,15 @@ class AuditEvent:
     detail: str = ""
 
 
-Authenticate = Callable[[RequestInfo], Optional[str]]
-"""Maps a request to its principal (None: anonymous). Raise ``JsonRpcError`` to refuse it."""
+Authenticate = Callable[[RequestInfo], str | None]
+"""Maps a request to its principal (None: anonymous). Raise ``JsonRpcError`` to refuse
+it.
 
-RateLimiter = Callable[[Optional[str], str], bool]
+It sees every request (over HTTP with sessions also each GET stream and DELETE); the
+principal owns the tasks it creates and the sessions it opens, which no other caller
+may use."""
+
+RateLimiter = Callable[[str | None, str], bool]
 """``(principal, method) -> allowed``; a refused call gets ``LIMIT_EXCEEDED``."""
 
 AuditHook = Callable[[AuditEvent], None]
@@ -385,6 +423,32 @@ def task_id_param(params: dict[str, Any]) -> str:
     return task_id
 
 
+def _refusal(refused: LimitExceeded) -> str:
+    """The error message for a create refused by a ``Limits`` task-count limit."""
+    current, maximum = refused.current, refused.maximum
+    if refused.limit == "max_active_tasks":
+        return (
+            f"Too many unfinished tasks: {current} (limit {maximum} per principal);"
+            " wait for some to finish or cancel them"
+        )
+    if refused.limit == "max_finished_tasks":
+        return (
+            f"Too many finished tasks kept: {current}, unfinished ones included as"
+            f" they will finish (limit {maximum} per principal); finished tasks are"
+            " deleted when their TTL elapses"
+        )
+    if refused.limit == "max_stored_bytes":
+        return (
+            f"Finished tasks keep too much: {current} bytes of results (limit"
+            f" {maximum} bytes per principal); they are deleted when their TTL"
+            " elapses"
+        )
+    return (
+        f"The server holds too many tasks: {current} (limit {maximum} for all"
+        " principals); try again later"
+    )
+
+
 def _not_found() -> JsonRpcError:
     """The error for an unknown, expired or foreign task (never says which)."""
     return JsonRpcError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
@@ -541,24 +605,39 @@ def _through(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
     return cast(dict[str, Any], cast(Any, model.model_validate(values)).to_wire())
 
 
-def _encode_cursor(seq: int) -> str:
-    """An opaque cursor of the list role for a position."""
-    return base64.urlsafe_b64encode(f"after:{seq}".encode()).decode()
+_CURSOR_MAX_CHARS = 1024
+"""The longest ``tasks/list`` cursor read (those made here name two task IDs)."""
 
 
-def _decode_cursor(cursor: Any) -> int:
-    """The position in a cursor made by ``_encode_cursor``; ``-32602`` otherwise (also
-    for a forged position no store can hold)."""
+def _encode_cursor(last_id: str, next_id: str) -> str:
+    """An opaque cursor of the list role: the last task of a page and the first of the
+    next one, both the caller's own, so it tells nothing about other callers' tasks
+    (not how many there are: no server-wide position) and any replica can resume it."""
+    anchors = json.dumps([last_id, next_id], separators=(",", ":"))
+    return base64.urlsafe_b64encode(anchors.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: Any) -> tuple[str, str]:
+    """The two task IDs in a cursor made by ``_encode_cursor``; ``-32602`` otherwise."""
     try:
-        prefix, _, number = (
-            base64.urlsafe_b64decode(str(cursor).encode()).decode().partition(":")
+        if not isinstance(cursor, str) or len(cursor) > _CURSOR_MAX_CHARS:
+            raise ValueError("not a cursor")
+        text = base64.b64decode(
+            cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True
         )
-        if prefix != "after" or not (number.isascii() and number.isdigit()):
-            raise ValueError(prefix)
-        if len(number) > 18:  # positions are SQLite / Redis 64-bit integers
-            raise ValueError(number)
-        return int(number)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+        anchors: object = json.loads(text)
+        if not isinstance(anchors, list) or len(cast("list[object]", anchors)) != 2:
+            raise ValueError("not a cursor")
+        last, following = cast("list[object]", anchors)
+        if not (
+            isinstance(last, str)
+            and isinstance(following, str)
+            and is_text(last)
+            and is_text(following)
+        ):
+            raise ValueError("not a cursor")
+        return last, following
+    except ValueError:  # not base64 (binascii.Error), not UTF-8, not JSON
         raise JsonRpcError(INVALID_PARAMS, "Invalid cursor") from None
 
 
@@ -589,6 +668,15 @@ def missing_capability(method: str, declared: Mapping[str, Any]) -> str | None:
     """The client capability an input request needs and ``declared`` lacks, if any."""
     capability = INPUT_CAPABILITIES.get(method)
     return capability if capability is not None and capability not in declared else None
+
+
+NAMED_TARGETS: Mapping[str, str] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+}
+"""Core requests whose body names a target, by method: the params field that the
+``Mcp-Name`` header mirrors (SEP-2243). The Tasks requests mirror ``taskId``."""
 
 
 def _decode_header(value: str, mismatch: int) -> str:
@@ -622,7 +710,8 @@ _TTL_RAN_OUT = (
     "The task's TTL ran out before the task finished (it was failed just before it"
     " expired)"
 )
-"""The error message of a task failed by its own replica just before its TTL."""
+"""The error message of a task failed just before its TTL ran out, by the server
+running it (``TaskServerCore._fail_before_expiry``)."""
 
 _WIRE_CACHE_SIZE = 1024
 """How many wire forms of tasks ``TaskServerCore._task`` keeps (the latest made)."""
@@ -648,12 +737,19 @@ class Session:
     tasks that no ``tasks/result`` stream carries) to the client's open GET streams.
     """
 
-    def __init__(self, session_id: str, owner: str | None = None) -> None:
+    def __init__(
+        self, session_id: str, owner: str | None = None, principal: str | None = None
+    ) -> None:
         self.id = session_id
         self.owner = owner
-        """Whom the session counts against (principal or client address)."""
+        """Whom the session counts against and belongs to (principal or client
+        address): only requests of that owner may use it."""
+        self.principal = principal
+        """The principal that opened the session (None: anonymous)."""
         self.last_used = time.monotonic()
         """When a request last named the session (``time.monotonic``)."""
+        self.open_requests = 0
+        """How many HTTP requests of the session are being answered now."""
         self.client_capabilities: dict[str, Any] = {}
         self._streams: set[asyncio.Queue[dict[str, Any] | None]] = set()
 
@@ -693,6 +789,12 @@ class Session:
         """Whether the client has a stream open on the session."""
         return bool(self._streams)
 
+    @property
+    def in_use(self) -> bool:
+        """Whether a request or stream of the session is open (it is never closed to
+        make room then)."""
+        return self.open_requests > 0 or bool(self._streams)
+
     def close(self) -> None:
         """End every open stream."""
         for stream in self._streams:
@@ -712,17 +814,21 @@ class PendingRequest:
     params: dict[str, Any]
     principal: str | None
     reply: asyncio.Future[dict[str, Any]]
-    sessions: set[str | None] = field(default_factory=set[Optional[str]])
+    sessions: set[str | None] = field(default_factory=set[str | None])
 
 
 @dataclass(slots=True)
 class _Channel:
     """Server-to-client requests of one task, waiting for a stream to carry them (the
-    result role's input mechanism).
+    result role's input mechanism), until the client answers them.
 
-    Each open stream of the result role carries them (a new one again, for a client
-    that dropped its stream unanswered); while none is open, the GET stream of the
-    task's session carries each request not yet sent, once.
+    Each result-role stream of the task carries every outstanding request once (a new
+    stream again, for a client that lost the first). So does each GET stream that
+    opens in a session that may hear them: the task's session and, for a task of an
+    authenticated principal, any session of that principal; never another principal's
+    or another anonymous client's. A request asked while no result-role stream is open
+    goes out at once on a GET stream of the task's session (or, when it has none open,
+    of each other session of the principal with one open).
     """
 
     outstanding: dict[str, dict[str, Any]] = field(
@@ -731,46 +837,65 @@ class _Channel:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     session: Session | None = None
     """The session of the task's ``tools/call``, whose GET stream may carry requests."""
+    principal: str | None = None
+    """The task's principal (None: anonymous, only its session hears its requests)."""
     readers: int = 0
     """How many result-role streams of the task are open."""
-    delivered: set[str] = field(default_factory=set[str])
-    """Outstanding requests sent on some stream."""
-    pushed: set[str] = field(default_factory=set[str])
-    """Outstanding requests sent on a GET stream (no result-role stream repeats them)."""
+    carriers: dict[str, int] = field(default_factory=dict[str, int])
+    """How many streams carried each outstanding request (or hold it queued)."""
 
 
-class _Follower(asyncio.Queue[Optional[dict[str, Any]]]):
-    """The queue of one subscription: the states of the tasks it follows, then None
-    when the server closes.
+@dataclass(slots=True, eq=False)
+class _Subscription:
+    """One ``subscriptions/listen`` stream: the states of its tasks waiting to be sent.
 
-    A state is queued only when it is newer (by ``updated_at``, which every write
-    raises) than the last one queued for its task, so a state read from the store
-    that arrives after a newer published one, or the same state twice, is dropped:
-    the last state the subscription sends for a task is always its latest.
+    A task keeps only its latest unsent state, so a client that reads slower than its
+    tasks change holds at most one state per task here.
     """
 
-    def __init__(self, task_ids: Iterable[str] = ()) -> None:
-        super().__init__()
-        self.latest: dict[str, float] = {}
-        """The ``updated_at`` of the last state queued, by task ID."""
-        self.unfinished = set(task_ids)
-        """The tasks it follows whose terminal state it has not queued yet."""
-        self.follows_tasks = bool(self.unfinished)
+    pending: dict[str, tuple[dict[str, Any], bool]] = field(
+        default_factory=dict[str, tuple[dict[str, Any], bool]]
+    )
+    """Task ID -> its latest unsent state (wire form) and whether it is terminal."""
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: bool = False
+    """The server is closing: send what is pending, then end the stream."""
 
-    @property
-    def finished(self) -> bool:
-        """Whether it follows tasks and has queued the terminal state of each."""
-        return self.follows_tasks and not self.unfinished
+    latest: dict[str, float] = field(default_factory=dict[str, float])
+    """Task ID -> the ``updated_at`` of the last state it took."""
 
-    def offer(self, record: TaskRecord, task: dict[str, Any]) -> None:
-        """Queue ``task`` (the wire form of ``record``) unless it is not newer than
-        the last state queued for the task."""
+    def offer(self, record: TaskRecord, state: dict[str, Any]) -> None:
+        """A task's new state (it replaces an unsent older one).
+
+        A state not newer (by ``updated_at``, which every write raises) than the last
+        one taken for its task is dropped: the subscription's read of the current
+        state can return after a newer state was published to it, and that stale
+        state must not replace (or follow) the newer one.
+        """
         if record.updated_at <= self.latest.get(record.task_id, -math.inf):
             return
         self.latest[record.task_id] = record.updated_at
-        if record.is_terminal:
-            self.unfinished.discard(record.task_id)
-        self.put_nowait(task)
+        self.pending[record.task_id] = (state, record.is_terminal)
+        self.changed.set()
+
+    def close(self) -> None:
+        """End the stream once the pending states are sent."""
+        self.closed = True
+        self.changed.set()
+
+    async def next_states(
+        self,
+    ) -> list[tuple[str, tuple[dict[str, Any], bool]]] | None:
+        """The pending ``(task ID, (state, terminal))`` pairs, once there are any; None
+        once closed and all sent."""
+        while not self.pending:
+            if self.closed:
+                return None
+            self.changed.clear()
+            await self.changed.wait()
+        states = list(self.pending.items())
+        self.pending.clear()
+        return states
 
 
 class ToolContext:
@@ -809,7 +934,8 @@ class ToolContext:
         self.emit = emit
         self.task_id = task_id
         self.cancelled = False
-        """Set when the client asked to cancel the task; the worker is also cancelled."""
+        """Set when the client asked to cancel the task; the worker is also
+        cancelled."""
         self.finished = False
         """Set once the task is terminal (progress notifications stop)."""
         self.issued_keys: set[str] = set()
@@ -827,8 +953,8 @@ class ToolContext:
             await self._server.set_task_fields(self.task_id, fields)
 
     async def set_status(self, status: StatusName, message: str | None = None) -> None:
-        """Move the task to another active status (the revision's ``ACTIVE_STATUSES``), for
-        example one the schema added and the configuration classified as active.
+        """Move the task to another active status (the revision's ``ACTIVE_STATUSES``),
+        for example one the schema added and the configuration classified as active.
 
         Input and terminal statuses are reached through ``request_input`` and by
         returning or raising. An illegal transition raises ``ValueError``.
@@ -855,7 +981,8 @@ class ToolContext:
     async def elicit(
         self, message: str, requested_schema: dict[str, Any]
     ) -> dict[str, Any]:
-        """Ask the user through the client (form elicitation); return the ``ElicitResult``."""
+        """Ask the user through the client (form elicitation); return the
+        ``ElicitResult``."""
         return await self.request_input(
             "elicitation/create",
             {"mode": "form", "message": message, "requestedSchema": requested_schema},
@@ -886,8 +1013,12 @@ class TaskServerCore:
     anonymous, per client address), ``session_idle_s`` after which an unused session
     with no open stream is closed to make room; ``task_mismatch_code`` for a
     ``params.task`` the tool's ``taskSupport`` does not allow.
-    ``require_routing_headers`` (a revision with routing headers: the extension) refuses
-    ``tasks/*`` requests without ``Mcp-Method`` and ``Mcp-Name``. ``enable_list``
+    ``require_routing_headers`` (a revision with routing headers: the extension; see
+    ``_check_headers``): ``"core"`` (default) refuses a request without the
+    ``MCP-Protocol-Version`` and ``Mcp-Method`` headers, or without ``Mcp-Name`` where
+    the core names a target (``tools/call``, ``prompts/get``, ``resources/read``);
+    ``True`` also a Tasks request (``tasks/get``, ...) without ``Mcp-Name``; ``False``
+    none (for clients older than the headers). ``enable_list
     (default: whether ``authenticate`` is set) and ``page_size`` serve the list role
     (``tasks/list``) wherever the schema has it.
     """
@@ -914,7 +1045,7 @@ class TaskServerCore:
         max_sessions: int = 10_000,
         max_sessions_per_client: int = 64,
         session_idle_s: float = 3_600.0,
-        require_routing_headers: bool = False,
+        require_routing_headers: RoutingHeaders = "core",
     ) -> None:
         """Configure the server (see the class docstring of the revision's server for
         the options); nothing runs until :meth:`start`."""
@@ -926,7 +1057,7 @@ class TaskServerCore:
         self.max_sessions = max_sessions
         self.max_sessions_per_client = max_sessions_per_client
         self.session_idle_s = session_idle_s
-        self.require_routing_headers = require_routing_headers
+        self.require_routing_headers: RoutingHeaders = require_routing_headers
         self.name = name
         self.version = version
         self.store: TaskStore = (
@@ -941,20 +1072,22 @@ class TaskServerCore:
         self._tools: dict[str, Tool] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._storing: set[str] = set()
-        """Tasks whose local worker's tool returned: the worker only stores the outcome."""
+        """Tasks whose local worker's tool returned: it only stores the outcome now."""
         self._write_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
         self._lease_keepers: list[asyncio.Task[None]] = []
-        self._soonest_expiry: float | None = None
-        """When the TTL of the first task running here runs out (lease rounds wake for it)."""
+        self._expiring: set[asyncio.Task[None]] = set()
+        """Running ``_fail_before_expiry`` calls (held until done: the loop keeps tasks
+        only weakly)."""
         self._started = False
         self.replica_id = secrets.token_hex(8)
         """Names this process in worker leases and signals to other replicas."""
-        self.sessions: dict[str, Session] = {}
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        """The open sessions by id, least recently used first (``touch_session``)."""
         self._wire_cache: dict[tuple[str, float, str], dict[str, Any]] = {}
         self.owns_store = True
-        """Whether ``close`` closes the store (a dual server closes its shared one itself,
-        after every revision's server stopped)."""
+        """Whether ``close`` closes the store (a dual server closes its shared one
+        itself, after every revision's server stopped)."""
         self.siblings: list[TaskServerCore] = []
         """Servers of the other revisions on this store in this process (a dual server):
         they get this server's signals (cancellations, status changes) directly."""
@@ -964,13 +1097,18 @@ class TaskServerCore:
         self._replies: dict[str, PendingRequest] = {}
         self._session_owners: dict[str, set[str]] = {}
         self._answers: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
-        """Input requests of local workers waiting for the update role, by task and key."""
+        """Input requests of local workers waiting for the update role, by task and
+        key."""
         self._channels: dict[str, _Channel] = {}
         """Server-to-client input requests of local tasks (the result role), by task."""
         self._task_sessions: dict[str, Session] = {}
-        """The session that created each live task (it gets the notify role's messages)."""
-        self._listeners: dict[str, set[_Follower]] = {}
+        """The session that created each live task (it gets the notify role's
+        messages)."""
+        self._listeners: dict[str, set[_Subscription]] = {}
         """Subscriptions following each task (they get its new states)."""
+        self._listens: dict[str, int] = {}
+        """Open ``subscriptions/listen`` streams by caller (``_caller``), for
+        ``limits.max_listens``; a caller with none has no entry."""
         self._routes: dict[str, Route] = {
             "ping": self._ping,
             "tools/list": self._tools_list,
@@ -989,6 +1127,11 @@ class TaskServerCore:
         )
         """Methods answered without waiting on a client, a tool or a task's progress:
         the HTTP transport awaits them directly, without watching for a disconnect."""
+        self.stream_methods: frozenset[str] = frozenset(
+            {"subscriptions/listen"} & set(self._routes)
+        )
+        """Methods answered only on a ``text/event-stream``: the HTTP transport refuses
+        them (406) to a client whose ``Accept`` header does not take one."""
         self.setup()
 
     def setup(self) -> None:
@@ -996,13 +1139,19 @@ class TaskServerCore:
 
     # -- sessions (revisions with ``initialize``) ------------------------------
 
-    def open_session(self, owner: str | None = None) -> Session:
-        """Start a session for an ``initialize`` request, counted against ``owner``.
+    def open_session(
+        self, owner: str | None = None, principal: str | None = None
+    ) -> Session:
+        """Start a session for an ``initialize`` request, counted against ``owner``
+        (and opened by ``principal``).
 
         An owner may have ``max_sessions_per_client`` sessions and the server
         ``max_sessions``; beyond either, sessions idle for ``session_idle_s`` are
         closed, and if none is, the new session is refused (``JsonRpcError`` with
-        ``limits.limit_error_code``). A busy session is never closed for another.
+        ``limits.limit_error_code``). Past ``limits.session_pressure`` of
+        ``max_sessions``, sessions idle for ``limits.session_pressure_idle_s`` are
+        closed first, least recently used first. A session in use (a request or
+        stream open) is never closed for another.
         """
         if owner is not None:
             owned = self._session_owners.get(owner, set())
@@ -1015,15 +1164,18 @@ class TaskServerCore:
                     f" {self.max_sessions_per_client}); end unused sessions with"
                     " HTTP DELETE",
                 )
+        mark = int(self.max_sessions * self.limits.session_pressure)
+        if len(self.sessions) >= mark:
+            self._close_least_used(self.limits.session_pressure_idle_s, mark - 1)
         if len(self.sessions) >= self.max_sessions:
-            self._close_idle(list(self.sessions))
+            self._close_least_used(self.session_idle_s, self.max_sessions - 1)
         if len(self.sessions) >= self.max_sessions:
             raise JsonRpcError(
                 self.limits.limit_error_code,
                 f"Too many open sessions on this server (limit {self.max_sessions});"
                 " try again later",
             )
-        session = Session(secrets.token_hex(16), owner)
+        session = Session(secrets.token_hex(16), owner, principal)
         self.sessions[session.id] = session
         if owner is not None:
             self._session_owners.setdefault(owner, set()).add(session.id)
@@ -1034,12 +1186,39 @@ class TaskServerCore:
         address when it has none. Raises ``JsonRpcError`` when authentication or the
         session limits refuse it."""
         principal = self._principal(request)
-        owner = (
-            f"principal:{principal}"
-            if principal is not None
-            else f"address:{request.client or '?'}"
-        )
-        return self.open_session(owner)
+        owner = self._session_owner(principal, request.client)
+        return self.open_session(owner, principal)
+
+    def session_for(self, request: RequestInfo) -> Session | None:
+        """The session ``request.session_id`` names, if the caller of ``request`` owns
+        it (the principal that opened it; for an anonymous session, the same client
+        address); None for an unknown session and for another caller's, which is
+        audited (``session_refused``). Raises ``JsonRpcError`` when authentication
+        refuses the request."""
+        session = self.sessions.get(request.session_id or "")
+        if session is None or session.owner is None:
+            return session
+        principal = self._principal(request)
+        if self._session_owner(principal, request.client) != session.owner:
+            self._emit_audit(
+                "session_refused", None, principal, "a session another caller opened"
+            )
+            return None
+        return session
+
+    @staticmethod
+    def _session_owner(principal: str | None, client: str | None) -> str:
+        """Whom a session belongs to: its principal, or the client address that
+        opened it when anonymous."""
+        if principal is not None:
+            return f"principal:{principal}"
+        return f"address:{client or '?'}"
+
+    def touch_session(self, session: Session) -> None:
+        """Record that ``session`` is used now (it becomes the most recently used)."""
+        session.last_used = time.monotonic()
+        if session.id in self.sessions:
+            self.sessions.move_to_end(session.id)
 
     def _close_idle(self, session_ids: list[str]) -> None:
         """Close the sessions among ``session_ids`` unused for ``session_idle_s``."""
@@ -1048,10 +1227,30 @@ class TaskServerCore:
             session = self.sessions.get(session_id)
             if (
                 session is not None
-                and session.last_used < horizon
-                and not session.streaming
+                and session.last_used <= horizon
+                and not session.in_use
             ):
                 self.close_session(session_id)
+
+    def _close_least_used(self, idle_s: float, keep: int) -> None:
+        """Close sessions unused for ``idle_s`` seconds, least recently used first,
+        while more than ``keep`` are open.
+
+        Stops at the first session used more recently; one in use is marked used now
+        instead (it goes last), so each session is looked at about once per
+        ``idle_s``, however many are open.
+        """
+        now = time.monotonic()
+        for _ in range(len(self.sessions)):
+            if len(self.sessions) <= keep:
+                return
+            session = next(iter(self.sessions.values()))
+            if session.last_used > now - idle_s:
+                return
+            if session.in_use:
+                self.touch_session(session)
+            else:
+                self.close_session(session.id)
 
     def close_session(self, session_id: str) -> None:
         """End a session and its streams (its tasks live on)."""
@@ -1065,25 +1264,53 @@ class TaskServerCore:
                     if not owned:
                         del self._session_owners[session.owner]
 
-    def stream_opened(self, session: Session) -> None:
-        """Called by the HTTP app once a GET stream of ``session`` is open: it carries
-        the session's waiting input requests."""
+    def stream_opened(
+        self,
+        session: Session,
+        stream: asyncio.Queue[dict[str, Any] | None] | None = None,
+    ) -> None:
+        """Called by the HTTP app once a GET stream of ``session`` is open (``stream``,
+        from ``session.open_stream``; None: any of its streams): it carries every
+        outstanding input request the session may hear (see ``_Channel``), even one
+        another stream carried before, whose client may be gone."""
         for channel in self._channels.values():
-            if channel.session is session:
-                self._push_input(channel)
+            if not channel.outstanding or not self._hears(channel, session):
+                continue
+            for request_id, message in channel.outstanding.items():
+                pending = self._replies.get(request_id)
+                if pending is None:
+                    continue
+                if stream is not None:
+                    stream.put_nowait(message)
+                elif not session.send(message):
+                    return
+                pending.sessions.add(session.id)
+                channel.carriers[request_id] = channel.carriers.get(request_id, 0) + 1
 
     def stream_closed(self, session: Session, unsent: list[dict[str, Any]]) -> None:
         """Called by the HTTP app when a GET stream of ``session`` ended before it
-        sent the messages ``unsent``: those requests wait for another stream again."""
+        sent the messages ``unsent``: requests no other stream carried wait for
+        another stream again."""
         returned = {str(m["id"]) for m in unsent if "id" in m and "method" in m}
         if not returned:
             return
         for channel in self._channels.values():
-            if channel.session is session and channel.pushed & returned:
-                channel.pushed -= returned
-                channel.delivered -= returned
-                channel.changed.set()  # a waiting result-role stream may carry them now
-                self._push_input(channel)
+            back = returned & channel.carriers.keys()
+            if not back:
+                continue
+            for request_id in back:
+                channel.carriers[request_id] -= 1
+            channel.changed.set()  # a waiting result-role stream may carry them now
+            self._push_input(channel)
+
+    @staticmethod
+    def _hears(channel: _Channel, session: Session) -> bool:
+        """Whether streams of ``session`` may carry the input requests of
+        ``channel``'s task: the task's session, or a session of its (authenticated)
+        principal."""
+        return session is channel.session or (
+            channel.principal is not None and session.principal == channel.principal
+        )
 
     async def handle(
         self,
@@ -1137,37 +1364,71 @@ class TaskServerCore:
     def _check_headers(
         self, method: str, params: dict[str, Any], request: RequestInfo
     ) -> None:
-        """Streamable HTTP routing headers: ``Mcp-Method`` and ``Mcp-Name``, when sent,
-        match the body (``require_routing_headers``: a Tasks request must send them).
+        """Streamable HTTP headers that mirror the body (SEP-2243):
+        ``MCP-Protocol-Version`` (the ``_meta`` protocol version), ``Mcp-Method`` and,
+        for a request that names a target, ``Mcp-Name`` (``NAMED_TARGETS``; ``taskId``
+        for the Tasks requests).
 
-        Only where the revision's error codes have ``HEADER_MISMATCH`` (the revision
-        defines the headers); elsewhere they are ignored like any other header.
+        A header that is sent must match the body. Which must be sent follows
+        ``require_routing_headers``: ``"core"`` all of them except ``Mcp-Name`` on the
+        Tasks requests (the extension asks for it, but clients on ``mcp`` 2.3, such as
+        fastmcp 4.1.4, leave it out), ``True`` all, ``False`` none. A missing or
+        mismatched header is the error ``HEADER_MISMATCH`` (-32020, HTTP 400); it is
+        checked before the protocol version, so a client whose header and body disagree
+        is told so. Only where the revision's error codes have ``HEADER_MISMATCH`` (the
+        revision defines the headers); elsewhere they are ignored like any other header.
         """
         mismatch = self.tables.error_codes.get("HEADER_MISMATCH")
         headers = request.headers
         if mismatch is None or headers is None:
             return
-        header_method = headers.get("mcp-method")
-        header_name = headers.get("mcp-name")
-        tasks = self.tables.task_requests
-        if method in tasks and self.require_routing_headers:
-            if header_method is None or header_name is None:
+        required = self.require_routing_headers
+        version_key = self.tables.meta_keys.get("PROTOCOL_VERSION")
+        meta = params.get("_meta")
+        version = (
+            cast(dict[str, Any], meta).get(version_key)
+            if version_key is not None and isinstance(meta, dict)
+            else None
+        )
+        if isinstance(version, str):  # else the envelope check refuses it (-32602)
+            header_version = headers.get("mcp-protocol-version")
+            if header_version is None and required:
                 raise JsonRpcError(
-                    mismatch, f"{method} requires the Mcp-Method and Mcp-Name headers"
+                    mismatch,
+                    f"Missing MCP-Protocol-Version header (expected {version!r})",
                 )
-        if (
-            header_method is not None
-            and _decode_header(header_method, mismatch) != method
-        ):
+            if header_version is not None and header_version.strip() != version:
+                raise JsonRpcError(
+                    mismatch,
+                    f"MCP-Protocol-Version header {header_version!r} does not match"
+                    f" the body's protocol version {version!r}",
+                )
+        header_method = headers.get("mcp-method")
+        if header_method is None:
+            if required:
+                raise JsonRpcError(
+                    mismatch, f"Missing Mcp-Method header (expected {method!r})"
+                )
+        elif _decode_header(header_method.strip(), mismatch) != method:
             raise JsonRpcError(
                 mismatch,
                 f"Mcp-Method header {header_method!r} does not match the body's"
                 f" method {method!r}",
             )
-        if header_name is None or (method not in tasks and method != "tools/call"):
+        tasks = self.tables.task_requests
+        field = "taskId" if method in tasks else NAMED_TARGETS.get(method)
+        if field is None:
             return
-        field = "taskId" if method in tasks else "name"
-        if _decode_header(header_name, mismatch) != params.get(field):
+        header_name = headers.get("mcp-name")
+        if header_name is None:
+            if params.get(field) is not None and (
+                required is True or (required and method not in tasks)
+            ):
+                raise JsonRpcError(
+                    mismatch, f"Missing Mcp-Name header (the body's {field})"
+                )
+            return
+        if _decode_header(header_name.strip(), mismatch) != params.get(field):
             raise JsonRpcError(
                 mismatch, f"Mcp-Name header does not match the body's {field}"
             )
@@ -1202,7 +1463,7 @@ class TaskServerCore:
         )
         call.session = self.sessions.get(request.session_id or "")
         if call.session is not None:
-            call.session.last_used = time.monotonic()
+            self.touch_session(call.session)
         extension = self.tables.extension_id
         if extension:
             counted = declared
@@ -1249,8 +1510,9 @@ class TaskServerCore:
         return cast(dict[str, Any], capabilities)
 
     def _tasks_not_declared(self, detail: str) -> JsonRpcError:
-        """The error for ``detail`` (a Tasks request, a task-only tool, ...) in a request
-        that did not declare the Tasks extension; the revision's adapter words it."""
+        """The error for ``detail`` (a Tasks request, a task-only tool, ...) in a
+        request that did not declare the Tasks extension; the revision's adapter
+        words it."""
         return JsonRpcError(
             self.tables.error_codes.get(
                 "MISSING_REQUIRED_CLIENT_CAPABILITY", INVALID_REQUEST
@@ -1357,7 +1619,8 @@ class TaskServerCore:
         if task is None and tool.task_support == "required":
             raise JsonRpcError(
                 self.task_mismatch_code,
-                f"Task augmentation required for tools/call requests to tool {tool.name!r}",
+                "Task augmentation required for tools/call requests to tool"
+                f" {tool.name!r}",
             )
         if task is None:
             return False, None
@@ -1582,7 +1845,8 @@ class TaskServerCore:
             self._answers.pop((task_id, key), None)
 
     async def _tasks_update(self, call: Call) -> dict[str, Any]:
-        """The update role: store answers for outstanding keys; ignore every other key."""
+        """The update role: store answers for outstanding keys; ignore every other
+        key."""
         task_id = task_id_param(call.params)
         responses = self._input_responses(call.params.get("inputResponses"))
         await self._lookup(task_id, call.principal)
@@ -1629,7 +1893,8 @@ class TaskServerCore:
         return self._complete({})
 
     def _deliver_answers(self, task_id: str, answers: dict[str, Any]) -> bool:
-        """Hand answers to the local ``wait_for_input`` calls; True if any was not here."""
+        """Hand answers to the local ``wait_for_input`` calls; True if any was not
+        here."""
         elsewhere = False
         for key, value in answers.items():
             future = self._answers.get((task_id, key))
@@ -1645,15 +1910,15 @@ class TaskServerCore:
         """Send a task's input request to the client and wait for its result.
 
         The request (with the related-task ``_meta``, where the schema has that key)
-        waits for the client's result-role stream or, while none is open, goes out once
-        on the session's GET stream; the task works again once every outstanding
-        request is answered. Raises ``JsonRpcError`` when the client answered with an
-        error.
+        goes out on the client's streams as ``_Channel`` tells, until it is answered;
+        the task works again once every outstanding request is answered. Raises
+        ``JsonRpcError`` when the client answered with an error.
         """
         params = self._related(params, task_id)
         request_id, message, pending = self._new_request(method, params, ctx.principal)
         channel = self._channels.setdefault(task_id, _Channel())
         channel.session = ctx.session
+        channel.principal = ctx.principal
         channel.outstanding[request_id] = message
         try:
             if await self._update(task_id, status=self.tables.input_required) is None:
@@ -1663,27 +1928,43 @@ class TaskServerCore:
         finally:
             self._replies.pop(request_id, None)
             channel.outstanding.pop(request_id, None)
-            channel.delivered.discard(request_id)
-            channel.pushed.discard(request_id)
+            channel.carriers.pop(request_id, None)
         if not channel.outstanding:
             await self._update(task_id, status=self.tables.working)
         return result
 
     def _push_input(self, channel: _Channel) -> None:
-        """Send a task's unsent requests on its session's GET stream (none while a
-        result-role stream is open to carry them); that session may answer them."""
-        session = channel.session
-        if session is None or channel.readers:
+        """Send a task's requests that no stream carries on a GET stream of its session
+        or, when that has none open, of each other session of its principal with one
+        (none while a result-role stream is open to carry them); those sessions may
+        answer them."""
+        if channel.readers:
             return
-        for request_id, message in channel.outstanding.items():
-            pending = self._replies.get(request_id)
-            if pending is None or request_id in channel.delivered:
-                continue
-            if not session.send(message):
-                return  # no GET stream is open; the next one gets it
-            pending.sessions.add(session.id)
-            channel.delivered.add(request_id)
-            channel.pushed.add(request_id)
+        waiting = [
+            (request_id, message)
+            for request_id, message in channel.outstanding.items()
+            if not channel.carriers.get(request_id) and request_id in self._replies
+        ]
+        if not waiting:
+            return
+        listeners: list[Session] = []
+        if channel.session is not None and channel.session.streaming:
+            listeners.append(channel.session)
+        elif channel.principal is not None:
+            owner = self._session_owner(channel.principal, None)
+            for session_id in self._session_owners.get(owner, ()):
+                session = self.sessions.get(session_id)
+                if (
+                    session is not None
+                    and session.streaming
+                    and session.principal == channel.principal
+                ):
+                    listeners.append(session)
+        for session in listeners:
+            for request_id, message in waiting:
+                session.send(message)
+                self._replies[request_id].sessions.add(session.id)
+                channel.carriers[request_id] = channel.carriers.get(request_id, 0) + 1
 
     async def _tasks_result(self, call: Call) -> dict[str, Any]:
         """The result role: block until the task is terminal, carrying its input
@@ -1693,7 +1974,12 @@ class TaskServerCore:
         await self._lookup(task_id, call.principal)
         sent: set[str] = set()
         channel = self._channels.setdefault(task_id, _Channel())
-        if call.emit is not None:
+        # an anonymous task's requests go only to the session that created it
+        carries = call.emit is not None and (
+            call.principal is not None
+            or call.session is self._task_sessions.get(task_id)
+        )
+        if carries:
             channel.readers += 1
         try:
             while True:
@@ -1704,11 +1990,14 @@ class TaskServerCore:
                 for request_id, message in list(channel.outstanding.items()):
                     if (
                         call.emit is not None
+                        and carries
                         and request_id not in sent
-                        and request_id not in channel.pushed  # the GET stream sent it
+                        and request_id in channel.outstanding  # not answered since
                     ):
                         sent.add(request_id)
-                        channel.delivered.add(request_id)
+                        channel.carriers[request_id] = (
+                            channel.carriers.get(request_id, 0) + 1
+                        )
                         pending = self._replies.get(request_id)
                         if pending is not None:  # only this session may answer it
                             pending.sessions.add(call.request.session_id)
@@ -1717,7 +2006,7 @@ class TaskServerCore:
                     raise JsonRpcError(INTERNAL_ERROR, "Server is shutting down")
                 await channel.changed.wait()
         finally:
-            if call.emit is not None:
+            if carries:
                 channel.readers -= 1
             if not channel.outstanding and task_id not in self._contexts:
                 self._channels.pop(task_id, None)
@@ -1793,7 +2082,11 @@ class TaskServerCore:
 
     def http_status(self, code: int) -> int:
         """The HTTP status the revision gives an error response with ``code`` (its
-        ``http_statuses`` table; 200 for a code it does not list)."""
+        ``http_statuses`` table; 200 for a code it does not list). A refused limit
+        (``limits.limit_error_code``, whatever it is set to) has the status of
+        ``LIMIT_EXCEEDED``: 429 where the revision lists it."""
+        if code == self.limits.limit_error_code:
+            code = LIMIT_EXCEEDED
         return self.tables.http_statuses.get(code, 200)
 
     # -- registration -------------------------------------------------------
@@ -1869,7 +2162,7 @@ class TaskServerCore:
             self._lease_keepers = [
                 asyncio.create_task(
                     self._every(
-                        lambda: self._renewal_wait(self._soonest_expiry),
+                        lambda: self.limits.lease_s / 3,
                         lambda: self._renew_leases(store),
                         "renewing worker leases",
                     )
@@ -1908,6 +2201,7 @@ class TaskServerCore:
             job.cancel()
         await asyncio.gather(*background, return_exceptions=True)
         self._lease_keepers = []
+        await asyncio.gather(*self._expiring, return_exceptions=True)
         for task_id, worker in list(self._workers.items()):
             worker.cancel()
             await asyncio.gather(worker, return_exceptions=True)
@@ -1937,11 +2231,12 @@ class TaskServerCore:
         for channel in self._channels.values():
             channel.changed.set()
         for listeners in self._listeners.values():
-            for queue in listeners:
-                queue.put_nowait(None)
+            for subscription in listeners:
+                subscription.close()
 
     def mount(self, sdk_server: Any) -> None:
-        """Serve the tools and the Tasks methods from an official SDK's low-level ``Server``.
+        """Serve the tools and the Tasks methods from an official SDK's low-level
+        ``Server``.
 
         On ``mcp`` 2.x (the Tasks extension), a ``Server.middleware`` entry answers
         ``tools/list``, ``tools/call`` and ``tasks/*`` through ``handle`` (with the HTTP
@@ -1964,9 +2259,9 @@ class TaskServerCore:
         sdk.mount(self, sdk_server)
 
     def capabilities(self) -> dict[str, Any]:
-        """The server capabilities: a fixed tool list, the Tasks extension where Tasks are
-        one (the tables' ``extension_id``), and the path of each role the tables'
-        ``server_capabilities`` lists wherever this server serves that role
+        """The server capabilities: a fixed tool list, the Tasks extension where
+        Tasks are one (the tables' ``extension_id``), and the path of each role the
+        tables' ``server_capabilities`` lists wherever this server serves that role
         (``_serves``)."""
         declared: dict[str, Any] = {"tools": {"listChanged": False}}
         if self.tables.extension_id:
@@ -1997,7 +2292,8 @@ class TaskServerCore:
         return True
 
     async def _recover(self) -> None:
-        """Mark every unfinished task failed: its worker died with the previous process."""
+        """Mark every unfinished task failed: its worker died with the previous
+        process."""
         for record in await self.store.unfinished():
             error = JsonRpcError(
                 INTERNAL_ERROR,
@@ -2042,24 +2338,18 @@ class TaskServerCore:
         """One lease round: renew the leases of this replica's running tasks.
 
         The round also catches up with signals that were lost (pub/sub delivers at
-        most once; see ``_resync``), and notes when the first local TTL runs out so
-        that the next round wakes early enough to fail that task before it expires.
+        most once; see ``_resync``).
         """
         await store.hold_leases(list(self._workers), self.replica_id, self._lease_ms)
-        self._soonest_expiry = await self._resync()
+        await self._resync()
 
-    def _renewal_wait(self, soonest: float | None) -> float:
-        """Seconds until the next lease round: ``lease_s / 3``, or less to fail a
-        local task (whose TTL runs out at ``soonest``) before it expires."""
-        wait = self.limits.lease_s / 3
-        if soonest is not None:
-            wait = min(wait, max(0.01, soonest - self._ttl_margin_s - time.time()))
-        return wait
-
-    @property
-    def _ttl_margin_s(self) -> float:
-        """How long before its TTL a task still running here is failed."""
-        return min(1.0, self.limits.lease_s / 3)
+    def _ttl_margin_s(self, ttl_ms: int) -> float:
+        """How long before its TTL (``ttl_ms``) runs out a task still running here is
+        failed: the poll interval (at least a second), so that a client polling as
+        suggested sees the failure before the task expires, but at most a third of
+        the TTL."""
+        poll_s = (self.limits.poll_interval_ms or 0) / 1000
+        return min(max(1.0, poll_s), ttl_ms / 3000)
 
     async def fail_lost_tasks(self) -> list[str]:
         """Fail every unfinished task whose worker lease ran out; return their IDs.
@@ -2078,7 +2368,7 @@ class TaskServerCore:
         ]
         live = await store.leased([record.task_id for record in candidates])
         failed: list[str] = []
-        for record, leased in zip(candidates, live):
+        for record, leased in zip(candidates, live, strict=True):
             if leased:
                 continue
             error = JsonRpcError(INTERNAL_ERROR, _LOST_WORKER)
@@ -2136,7 +2426,7 @@ class TaskServerCore:
         else:
             self._on_revision_signal(kind, task_id, signal)
 
-    async def _resync(self) -> float | None:
+    async def _resync(self) -> None:
         """Catch up with the store for every local worker, as signals may be lost.
 
         Run after the signal channel reconnects and at every lease round. A worker
@@ -2144,13 +2434,9 @@ class TaskServerCore:
         terminal state read may be the one it is storing, which it has yet to
         announce, and it ends by itself); one waiting for input gets the answers
         stored in its task (``_stored_answers``), in case the answer signal never
-        arrived; a task whose TTL runs out within ``_ttl_margin_s`` is failed and its
-        worker stopped, so that it never expires without a terminal status; the
-        subscriptions following tasks that run elsewhere get their stored state
-        (``_catch_up_followers``). Returns the soonest TTL deadline of the other local
-        tasks (None: none has a TTL).
+        arrived; the subscriptions following tasks that run elsewhere get their
+        stored state (``_catch_up_followers``).
         """
-        soonest: float | None = None
         for task_id in list(self._workers):
             record = await self.store.get(task_id)
             if record is None or record.is_terminal:
@@ -2159,42 +2445,48 @@ class TaskServerCore:
                 continue
             if record.answers:
                 self._stored_answers(record)
-            expires_at = record.expires_at
-            if expires_at is None:
-                continue
-            if expires_at - time.time() <= self._ttl_margin_s:
-                await self._fail_before_expiry(record)
-            elif soonest is None or expires_at < soonest:
-                soonest = expires_at
         await self._catch_up_followers()
-        return soonest
 
     async def _catch_up_followers(self) -> None:
-        """Queue the stored state of every followed task that runs elsewhere, in case
-        its status signal was lost: a subscription that already has that state drops
-        it (``_Follower``), one that missed it gets it now."""
+        """Give every followed task that runs elsewhere its stored state, in case its
+        status signal was lost: a subscription that already has that state drops
+        it (``_Subscription.offer``), one that missed it gets it now."""
         for task_id in [t for t in self._listeners if t not in self._workers]:
             record = await self.store.get(task_id)
             listeners = self._listeners.get(task_id)
             if record is not None and listeners:
                 task = self._task(record)
-                for queue in listeners:
-                    queue.offer(record, task)
+                for subscription in listeners:
+                    subscription.offer(record, task)
 
-    async def _fail_before_expiry(self, record: TaskRecord) -> None:
-        """Fail a task still running here whose TTL is about to run out."""
+    def _ttl_due(self, task_id: str, owner: str | None) -> None:
+        """Timer of a local worker: its TTL runs out within ``_ttl_margin_s``."""
+        if self._started and task_id in self._workers:
+            expiring = asyncio.create_task(self._fail_before_expiry(task_id, owner))
+            self._expiring.add(expiring)
+            expiring.add_done_callback(self._expiring.discard)
+
+    async def _fail_before_expiry(self, task_id: str, owner: str | None) -> None:
+        """Fail a task still running here whose TTL is about to run out, and stop its
+        worker, so that no task expires without a terminal status (on every store).
+
+        The failed task stays readable until its TTL runs out, then the sweeper
+        deletes it like any other.
+        """
         error = JsonRpcError(INTERNAL_ERROR, _TTL_RAN_OUT)
-        if (
-            await self._finish(
-                record.task_id,
-                self.tables.failed,
-                error=error,
-                status_message=_TTL_RAN_OUT,
+        try:
+            failed = await self._finish(
+                task_id, self.tables.failed, error=error, status_message=_TTL_RAN_OUT
             )
-            is not None
-        ):
-            self._emit_audit("ttl_ran_out", record.task_id, record.owner)
-        self._stop_worker(record.task_id)
+        except StoreUnavailable:  # logged by the store
+            return
+        except Exception:  # a timer has no caller to report to
+            _log.exception("failing task %s before its TTL ran out failed", task_id)
+            return
+        finally:
+            self._stop_worker(task_id)
+        if failed is not None:
+            self._emit_audit("ttl_ran_out", task_id, owner)
 
     def _stored_answers(self, record: TaskRecord) -> None:
         """Answers stored in the task for a worker here that missed their signal."""
@@ -2207,7 +2499,8 @@ class TaskServerCore:
             self._deliver_answers(task_id, cast(dict[str, Any], answers))
 
     async def purge_expired(self) -> list[str]:
-        """Delete every task whose TTL has elapsed (stopping its worker); return their IDs.
+        """Delete every task whose TTL has elapsed (stopping its worker); return their
+        IDs.
 
         With a ``ReplicaStore`` the local workers of tasks that another replica's
         sweep already deleted are stopped as well.
@@ -2276,7 +2569,7 @@ class TaskServerCore:
         self._contexts[record.task_id] = ctx
         if ctx.session is not None:  # it gets the task's status notifications
             self._task_sessions[record.task_id] = ctx.session
-        self._spawn(record.task_id, self._work(record.task_id, ctx, arguments))
+        self._spawn(record, self._work(record.task_id, ctx, arguments))
         return self._created(record, ctx)
 
     async def _work(
@@ -2358,18 +2651,23 @@ class TaskServerCore:
         return await self._cancel_result(cancelled, record, call.principal)
 
     async def _tasks_list(self, call: Call) -> dict[str, Any]:
-        """One page of the caller's tasks, built through the schema's result model of the
-        list role; an opaque ``nextCursor`` while more remain. Only with ``enable_list``
-        (else ``-32601``): principals must be told apart for a list to be private."""
+        """One page of the caller's tasks, built through the schema's result model of
+        the list role; an opaque ``nextCursor`` while more remain
+        (``_encode_cursor``). Only with ``enable_list`` (else ``-32601``): principals
+        must be told apart for a list to be private."""
         if not self.enable_list:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
         cursor = call.params.get("cursor")
-        after = 0 if cursor is None else _decode_cursor(cursor)
+        after = 0
+        if cursor is not None:
+            after = await self._resume_at(_decode_cursor(cursor), call.principal)
         size = self.page_size
         page = await self._page(call.principal, after, size)
         listed: dict[str, Any] = {"tasks": [self._task(r) for r in page[:size]]}
         if len(page) > size:
-            listed["nextCursor"] = _encode_cursor(page[size - 1].seq)
+            listed["nextCursor"] = _encode_cursor(
+                page[size - 1].task_id, page[size].task_id
+            )
         listed = self._complete(listed)
         model = self.tables.methods[call.method].result
         if model is None:
@@ -2543,10 +2841,30 @@ class TaskServerCore:
         finally:
             self._replies.pop(request_id, None)
 
+    async def _resume_at(self, anchors: tuple[str, str], principal: str | None) -> int:
+        """The store position (``list_tasks``'s ``after_seq``) where a cursor's page
+        starts: just before its first task, or, when that one was deleted since (its
+        TTL ran out), just after the last task of the page before.
+
+        ``-32602`` when neither is a task of the caller: a forged cursor, another
+        caller's, or one whose two tasks were both deleted (list again from the start).
+        """
+        last_id, next_id = anchors
+        for task_id, offset in ((next_id, -1), (last_id, 0)):
+            record = await self.store.get(task_id)
+            if record is not None and record.owner == principal:
+                return record.seq + offset
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            "Invalid cursor (or the tasks at its position expired): list again"
+            " without one",
+        )
+
     async def _page(
         self, principal: str | None, after: int, size: int
     ) -> list[TaskRecord]:
-        """Up to ``size + 1`` unexpired tasks of ``principal`` after position ``after``."""
+        """Up to ``size + 1`` unexpired tasks of ``principal`` after position
+        ``after``."""
         now = time.time()
         page: list[TaskRecord] = []
         while len(page) <= size:
@@ -2566,6 +2884,13 @@ class TaskServerCore:
         if self._authenticate is None:
             return request.principal
         return self._authenticate(request)
+
+    def _caller(self, principal: str | None, request: RequestInfo) -> str:
+        """Whom a per-caller bound counts against: the principal, or when there is
+        none the client's network address."""
+        if principal is not None:
+            return f"principal:{principal}"
+        return f"address:{request.client or '?'}"
 
     def _check_rate(self, principal: str | None, method: str) -> None:
         """Apply the rate limiter hook, if any."""
@@ -2644,7 +2969,8 @@ class TaskServerCore:
             )
 
     def _ttl(self, requested: int | None) -> int | None:
-        """The TTL a new task gets: the request clamped to the maximum, or the default."""
+        """The TTL a new task gets: the request clamped to the maximum, or the
+        default."""
         ttl = requested if requested is not None else self.limits.default_ttl_ms
         maximum = self.limits.max_ttl_ms
         if maximum is not None and (ttl is None or ttl > maximum):
@@ -2666,57 +2992,60 @@ class TaskServerCore:
     async def _new_task(
         self, tool: Tool, principal: str | None, requested_ttl: int | None
     ) -> TaskRecord:
-        """Create and durably store a new ``working`` task, enforcing the limits."""
-        active = await self.store.count_active(principal)
-        if active >= self.limits.max_active_tasks:
-            raise JsonRpcError(
-                self.limits.limit_error_code,
-                f"Too many unfinished tasks: {active} (limit"
-                f" {self.limits.max_active_tasks} per principal); wait for some to"
-                " finish or cancel them",
-            )
+        """Create and durably store a new ``working`` task, enforcing the limits
+        (checked by the store with the create: ``stores.Quota``)."""
+        limits = self.limits
         store = self.store
-        if isinstance(store, UsageStore):
-            finished, kept = await store.usage(principal)
-            if finished >= self.limits.max_finished_tasks:
-                raise JsonRpcError(
-                    self.limits.limit_error_code,
-                    f"Too many finished tasks kept: {finished} (limit"
-                    f" {self.limits.max_finished_tasks} per principal); they are"
-                    " deleted when their TTL elapses",
-                )
-            if kept >= self.limits.max_stored_bytes:
-                raise JsonRpcError(
-                    self.limits.limit_error_code,
-                    f"Finished tasks keep too much: {kept} bytes of results (limit"
-                    f" {self.limits.max_stored_bytes} bytes per principal); they are"
-                    " deleted when their TTL elapses",
-                )
         now = time.time()
         task_id = new_task_id()
         if isinstance(store, ReplicaStore):
             # leased before it exists, so no replica ever sees it without a lease
             await store.hold_leases([task_id], self.replica_id, self._lease_ms)
-        record = await self.store.create(
-            TaskRecord(
-                task_id=task_id,
-                owner=principal,
-                tool=tool.name,
-                status=self.tables.initial,
-                created_at=now,
-                updated_at=now,
-                ttl_ms=self._ttl(requested_ttl),
-                poll_interval_ms=self.limits.poll_interval_ms,
+        try:
+            record = await store.create(
+                TaskRecord(
+                    task_id=task_id,
+                    owner=principal,
+                    tool=tool.name,
+                    status=self.tables.initial,
+                    created_at=now,
+                    updated_at=now,
+                    ttl_ms=self._ttl(requested_ttl),
+                    poll_interval_ms=limits.poll_interval_ms,
+                ),
+                quota=Quota(
+                    max_active_tasks=limits.max_active_tasks,
+                    max_finished_tasks=limits.max_finished_tasks,
+                    max_stored_bytes=limits.max_stored_bytes,
+                    max_tasks=limits.max_tasks,
+                ),
             )
-        )
+        except LimitExceeded as refused:
+            raise JsonRpcError(limits.limit_error_code, _refusal(refused)) from None
         self._emit_audit("created", record.task_id, principal, tool.name)
         return record
 
-    def _spawn(self, task_id: str, work: Coroutine[Any, Any, None]) -> None:
-        """Run a task's worker in the background."""
+    def _spawn(self, record: TaskRecord, work: Coroutine[Any, Any, None]) -> None:
+        """Run a task's worker in the background; if it still runs when the task's TTL
+        is about to run out, the task is failed and the worker stopped
+        (``_fail_before_expiry``)."""
+        task_id = record.task_id
         worker = asyncio.create_task(work, name=f"task-{task_id}")
         self._workers[task_id] = worker
-        worker.add_done_callback(lambda _: self._workers.pop(task_id, None))
+        timer: asyncio.TimerHandle | None = None
+        expires_at = record.expires_at
+        if expires_at is not None and record.ttl_ms is not None:
+            delay = expires_at - self._ttl_margin_s(record.ttl_ms) - time.time()
+            timer = asyncio.get_running_loop().call_later(
+                max(0.0, delay), self._ttl_due, task_id, record.owner
+            )
+
+        def ended(_: object) -> None:
+            self._workers.pop(task_id, None)
+            if timer is not None:
+                timer.cancel()
+
+        worker.add_done_callback(ended)
 
     def _stop_worker(self, task_id: str) -> None:
         """Ask a task's worker to stop (it sees ``CancelledError``)."""
@@ -2746,48 +3075,91 @@ class TaskServerCore:
             task = self._task(record)
             if session is not None:
                 session.notify({"jsonrpc": "2.0", "method": notify, "params": task})
-            for queue in listeners or ():
-                queue.offer(record, task)
+            for subscription in listeners or ():
+                subscription.offer(record, task)
         if record.is_terminal:
             self._task_sessions.pop(record.task_id, None)
 
     async def _listen(self, call: Call) -> dict[str, Any]:
-        """``subscriptions/listen`` (where the schema has a subscription ``_meta`` key and
-        a notify role): acknowledge the caller's task IDs among those requested, then
-        stream their states as the notify role's messages until each task it follows
-        sent its terminal state (the stream then ends gracefully, which leaves the
-        client's connection usable) or the server closes. Task IDs need Tasks
-        declared (``_tasks_not_declared``)."""
-        notifications: Any = call.params.get("notifications", {})
-        if not isinstance(notifications, dict):
-            raise JsonRpcError(INVALID_PARAMS, "params.notifications must be an object")
-        requested: Any = cast(dict[str, Any], notifications).get("taskIds")
-        if requested is not None:
-            if not call.tasks:
-                raise self._tasks_not_declared("subscriptions/listen with taskIds")
-            if not isinstance(requested, list) or not all(
-                isinstance(t, str) for t in cast("list[object]", requested)
-            ):
-                raise JsonRpcError(
-                    INVALID_PARAMS, "notifications.taskIds must be strings"
-                )
+        """``subscriptions/listen`` (where the schema has a subscription ``_meta`` key
+        and a notify role): acknowledge the caller's task IDs among those requested,
+        then stream their states as the notify role's messages.
+
+        IDs the caller cannot see (unknown, expired, another principal's) are left
+        out of the acknowledgement alike, so it reveals nothing about other callers'
+        tasks. Task IDs need Tasks declared (``_tasks_not_declared``); a request may
+        name ``limits.max_listen_task_ids`` of them, and a caller may hold
+        ``limits.max_listens`` streams at once. The stream ends (with the listen
+        result) once every task it follows has sent its terminal state, at once
+        when it follows none, or when the server closes; everything it registered is
+        released when it ends, also when the client goes away.
+        """
+        requested = self._listen_task_ids(call)
         emit = call.emit
         if emit is None:
             raise JsonRpcError(
                 INVALID_REQUEST, "subscriptions/listen needs a streaming transport"
             )
+        caller = self._caller(call.principal, call.request)
+        open_now = self._listens.get(caller, 0)
+        if open_now >= self.limits.max_listens:
+            raise JsonRpcError(
+                self.limits.limit_error_code,
+                f"Too many open subscriptions/listen streams: {open_now} (limit"
+                f" {self.limits.max_listens} per principal); close some first",
+            )
+        self._listens[caller] = open_now + 1
+        try:
+            return await self._stream_states(call, emit, requested)
+        finally:
+            left = self._listens[caller] - 1
+            if left:
+                self._listens[caller] = left
+            else:
+                del self._listens[caller]
+
+    def _listen_task_ids(self, call: Call) -> list[str] | None:
+        """The distinct task IDs a ``subscriptions/listen`` asks for (None: it asks
+        for no task notifications), checked."""
+        notifications: Any = call.params.get("notifications", {})
+        if not isinstance(notifications, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params.notifications must be an object")
+        requested: Any = cast(dict[str, Any], notifications).get("taskIds")
+        if requested is None:
+            return None
+        if not call.tasks:
+            raise self._tasks_not_declared("subscriptions/listen with taskIds")
+        if not isinstance(requested, list) or not all(
+            isinstance(t, str) for t in cast("list[object]", requested)
+        ):
+            raise JsonRpcError(INVALID_PARAMS, "notifications.taskIds must be strings")
+        distinct = list(dict.fromkeys(cast(list[str], requested)))
+        if len(distinct) > self.limits.max_listen_task_ids:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"notifications.taskIds names {len(distinct)} tasks (limit"
+                f" {self.limits.max_listen_task_ids} per subscriptions/listen)",
+            )
+        return distinct
+
+    async def _stream_states(
+        self, call: Call, emit: Emit, requested: list[str] | None
+    ) -> dict[str, Any]:
+        """The acknowledgement and the states of a ``subscriptions/listen``; its
+        result."""
         accepted: list[TaskRecord] = []
-        for task_id in cast(list[str], requested or []):
+        for task_id in requested or []:
             try:
                 accepted.append(await self._lookup(task_id, call.principal))
             except JsonRpcError:
-                continue  # unknown or foreign IDs are simply not acknowledged
-        subscription = {self.tables.meta_keys["SUBSCRIPTION_ID"]: call.request_id}
-        ack: dict[str, Any] = {"_meta": subscription, "notifications": {}}
+                continue  # not the caller's to follow: left out of the ack
+        subscription_id = {self.tables.meta_keys["SUBSCRIPTION_ID"]: call.request_id}
+        ack: dict[str, Any] = {"_meta": subscription_id, "notifications": {}}
         if requested is not None:
             ack["notifications"]["taskIds"] = [r.task_id for r in accepted]
         notify = self.tables.roles["notify"]
-        async with self._following(accepted) as queue:
+        live = {record.task_id for record in accepted}
+        async with self._following(accepted) as subscription:
             await emit(
                 {
                     "jsonrpc": "2.0",
@@ -2795,42 +3167,43 @@ class TaskServerCore:
                     "params": ack,
                 }
             )
-            while (task := await queue.get()) is not None:
-                params = {"_meta": subscription, **task}
-                await emit({"jsonrpc": "2.0", "method": notify, "params": params})
-                if queue.finished and queue.empty():
-                    break  # every task it follows is terminal: nothing more will come
-        return self._complete({"_meta": subscription})
+            while live and (states := await subscription.next_states()) is not None:
+                for task_id, (task, terminal) in states:
+                    params = {"_meta": subscription_id, **task}
+                    await emit({"jsonrpc": "2.0", "method": notify, "params": params})
+                    if terminal:
+                        live.discard(task_id)
+        return self._complete({"_meta": subscription_id})
 
     @contextlib.asynccontextmanager
     async def _following(
         self, records: list[TaskRecord]
-    ) -> AsyncGenerator[_Follower, None]:
-        """Follow tasks for a subscription: a queue that gets each task's current state
-        and then every state ``_published`` gives it (where the schema has a notify
-        role), and None when the server closes. The current state is read once the
-        queue follows the task, and a state older than one queued meanwhile is
-        dropped (``_Follower``), so the last state queued is the task's latest."""
-        queue = _Follower(record.task_id for record in records)
+    ) -> AsyncGenerator[_Subscription, None]:
+        """Follow tasks for a subscription: it gets each task's current state and then
+        every state ``_published`` gives it, until the server closes. The current
+        state is read once the subscription follows the task, so the last state it
+        gets is the task's latest. On exit the tasks' listener entries are removed
+        (a task with no subscription left has none)."""
+        subscription = _Subscription()
         for record in records:
-            self._listeners.setdefault(record.task_id, set()).add(queue)
+            self._listeners.setdefault(record.task_id, set()).add(subscription)
         try:
-            for record in records if self.tables.has_role("notify") else []:
+            for record in records:
                 current = await self.store.get(record.task_id)
                 if current is not None:
-                    queue.offer(current, self._task(current))
-            yield queue
+                    subscription.offer(current, self._task(current))
+            yield subscription
         finally:
             for record in records:
                 listeners = self._listeners.get(record.task_id)
                 if listeners is not None:
-                    listeners.discard(queue)
+                    listeners.discard(subscription)
                     if not listeners:
                         del self._listeners[record.task_id]
 
     async def _announce(self, record: TaskRecord) -> None:
-        """Publish a stored change here and on every replica (with a ``ReplicaStore``) or
-        sibling (the other revisions of a dual server)."""
+        """Publish a stored change here and on every replica (with a
+        ``ReplicaStore``) or sibling (the other revisions of a dual server)."""
         await self._published(record)
         if isinstance(self.store, ReplicaStore):
             await self._signal("status", record.task_id, record=asdict(record))
@@ -2839,8 +3212,8 @@ class TaskServerCore:
                 await sibling._published(record)
 
     async def move_task(self, task_id: str, **changes: Any) -> TaskRecord | None:
-        """Apply ``changes`` (``status``, ``status_message``, ...) to a live task through the
-        state machine; None when it is gone or terminal. See ``_update``."""
+        """Apply ``changes`` (``status``, ``status_message``, ...) to a live task
+        through the state machine; None when it is gone or terminal. See ``_update``."""
         return await self._update(task_id, **changes)
 
     async def set_status_message(self, task_id: str, message: str) -> None:
@@ -2860,7 +3233,8 @@ class TaskServerCore:
         task_id: str,
         change: Callable[[TaskRecord], dict[str, Any] | None],
     ) -> TaskRecord | None:
-        """Apply ``change(record)`` (the changed fields, or None: no change) to a live task.
+        """Apply ``change(record)`` (the changed fields, or None: no change) to a live
+        task.
 
         With a ``TransitionStore`` the write is an atomic compare-and-set on the record
         read (its status and ``updated_at``), so a replica racing this one

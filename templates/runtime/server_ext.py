@@ -58,9 +58,14 @@ class TasksServer(TaskServerCore):
     tasks whose worker lease ran out (see ``Limits.lease_s``) and pass cancellations,
     input answers and status notifications to each other.
 
-    Over HTTP, ``Mcp-Method`` and ``Mcp-Name`` must match the body whenever they are
-    sent. ``require_routing_headers=True`` also refuses ``tasks/*`` requests that lack
-    them; it is off by default because some clients (fastmcp 4.1.4) omit ``Mcp-Name``.
+    Over HTTP, every request must carry ``MCP-Protocol-Version`` and ``Mcp-Method``,
+    and ``Mcp-Name`` where it names a target (``tools/call``, ``prompts/get``,
+    ``resources/read``), all matching the body; a request without them is refused with
+    -32020 (HTTP 400), as SEP-2243 requires. ``Mcp-Name`` on ``tasks/*`` must match
+    ``taskId`` when sent; ``require_routing_headers=True`` also refuses ``tasks/*``
+    without it (the extension's MUST; off by default because fastmcp 4.1.4 omits it),
+    and ``require_routing_headers=False`` accepts requests without headers (clients
+    older than SEP-2243), still refusing headers that do not match.
     """
 
     tables = TABLES

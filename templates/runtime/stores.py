@@ -15,6 +15,13 @@ stores shipped with this package) lets the server write a status change as one
 atomic check-and-set. A ``ReplicaStore`` (``redis_store.RedisTaskStore``) is shared
 by several server processes: it keeps worker leases and carries signals between them.
 
+Limits. Every store keeps counters of what each owner has (unfinished tasks,
+finished tasks and the bytes they keep) and of every task it holds, updated with
+each create, finish and deletion. ``create`` with a ``Quota`` checks them in the
+same atomic step as the insert and raises ``LimitExceeded`` instead of storing, so
+concurrent creates (on one server or on several sharing the store) never get past
+a limit, and a create costs the same however many tasks its owner has.
+
 A ``TaskRecord`` is revision-neutral: the server renders it to the wire shape of its
 protocol revision.
 """
@@ -35,6 +42,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 __all__ = [
     "TERMINAL_STATUSES",
     "InMemoryTaskStore",
+    "LimitExceeded",
+    "Quota",
     "ReplicaStore",
     "SQLiteTaskStore",
     "Signal",
@@ -64,8 +73,8 @@ class TaskRecord:
     Times are seconds since the epoch (UTC). ``result`` holds the original request's
     result object and ``error`` a JSON-RPC error object; ``input_requests`` maps each
     outstanding input-request key to its request; ``extra`` holds the values of task
-    fields the schema has and the runtime does not know, by wire name. ``seq`` is assigned by the store on
-    creation and orders tasks for listing.
+    fields the schema has and the runtime does not know, by wire name. ``seq`` is
+    assigned by the store on creation and orders tasks for listing.
     """
 
     task_id: str
@@ -83,7 +92,8 @@ class TaskRecord:
         default_factory=dict[str, dict[str, Any]]
     )
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
-    """Task fields the runtime does not know (new optional schema fields), by wire name."""
+    """Task fields the runtime does not know (new optional schema fields), by wire
+    name."""
     answers: dict[str, dict[str, Any]] = field(
         default_factory=dict[str, dict[str, Any]]
     )
@@ -94,7 +104,8 @@ class TaskRecord:
 
     @property
     def is_terminal(self) -> bool:
-        """Whether the task reached a terminal status (``protocol.TERMINAL_STATUSES``)."""
+        """Whether the task reached a terminal status
+        (``protocol.TERMINAL_STATUSES``)."""
         return self.status in TERMINAL_STATUSES
 
     @property
@@ -127,8 +138,59 @@ class StoreUnavailable(Exception):
     """
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Quota:
+    """The limits ``TaskStore.create`` checks in the same atomic step as the insert.
+
+    Each is named after the ``server_core.Limits`` field the server fills it from;
+    None leaves it unchecked. A create is refused when the count is already at the
+    maximum, so it never ends above it:
+
+    - ``max_active_tasks``: the unfinished tasks of the new task's owner;
+    - ``max_finished_tasks``: the owner's finished tasks plus its unfinished ones
+      (each of which will finish), so the finished tasks never exceed it;
+    - ``max_stored_bytes``: what the owner's finished tasks keep (``kept_bytes``);
+      the results of tasks still running come on top, each bounded by the server's
+      ``Limits.max_result_bytes``;
+    - ``max_tasks``: every task the store holds, of every owner.
+    """
+
+    max_active_tasks: int | None = None
+    max_finished_tasks: int | None = None
+    max_stored_bytes: int | None = None
+    max_tasks: int | None = None
+
+    def check(self, active: int, finished: int, kept: int, total: int) -> None:
+        """Raise ``LimitExceeded`` when an owner with ``active`` unfinished and
+        ``finished`` finished tasks keeping ``kept`` bytes, in a store holding
+        ``total`` tasks, may not have one more (the limits in the order above)."""
+        for limit, maximum, current in (
+            ("max_active_tasks", self.max_active_tasks, active),
+            ("max_finished_tasks", self.max_finished_tasks, finished + active),
+            ("max_stored_bytes", self.max_stored_bytes, kept),
+            ("max_tasks", self.max_tasks, total),
+        ):
+            if maximum is not None and current >= maximum:
+                raise LimitExceeded(limit, current, maximum)
+
+
+class LimitExceeded(Exception):
+    """``create`` refused a task: a ``Quota`` limit is reached (nothing was stored).
+
+    ``limit`` names the ``Quota`` field (``"max_active_tasks"``, ...), ``current`` is
+    the count it was checked against and ``maximum`` the limit.
+    """
+
+    def __init__(self, limit: str, current: int, maximum: int) -> None:
+        super().__init__(f"{limit}: {current} (limit {maximum})")
+        self.limit = limit
+        self.current = current
+        self.maximum = maximum
+
+
 class TaskStore(Protocol):
-    """Persistence for tasks. Every method is a coroutine; a write is durable on return."""
+    """Persistence for tasks. Every method is a coroutine; a write is durable on
+    return."""
 
     async def open(self) -> None:
         """Prepare the store for use (create tables, open connections)."""
@@ -138,8 +200,15 @@ class TaskStore(Protocol):
         """Release every resource the store holds."""
         ...
 
-    async def create(self, record: TaskRecord) -> TaskRecord:
-        """Store a new task and return it with ``seq`` assigned."""
+    async def create(
+        self, record: TaskRecord, *, quota: Quota | None = None
+    ) -> TaskRecord:
+        """Store a new task and return it with ``seq`` assigned.
+
+        With ``quota``, raise ``LimitExceeded`` (storing nothing) when the task's
+        owner or the store is at one of its limits; the check and the insert are one
+        atomic step.
+        """
         ...
 
     async def get(self, task_id: str) -> TaskRecord | None:
@@ -147,7 +216,8 @@ class TaskStore(Protocol):
         ...
 
     async def put(self, record: TaskRecord) -> None:
-        """Replace the stored state of an existing task; a terminal one never changes."""
+        """Replace the stored state of an existing task; a terminal one never
+        changes."""
         ...
 
     async def delete(self, task_ids: list[str]) -> None:
@@ -157,7 +227,8 @@ class TaskStore(Protocol):
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
         ...
 
     async def count_active(self, owner: str | None) -> int:
@@ -206,7 +277,8 @@ class UsageStore(Protocol):
     """A store that counts what each owner's finished tasks keep (``Limits``)."""
 
     async def usage(self, owner: str | None) -> tuple[int, int]:
-        """How many finished tasks ``owner`` has, and their ``kept_bytes`` in total."""
+        """How many finished tasks ``owner`` has, and their ``kept_bytes`` in total
+        (from the store's counters: the cost does not grow with the tasks)."""
         ...
 
 
@@ -240,7 +312,12 @@ class ReplicaStore(Protocol):
 
 
 class InMemoryTaskStore:
-    """A ``TaskStore`` in a dict: fast, and gone when the process ends."""
+    """A ``TaskStore`` in a dict: fast, and gone when the process ends.
+
+    No method awaits anything, so each one (``create`` with its ``Quota`` check
+    included) runs as one critical section on the event loop. Use a store from one
+    event loop only.
+    """
 
     def __init__(self) -> None:
         self._tasks: dict[str, TaskRecord] = {}
@@ -278,8 +355,15 @@ class InMemoryTaskStore:
     async def close(self) -> None:
         """Nothing to release."""
 
-    async def create(self, record: TaskRecord) -> TaskRecord:
-        """Store a new task and return it with ``seq`` assigned."""
+    async def create(
+        self, record: TaskRecord, *, quota: Quota | None = None
+    ) -> TaskRecord:
+        """Store a new task and return it with ``seq`` assigned; with ``quota``, raise
+        ``LimitExceeded`` instead when a limit is reached (checked with the insert)."""
+        if quota is not None:
+            finished, kept = self._usage.get(record.owner, (0, 0))
+            active = len(self._active.get(record.owner, ()))
+            quota.check(active, finished, kept, len(self._tasks))
         self._seq += 1
         stored = replace(record, seq=self._seq)
         self._tasks[stored.task_id] = stored
@@ -338,11 +422,16 @@ class InMemoryTaskStore:
             index = bisect.bisect_left(owned, (record.seq, task_id))
             if index < len(owned) and owned[index][1] == task_id:
                 del owned[index]
+            if not owned:  # the owner's last task: keep nothing for it
+                self._owned.pop(record.owner, None)
+                self._active.pop(record.owner, None)
+                self._usage.pop(record.owner, None)
 
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
         owned = self._owned.get(owner, [])
         start = bisect.bisect_right(owned, (after_seq, "\uffff"))
         return [self._tasks[task_id] for _, task_id in owned[start : start + limit]]
@@ -383,6 +472,103 @@ _USAGE_SCHEMA = """
 CREATE INDEX IF NOT EXISTS tasks_usage ON tasks (owner, status, kept);
 """
 """Run after the ``kept`` column exists (added to files made before it)."""
+
+_COUNTED = "coalesce('=' || {row}.owner, '-')"
+"""The ``counts`` row of a task's owner (``_owner_key`` in SQL): ``-`` for no owner,
+``=`` followed by the principal otherwise, so that no principal is ``*``."""
+
+_IS_LIVE = f"({{row}}.status NOT IN ({_TERMINAL_SQL}))"
+"""1 when the task of ``{row}`` is unfinished, else 0."""
+
+_IS_DONE = f"({{row}}.status IN ({_TERMINAL_SQL}))"
+"""1 when the task of ``{row}`` is finished, else 0."""
+
+_COUNTS_TABLE = """
+CREATE TABLE counts (
+    owner_key TEXT PRIMARY KEY,
+    active INTEGER NOT NULL DEFAULT 0,
+    finished INTEGER NOT NULL DEFAULT 0,
+    kept INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID
+"""
+"""What each owner has (``_COUNTED``), and (``owner_key`` ``*``) the whole store:
+unfinished tasks, finished tasks and the ``kept`` bytes of the finished ones. The
+triggers of ``_COUNT_TRIGGERS`` keep it in step with ``tasks`` in every transaction
+that writes it, whichever process or code path writes."""
+
+_COUNT_TRIGGERS = (
+    f"""
+CREATE TRIGGER IF NOT EXISTS tasks_count_insert AFTER INSERT ON tasks BEGIN
+    INSERT OR IGNORE INTO counts (owner_key) VALUES ({_COUNTED.format(row="NEW")});
+    UPDATE counts SET active = active + {_IS_LIVE.format(row="NEW")},
+        finished = finished + {_IS_DONE.format(row="NEW")}, kept = kept + NEW.kept
+        WHERE owner_key IN ('*', {_COUNTED.format(row="NEW")});
+END
+""",
+    f"""
+CREATE TRIGGER IF NOT EXISTS tasks_count_update AFTER UPDATE OF status, kept ON tasks
+WHEN OLD.status IS NOT NEW.status OR OLD.kept IS NOT NEW.kept BEGIN
+    UPDATE counts SET
+        active = active - {_IS_LIVE.format(row="OLD")} + {_IS_LIVE.format(row="NEW")},
+        finished = finished - {_IS_DONE.format(row="OLD")}
+            + {_IS_DONE.format(row="NEW")},
+        kept = kept - OLD.kept + NEW.kept
+        WHERE owner_key IN ('*', {_COUNTED.format(row="NEW")});
+END
+""",
+    f"""
+CREATE TRIGGER IF NOT EXISTS tasks_count_delete AFTER DELETE ON tasks BEGIN
+    UPDATE counts SET active = active - {_IS_LIVE.format(row="OLD")},
+        finished = finished - {_IS_DONE.format(row="OLD")}, kept = kept - OLD.kept
+        WHERE owner_key IN ('*', {_COUNTED.format(row="OLD")});
+    DELETE FROM counts WHERE owner_key = {_COUNTED.format(row="OLD")}
+        AND active = 0 AND finished = 0;
+END
+""",
+)
+"""Keep ``counts`` in step with every insert, status change and deletion of a task
+(a task's owner never changes). An owner's row goes once it has no task left."""
+
+_RECOUNT = (
+    (
+        "INSERT INTO counts (owner_key, active, finished, kept)"
+        f" SELECT {_COUNTED.format(row='tasks')}, SUM({_IS_LIVE.format(row='tasks')}),"
+        f" SUM({_IS_DONE.format(row='tasks')}), SUM(kept) FROM tasks GROUP BY owner"
+    ),
+    (
+        "INSERT INTO counts (owner_key, active, finished, kept)"
+        f" SELECT '*', COALESCE(SUM({_IS_LIVE.format(row='tasks')}), 0),"
+        f" COALESCE(SUM({_IS_DONE.format(row='tasks')}), 0), COALESCE(SUM(kept), 0)"
+        " FROM tasks"
+    ),
+)
+"""Fill a new ``counts`` table from the tasks already stored (a file made before it)."""
+
+
+def _owner_key(owner: str | None) -> str:
+    """The ``counts`` row of ``owner`` (see ``_COUNTED``)."""
+    return "-" if owner is None else "=" + owner
+
+
+def _install_counts(conn: sqlite3.Connection) -> None:
+    """Create ``counts`` and its triggers if missing, counting the stored tasks, in
+    one write transaction (another process may be opening the same file)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'counts'"
+        ).fetchone()
+        if exists is None:
+            conn.execute(_COUNTS_TABLE)
+            for statement in _RECOUNT:
+                conn.execute(statement)
+        for trigger in _COUNT_TRIGGERS:
+            conn.execute(trigger)
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
+
 
 _BODY_FIELDS = (
     "tool",
@@ -489,6 +675,13 @@ class SQLiteTaskStore:
     worker writes; when the file is busy (``SQLITE_BUSY``, as during WAL recovery) the
     read goes to the worker thread. An in-memory database (``":memory:"``) has no
     second connection, so there every read goes to the worker.
+
+    Counts. A ``counts`` table holds, per owner and for the whole file, the
+    unfinished tasks, the finished ones and the bytes those keep; triggers on
+    ``tasks`` update it in the transaction of every insert, status change and
+    deletion, so it stays right whoever writes the file. ``count_active``, ``usage``
+    and a ``create``'s ``Quota`` check read one row each. A file made before the
+    table existed gets it, counted from its tasks, when first opened.
     """
 
     def __init__(
@@ -546,6 +739,7 @@ class SQLiteTaskStore:
                     "ALTER TABLE tasks ADD COLUMN kept INTEGER NOT NULL DEFAULT 0"
                 )
             conn.executescript(_USAGE_SCHEMA)
+            _install_counts(conn)
             self._conn = conn
         return fn(conn)
 
@@ -655,11 +849,32 @@ class SQLiteTaskStore:
         self._finished_total = 0
         self._read_once.clear()
 
-    async def create(self, record: TaskRecord) -> TaskRecord:
-        """Insert a new task and commit; return it with ``seq`` assigned."""
+    async def create(
+        self, record: TaskRecord, *, quota: Quota | None = None
+    ) -> TaskRecord:
+        """Insert a new task and commit; return it with ``seq`` assigned.
+
+        With ``quota``, the counts are checked in the same write transaction as the
+        insert (``BEGIN IMMEDIATE``: other processes on the file wait for it), which
+        raises ``LimitExceeded`` and stores nothing when a limit is reached.
+        """
+        owner_key = _owner_key(record.owner)
 
         def insert(conn: sqlite3.Connection) -> int:
-            with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if quota is not None:
+                    counts = {
+                        row[0]: row[1:]
+                        for row in conn.execute(
+                            "SELECT owner_key, active, finished, kept FROM counts"
+                            " WHERE owner_key IN ('*', ?)",
+                            (owner_key,),
+                        )
+                    }
+                    active, finished, kept = counts.get(owner_key, (0, 0, 0))
+                    everything = counts.get("*", (0, 0, 0))
+                    quota.check(active, finished, kept, everything[0] + everything[1])
                 cursor = conn.execute(
                     "INSERT INTO tasks (task_id, owner, status, expires_at, body, kept)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
@@ -672,6 +887,10 @@ class SQLiteTaskStore:
                         kept_bytes(record),
                     ),
                 )
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
             seq = cursor.lastrowid
             if seq is None:
                 raise RuntimeError("SQLite did not report the new row id")
@@ -811,7 +1030,8 @@ class SQLiteTaskStore:
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
 
         def select(conn: sqlite3.Connection) -> list[TaskRecord]:
             rows = conn.execute(
@@ -825,27 +1045,25 @@ class SQLiteTaskStore:
 
     async def count_active(self, owner: str | None) -> int:
         """How many non-terminal tasks ``owner`` has."""
+        owner_key = _owner_key(owner)
 
         def count(conn: sqlite3.Connection) -> int:
             row = conn.execute(
-                "SELECT COUNT(*) FROM tasks WHERE owner IS ?"
-                f" AND status NOT IN ({_TERMINAL_SQL})",
-                (owner,),
+                "SELECT active FROM counts WHERE owner_key = ?", (owner_key,)
             ).fetchone()
-            return int(row[0])
+            return 0 if row is None else int(row[0])
 
         return await self._run(count)
 
     async def usage(self, owner: str | None) -> tuple[int, int]:
         """How many finished tasks ``owner`` has, and their ``kept_bytes`` in total."""
+        owner_key = _owner_key(owner)
 
         def total(conn: sqlite3.Connection) -> tuple[int, int]:
             row = conn.execute(
-                "SELECT COUNT(*), COALESCE(SUM(kept), 0) FROM tasks WHERE owner IS ?"
-                f" AND status IN ({_TERMINAL_SQL})",
-                (owner,),
+                "SELECT finished, kept FROM counts WHERE owner_key = ?", (owner_key,)
             ).fetchone()
-            return int(row[0]), int(row[1])
+            return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
         return await self._run(total)
 

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import importlib
 import importlib.util
 import json
 import sys
+from collections import OrderedDict
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -55,12 +57,14 @@ __all__ = [
     "TransportError",
     "json_object",
     "header_value",
+    "revision_hint",
 ]
 
 RequestId: TypeAlias = str | int
 """A JSON-RPC request ID."""
 
-# JSON-RPC 2.0 error codes: the same in every revision (its ``ErrorCode`` names them too).
+# JSON-RPC 2.0 error codes: the same in every revision (its ``ErrorCode`` names them
+# too).
 GET_STREAM_WAIT_S = 5.0
 """How long ``notifications/initialized`` waits for the server to answer the session's
 GET stream before the client goes on without it."""
@@ -79,8 +83,8 @@ NotificationHandler: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[None]
 """Called with ``(method, params)`` for every notification the server sends."""
 
 RequestHandler: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-"""Called with ``(method, params)`` for every request the server sends; returns the result
-or raises :class:`JsonRpcError` to answer with an error response."""
+"""Called with ``(method, params)`` for every request the server sends; returns the
+result or raises :class:`JsonRpcError` to answer with an error response."""
 
 
 _NAME_PARAMS = {
@@ -91,6 +95,15 @@ _NAME_PARAMS = {
     "tasks/update": "taskId",
     "tasks/cancel": "taskId",
 }
+
+
+def revision_hint(version: str) -> str:
+    """The note added to an error a server of another revision may have caused: which
+    revision this client speaks, and what to do about it."""
+    return (
+        f" (this client speaks MCP {version}; the server may speak another"
+        " revision: use the package generated for that one)"
+    )
 
 
 def json_object(value: object) -> dict[str, Any] | None:
@@ -107,7 +120,8 @@ def _json_objects(value: object) -> list[dict[str, Any]]:
 
 
 class JsonRpcError(Exception):
-    """A JSON-RPC error response, with its ``code``, ``message`` and optional ``data``."""
+    """A JSON-RPC error response, with its ``code``, ``message`` and optional
+    ``data``."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         """Keep the three fields of the error object."""
@@ -151,13 +165,15 @@ class Transport(Protocol):
     def set_handlers(
         self, on_notification: NotificationHandler, on_request: RequestHandler
     ) -> None:
-        """Install the callbacks for server notifications and server-to-client requests."""
+        """Install the callbacks for server notifications and server-to-client
+        requests."""
         ...
 
     async def request(
         self, request_id: RequestId, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
-        """Send a request and return its ``result``; raise :class:`JsonRpcError` on an error response."""
+        """Send a request and return its ``result``; raise :class:`JsonRpcError` on
+        an error response."""
         ...
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
@@ -171,7 +187,8 @@ class Transport(Protocol):
 
 @runtime_checkable
 class SessionTransport(Transport, Protocol):
-    """A transport with server-side sessions (streamable HTTP): tasks may be bound to one.
+    """A transport with server-side sessions (streamable HTTP): tasks may be bound to
+    one.
 
     A server may only serve a task inside the session that created it (the TypeScript
     SDK does), so a process resuming a task after a crash joins the stored session.
@@ -181,7 +198,8 @@ class SessionTransport(Transport, Protocol):
     """The current session, once the server assigned one."""
 
     def join_session(self, session_id: str, protocol_version: str) -> None:
-        """Use an existing, already initialized session instead of starting a new one."""
+        """Use an existing, already initialized session instead of starting a new
+        one."""
         ...
 
 
@@ -205,33 +223,74 @@ def _response_outcome(message: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+_ANSWERED_KEPT = 4096
+"""How many server-to-client request IDs a transport remembers, so that a request the
+server delivers again (on another stream, say) is answered once."""
+
+
 class _Dispatcher:
-    """Routes incoming messages to the installed handlers; shared by both transports."""
+    """Routes incoming messages to the installed handlers; shared by both transports.
+
+    Each server-to-client request ID is answered once, however often the request
+    arrives (a server may send a pending request again on each new stream): the
+    handler runs once, and a copy that arrives later is dropped, unless the reply
+    could not be delivered, which is then sent again instead.
+    """
 
     def __init__(
-        self, reply: Callable[[dict[str, Any]], Coroutine[Any, Any, None]]
+        self, send_reply: Callable[[dict[str, Any]], Coroutine[Any, Any, bool]]
     ) -> None:
+        """``send_reply`` sends a response to the server; False: it was not
+        delivered."""
         self.on_notification: NotificationHandler = _ignore_notification
         self.on_request: RequestHandler = _refuse_request
         self.background: set[asyncio.Task[None]] = set()
-        self._reply = reply
+        self._send_reply = send_reply
+        self._answered: OrderedDict[str, dict[str, Any] | None] = OrderedDict()
+        """Request IDs seen (JSON text), latest last: None while the handler runs or
+        once its reply was delivered, else the reply to send again."""
 
     async def route(self, incoming: dict[str, Any]) -> bool:
-        """Handle ``incoming`` when it is a notification or a request; return whether it was one.
+        """Handle ``incoming`` when it is a notification or a request; return whether it
+        was one.
 
         A notification is handed to the handler before this returns (so order is kept);
-        a request is answered in the background through the transport's reply function.
+        a request is answered in the background through the transport's reply function,
+        once per request ID.
         """
         method = incoming.get("method")
         if not isinstance(method, str):
             return False
         if "id" in incoming:
-            self.spawn(self._reply(incoming))
+            key = json.dumps(incoming["id"])
+            if key not in self._answered:
+                self._answered[key] = None
+                if len(self._answered) > _ANSWERED_KEPT:
+                    self._answered.popitem(last=False)
+                self.spawn(self._respond(key, incoming))
+            else:
+                undelivered = self._answered[key]
+                if undelivered is not None:
+                    self._answered[key] = None
+                    self.spawn(self._deliver(key, undelivered))
         else:
             await self.on_notification(
                 method, json_object(incoming.get("params")) or {}
             )
         return True
+
+    async def _respond(self, key: str, incoming: dict[str, Any]) -> None:
+        """Answer a request seen for the first time."""
+        await self._deliver(key, await self.answer(incoming))
+
+    async def _deliver(self, key: str, reply: dict[str, Any]) -> None:
+        """Send ``reply``; keep it to send again when it did not get through."""
+        delivered = False
+        try:
+            delivered = await self._send_reply(reply)
+        finally:
+            if not delivered and key in self._answered:
+                self._answered[key] = reply
 
     def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         """Run ``coroutine`` in the background, keeping a reference until it ends."""
@@ -241,8 +300,8 @@ class _Dispatcher:
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         """Forget a finished background task; an answer that could not be delivered (the
-        connection closed, for example on Ctrl-C) is dropped instead of being reported as
-        "Task exception was never retrieved"."""
+        connection closed, for example on Ctrl-C) is dropped instead of being
+        reported as "Task exception was never retrieved"."""
         self.background.discard(task)
         if not task.cancelled():
             task.exception()
@@ -272,7 +331,8 @@ class _Dispatcher:
 
 
 def header_value(value: str) -> str:
-    """Return ``value`` as an HTTP header value, using the ``=?base64?...?=`` form when unsafe.
+    """Return ``value`` as an HTTP header value, using the ``=?base64?...?=`` form when
+    unsafe.
 
     A value is sent as is when it is printable ASCII without leading or trailing
     whitespace (and does not itself look like the sentinel form).
@@ -289,7 +349,8 @@ def header_value(value: str) -> str:
 
 
 def _require_httpx() -> None:
-    """Import ``httpx`` now, so that its absence is reported where the transport is built."""
+    """Import ``httpx`` now, so that its absence is reported where the transport is
+    built."""
     try:
         importlib.import_module("httpx")
     except ImportError as error:
@@ -342,7 +403,7 @@ class HttpTransport:
         self._timeout = timeout
         self._http = http_client
         self._owns_http = http_client is None
-        self._dispatcher = _Dispatcher(self._answer)
+        self._dispatcher = _Dispatcher(self._send_reply)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.routing_headers = False
@@ -351,7 +412,8 @@ class HttpTransport:
     def set_handlers(
         self, on_notification: NotificationHandler, on_request: RequestHandler
     ) -> None:
-        """Install the callbacks for server notifications and server-to-client requests."""
+        """Install the callbacks for server notifications and server-to-client
+        requests."""
         self._dispatcher.on_notification = on_notification
         self._dispatcher.on_request = on_request
 
@@ -399,7 +461,8 @@ class HttpTransport:
     async def request(
         self, request_id: RequestId, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
-        """POST a request and return its result, reading a JSON body or an SSE stream."""
+        """POST a request and return its result, reading a JSON body or an SSE
+        stream."""
         message = {
             "jsonrpc": "2.0",
             "id": request_id,
@@ -425,13 +488,14 @@ class HttpTransport:
             # the next requests (a task's progress, say) finds no stream and is dropped.
             opened = asyncio.Event()
             self._dispatcher.spawn(self._listen_get_stream(opened))
-            try:
+            # a server slow to answer the GET: carry on, as before it opens (Python
+            # 3.10's wait_for raises asyncio's TimeoutError, not yet the built-in one)
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(opened.wait(), GET_STREAM_WAIT_S)
-            except asyncio.TimeoutError:  # not yet the built-in one on Python 3.10
-                pass  # a server slow to answer the GET: carry on, as before it opens
 
     def join_session(self, session_id: str, protocol_version: str) -> None:
-        """Send later requests in the existing session ``session_id`` (no ``initialize``)."""
+        """Send later requests in the existing session ``session_id`` (no
+        ``initialize``)."""
         self.session_id = session_id
         self.protocol_version = protocol_version
 
@@ -455,7 +519,8 @@ class HttpTransport:
         headers: Mapping[str, str],
         request_id: RequestId | None,
     ) -> dict[str, Any] | None:
-        """POST one message; return the result matching ``request_id`` (``None`` when there is none)."""
+        """POST one message; return the result matching ``request_id`` (``None`` when
+        there is none)."""
         import httpx
 
         try:
@@ -508,8 +573,9 @@ class HttpTransport:
     async def exchange(
         self, message: Mapping[str, Any], headers: Mapping[str, str]
     ) -> tuple[int, list[dict[str, Any]]]:
-        """POST one message with exactly ``headers``; return the HTTP status and every JSON
-        message of the answer (a JSON body or an SSE stream), without interpreting them.
+        """POST one message with exactly ``headers``; return the HTTP status and every
+        JSON message of the answer (a JSON body or an SSE stream), without interpreting
+        them.
 
         For tools that probe a server (the checker), e.g. with deliberately wrong
         routing headers."""
@@ -540,7 +606,8 @@ class HttpTransport:
         return status, received
 
     def _failure(self, status: int, decoded: object) -> str:
-        """Describe an HTTP error whose body answers no request: its JSON-RPC error, and a hint."""
+        """Describe an HTTP error whose body answers no request: its JSON-RPC error,
+        and a hint."""
         text = f"HTTP {status} from {self.url}"
         for item in _json_objects(decoded):
             error = json_object(item.get("error"))
@@ -549,30 +616,27 @@ class HttpTransport:
                 text += f": JSON-RPC error {failure.code}: {failure.message}"
                 break
         if status == 400:
-            version = self.protocol_version or "2025-11-25"
-            text += (
-                f" (this client speaks MCP {version}; the server may speak another"
-                " revision: use the package generated for that one)"
-            )
+            text += revision_hint(self.protocol_version or "2025-11-25")
         return text
 
     async def _handle(
         self, incoming: dict[str, Any], request_id: RequestId | None
     ) -> dict[str, Any] | None:
-        """Dispatch one incoming message; return the result when it answers ``request_id``."""
+        """Dispatch one incoming message; return the result when it answers
+        ``request_id``."""
         if await self._dispatcher.route(incoming):
             return None
         if request_id is not None and incoming.get("id") == request_id:
             return _response_outcome(incoming)
         return None
 
-    async def _answer(self, incoming: dict[str, Any]) -> None:
-        """Answer a server-to-client request by POSTing the response."""
-        reply = await self._dispatcher.answer(incoming)
+    async def _send_reply(self, reply: dict[str, Any]) -> bool:
+        """POST the response to a server-to-client request; whether it got through."""
         try:
             await self._post(reply, self._base_headers(), None)
         except TransportError:
-            return
+            return False
+        return True
 
     async def _read_to_end(self, events: AsyncIterator[dict[str, Any]]) -> None:
         """Read the rest of an SSE response whose answer came (a server ends it right
@@ -583,10 +647,10 @@ class HttpTransport:
             async for incoming in events:
                 await self._handle(incoming, None)
 
-        try:
+        # a server that keeps the stream open: it is closed after the wait, as before
+        # (asyncio.TimeoutError: not yet the built-in one on Python 3.10)
+        with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(rest(), SSE_END_WAIT_S)
-        except asyncio.TimeoutError:  # not yet the built-in one on Python 3.10
-            pass  # a server that keeps the stream open: it is closed, as before
 
     async def _events(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         """Yield the JSON messages of an SSE response, one per ``data`` event."""
@@ -606,8 +670,9 @@ class HttpTransport:
                 data.append(line[5:].removeprefix(" "))
 
     async def _listen_get_stream(self, opened: asyncio.Event) -> None:
-        """Read the session's GET event stream until the server refuses it or the transport
-        closes; ``opened`` is set once the server answered the first GET (or it failed).
+        """Read the session's GET event stream until the server refuses it or the
+        transport closes; ``opened`` is set once the server answered the first GET (or
+        it failed).
         """
         import httpx
 
@@ -631,17 +696,16 @@ class HttpTransport:
             opened.set()
 
     async def aclose(self) -> None:
-        """Stop background streams, end the session (if any) and close the HTTP client."""
+        """Stop background streams, end the session (if any) and close the HTTP
+        client."""
         await self._dispatcher.cancel_background()
         if self._http is None:
             return
         if self.session_id is not None:
             import httpx
 
-            try:
+            with contextlib.suppress(httpx.HTTPError):
                 await self._http.delete(self.url, headers=self._base_headers())
-            except httpx.HTTPError:
-                pass
             self.session_id = None
         if self._owns_http:
             await self._http.aclose()
@@ -664,13 +728,14 @@ class StdioTransport:
         self.env = dict(env) if env is not None else None
         self._process: asyncio.subprocess.Process | None = None
         self._pending: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
-        self._dispatcher = _Dispatcher(self._answer)
+        self._dispatcher = _Dispatcher(self._send_reply)
         self._reader: asyncio.Task[None] | None = None
 
     def set_handlers(
         self, on_notification: NotificationHandler, on_request: RequestHandler
     ) -> None:
-        """Install the callbacks for server notifications and server-to-client requests."""
+        """Install the callbacks for server notifications and server-to-client
+        requests."""
         self._dispatcher.on_notification = on_notification
         self._dispatcher.on_request = on_request
 
@@ -717,8 +782,10 @@ class StdioTransport:
                 waiter.set_exception(TransportError("the server closed its stdout"))
         self._pending.clear()
 
-    async def _answer(self, incoming: dict[str, Any]) -> None:
-        await self._write(await self._dispatcher.answer(incoming))
+    async def _send_reply(self, reply: dict[str, Any]) -> bool:
+        """Write the response to a server-to-client request."""
+        await self._write(reply)
+        return True
 
     async def request(
         self, request_id: RequestId, method: str, params: dict[str, Any]

@@ -1,11 +1,17 @@
 """An example server with one rule broken at a time: the checker's mutants.
 
-``python tests/checker/mutant_server.py ext|2025 PORT`` serves ``examples/server_ext.py``
-or ``examples/server_2025.py`` (in memory) behind an ASGI wrapper. ``/mcp`` is the
-example as it is; ``/m/NAME/mcp`` is the same server with mutant ``NAME`` applied: a
-rewrite of the requests it receives or of the JSON answers it sends (JSON bodies and SSE
-events). Each mutant breaks one rule of the spec; ``MUTANTS`` names the check that must
-catch it.
+``python tests/checker/mutant_server.py ext|2025 PORT`` serves
+``examples/server_ext.py`` or ``examples/server_2025.py`` (in memory) behind an ASGI
+proxy. ``/mcp`` is the example as it is; ``/m/NAME/mcp`` is the same server with mutant
+``NAME`` applied, all at the wire: a rewrite of the requests it receives (headers and
+JSON body), an answer the proxy gives instead of the server, or a rewrite of the JSON
+messages it sends (JSON bodies and SSE events, on any stream). Each mutant breaks one
+rule of the spec; ``MUTANTS`` names the check that must catch it ("" for a server the
+checker must pass).
+
+The extension's server requires the ``Mcp-Method``/``Mcp-Name`` routing headers on
+``tasks/*`` (``require_routing_headers``), as the spec says; the mutant
+``routing_missing_accepted`` takes that back at the wire.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 Message = dict[str, Any]
 Headers = dict[str, str]
+TERMINAL = ("completed", "failed", "cancelled")
+OTHER = "other"
+"""The ``Authorization`` of the second principal the tests give the checker."""
 
 
 class State:
@@ -28,6 +39,20 @@ class State:
 
     def __init__(self) -> None:
         self.terminal_seen: set[str] = set()
+        self.completed_at: dict[str, float] = {}
+        self.cancelled_late: set[str] = set()
+        self.created: set[str] = set()
+        self.reply_sessions: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Stream:
+    """The request whose answer (or GET stream) carries a message the server sends."""
+
+    method: str
+    """The request's JSON-RPC method as the client sent it ("" for a GET stream)."""
+    headers: Headers
+    """The request's headers as the client sent them (lower-case names)."""
 
 
 def _result(message: Message) -> Message | None:
@@ -46,7 +71,18 @@ def _tasks(message: Message) -> list[Message]:
     return [s for s in shapes if "taskId" in s]
 
 
+def _params(message: Message) -> Message:
+    params = message.get("params")
+    return params if isinstance(params, dict) else {}
+
+
 # -- response mutations: (request method, response, state) -> None (in place) ----------
+
+
+LATER_S = 0.45
+"""How long after a task was first read completed ``terminal_changes`` rewrites it:
+later than the next poll (the server's poll interval is 0.2 s), within the polls the
+checker makes after a terminal status (three, a poll interval apart)."""
 
 
 def terminal_changes(method: str, response: Message, state: State) -> None:
@@ -54,10 +90,27 @@ def terminal_changes(method: str, response: Message, state: State) -> None:
     if method != "tasks/get" or result is None or result.get("status") != "completed":
         return
     task_id = str(result.get("taskId"))
-    if task_id in state.terminal_seen:
+    first = state.completed_at.setdefault(task_id, time.monotonic())
+    if time.monotonic() - first >= LATER_S:
         result["status"] = "cancelled"
         result.pop("result", None)
-    state.terminal_seen.add(task_id)
+
+
+def _everywhere(
+    mutate: Callable[[str, Message, State], None],
+) -> Callable[[Message, Stream, State], None]:
+    """A rewrite of the task in answers, applied to the task in notifications too (a
+    server that stores the wrong value reports it everywhere)."""
+
+    def stream(message: Message, stream: Stream, state: State) -> None:
+        if message.get("method") in (
+            "notifications/tasks",
+            "notifications/tasks/status",
+        ):
+            wrapped = {"result": _params(message)}
+            mutate("tasks/get", wrapped, state)
+
+    return stream
 
 
 def no_poll_interval(method: str, response: Message, state: State) -> None:
@@ -124,7 +177,7 @@ def timestamps_back(method: str, response: Message, state: State) -> None:
 
 
 def failed_as_completed(method: str, response: Message, state: State) -> None:
-    if method in ("tasks/get", "tasks/cancel"):
+    if method in ("tasks/get", "tasks/cancel", "tasks/list"):
         for task in _tasks(response):
             if task.get("status") == "failed":
                 task["status"] = "completed"
@@ -151,20 +204,102 @@ def create_no_ttl(method: str, response: Message, state: State) -> None:
             task.pop("ttl", None)
 
 
-# -- request mutations: (headers, message) -> None (in place) ---------------------------
+def terminal_to_cancelled(method: str, response: Message, state: State) -> None:
+    """After a cancel of a terminal task (``remember_late_cancel``), report it
+    cancelled."""
+    result = _result(response)
+    if method != "tasks/get" or result is None:
+        return
+    task_id = str(result.get("taskId"))
+    if task_id in state.cancelled_late:
+        result["status"] = "cancelled"
+        result.pop("result", None)
+        result.pop("error", None)
+    elif result.get("status") in TERMINAL:
+        state.terminal_seen.add(task_id)
 
 
-def foreign_answered(headers: Headers, message: Message) -> None:
-    if headers.get("authorization") == "other":
+def cancel_acked(method: str, response: Message, state: State) -> None:
+    """The answer to a cancel turned into a ``tasks/get`` (``cancel_as_get``): an
+    ack."""
+    result = _result(response)
+    if method == "tasks/cancel" and result is not None:
+        meta = result.get("_meta")
+        response["result"] = {
+            "resultType": "complete",
+            **({"_meta": meta} if meta else {}),
+        }
+
+
+def remember_created(method: str, response: Message, state: State) -> None:
+    result = _result(response)
+    if method != "tools/call" or result is None:
+        return
+    task = result.get("task") if isinstance(result.get("task"), dict) else result
+    if result.get("resultType") == "task" or "task" in result:
+        state.created.add(str(task.get("taskId")))
+
+
+# -- stream mutations: (message, stream, state) -> None, every message the server sends
+
+
+def notifications_say_working(message: Message, stream: Stream, state: State) -> None:
+    if message.get("method") == "notifications/tasks/status" and "params" in message:
+        _params(message)["status"] = "working"
+
+
+def remember_reply_session(message: Message, stream: Stream, state: State) -> None:
+    """Which session each server-to-client request went out on."""
+    if "method" in message and "id" in message:
+        state.reply_sessions[str(message["id"])] = stream.headers.get(
+            "mcp-session-id", ""
+        )
+
+
+# -- request mutations: (headers, message, state) -> None (in place), or a reply -------
+
+Reply = tuple[int, Message]
+"""An answer the proxy gives instead of the server: HTTP status and JSON-RPC message."""
+
+
+def as_owner(*methods: str) -> Callable[[Headers, Message, State], None]:
+    """Requests of the second principal (of ``methods``; all when none) run as the
+    owner."""
+
+    def mutate(headers: Headers, message: Message, state: State) -> None:
+        if headers.get("authorization") == OTHER:
+            if not methods or message.get("method") in methods:
+                del headers["authorization"]
+
+    return mutate
+
+
+def foreign_reply(headers: Headers, message: Message, state: State) -> None:
+    """The second principal's reply to a server request reaches it as the owner's: sent
+    on the session the request went to (a server that routes replies by ID alone)."""
+    session = state.reply_sessions.get(str(message.get("id")))
+    if headers.get("authorization") == OTHER and "method" not in message and session:
         del headers["authorization"]
+        headers["mcp-session-id"] = session
 
 
-def routing_ignored(headers: Headers, message: Message) -> None:
-    params = message.get("params")
-    if "mcp-method" in headers and isinstance(params, dict):
+def routing_ignored(headers: Headers, message: Message, state: State) -> None:
+    """Wrong routing headers are corrected, so the server accepts them."""
+    params = _params(message)
+    if "mcp-method" in headers:
         headers["mcp-method"] = str(message.get("method"))
+    if "mcp-name" in headers and isinstance(params.get("taskId"), str):
+        headers["mcp-name"] = params["taskId"]
+
+
+def routing_missing_accepted(headers: Headers, message: Message, state: State) -> None:
+    """Missing routing headers on ``tasks/*`` are filled in, so the server accepts
+    them."""
+    method, params = message.get("method"), _params(message)
+    if isinstance(method, str) and method.startswith("tasks/"):
+        headers.setdefault("mcp-method", method)
         if isinstance(params.get("taskId"), str):
-            headers["mcp-name"] = params["taskId"]
+            headers.setdefault("mcp-name", params["taskId"])
 
 
 _META = {
@@ -175,62 +310,170 @@ _META = {
 }
 
 
-def meta_not_required(headers: Headers, message: Message) -> None:
+def meta_not_required(headers: Headers, message: Message, state: State) -> None:
     params = message.get("params")
     if isinstance(params, dict) and "_meta" not in params:
         params["_meta"] = json.loads(json.dumps(_META))
 
 
-def gating_ignored(headers: Headers, message: Message) -> None:
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
+def gating_ignored(headers: Headers, message: Message, state: State) -> None:
+    meta = _params(message).get("_meta")
     key = "io.modelcontextprotocol/clientCapabilities"
     if isinstance(meta, dict) and isinstance(meta.get(key), dict):
         meta[key]["extensions"] = {"io.modelcontextprotocol/tasks": {}}
 
 
-RESPONSE = Callable[[str, Message, State], None]
-REQUEST = Callable[[Headers, Message], None]
+def remember_late_cancel(headers: Headers, message: Message, state: State) -> None:
+    task_id = _params(message).get("taskId")
+    if message.get("method") == "tasks/cancel" and task_id in state.terminal_seen:
+        state.cancelled_late.add(str(task_id))
 
-MUTANTS: dict[str, dict[str, tuple[RESPONSE | REQUEST, str, str]]] = {
+
+def cancel_as_get(headers: Headers, message: Message, state: State) -> None:
+    """A cancel is only looked up (``cancel_acked`` answers the ack): acknowledged, and
+    the task goes on (a cooperative cancel the work ignores)."""
+    if message.get("method") == "tasks/cancel":
+        message["method"] = "tasks/get"
+        if "mcp-method" in headers:
+            headers["mcp-method"] = "tasks/get"
+
+
+def first_get_unknown(
+    http_status: int,
+) -> Callable[[Headers, Message, State], Reply | None]:
+    """The first ``tasks/get`` of a new task is answered "not found" (a create reply
+    sent before the task is stored), with the revision's HTTP status for -32602."""
+
+    def mutate(headers: Headers, message: Message, state: State) -> Reply | None:
+        task_id = _params(message).get("taskId")
+        if message.get("method") != "tasks/get" or task_id not in state.created:
+            return None
+        state.created.discard(str(task_id))
+        error = {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+        return http_status, {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+
+    return mutate
+
+
+RESPONSE = Callable[[str, Message, State], None]
+REQUEST = Callable[[Headers, Message, State], Reply | None]
+STREAM = Callable[[Message, Stream, State], None]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One broken rule: the hooks that break it and the check that must catch it."""
+
+    check: str
+    """The only check that must fail ("": no check may fail: the server is
+    compliant)."""
+    request: REQUEST | None = None
+    """Rewrites a request the client sent, or answers it instead of the server."""
+    response: RESPONSE | None = None
+    """Rewrites an answer (a message without ``method``), by the request's method."""
+    stream: STREAM | None = None
+    """Sees every message the server sends (answers, notifications, requests)."""
+
+
+MUTANTS: dict[str, dict[str, Mutant]] = {
     "ext": {
-        "terminal_changes": (terminal_changes, "response", "terminal.final"),
-        "no_poll_interval": (no_poll_interval, "response", "hints.poll_interval"),
-        "negative_ttl": (negative_ttl, "response", "hints.ttl"),
-        "update_wrong_code": (_code_swap("tasks/update"), "response", "errors.unknown_task"),
-        "get_result_type": (_result_type("tasks/get"), "response", "shape.tasks/get"),
-        "cancel_ack_wrong": (_result_type("tasks/cancel"), "response", "shape.tasks/cancel"),
-        "legacy_capability": (legacy_capability, "response", "capability.declared"),
-        "foreign_answered": (foreign_answered, "request", "errors.foreign_task"),
-        "routing_ignored": (routing_ignored, "request", "routing.headers"),
-        "meta_not_required": (meta_not_required, "request", "envelope.meta"),
-        "gating_ignored": (gating_ignored, "request", "capability.gating"),
+        "terminal_changes": Mutant("terminal.final", response=terminal_changes),
+        "no_poll_interval": Mutant("hints.poll_interval", response=no_poll_interval),
+        "negative_ttl": Mutant(
+            "hints.ttl", response=negative_ttl, stream=_everywhere(negative_ttl)
+        ),
+        "update_wrong_code": Mutant(
+            "errors.unknown_task", response=_code_swap("tasks/update")
+        ),
+        "get_result_type": Mutant(
+            "shape.tasks/get", response=_result_type("tasks/get")
+        ),
+        "cancel_ack_wrong": Mutant(
+            "shape.tasks/cancel", response=_result_type("tasks/cancel")
+        ),
+        "legacy_capability": Mutant("capability.declared", response=legacy_capability),
+        "foreign_answered": Mutant("errors.foreign_task", request=as_owner()),
+        "foreign_cancel": Mutant(
+            "errors.foreign_task", request=as_owner("tasks/cancel")
+        ),
+        "foreign_update": Mutant(
+            "errors.foreign_task", request=as_owner("tasks/update")
+        ),
+        "foreign_listen": Mutant(
+            "errors.foreign_task", request=as_owner("subscriptions/listen")
+        ),
+        "routing_ignored": Mutant("routing.headers", request=routing_ignored),
+        "routing_missing_accepted": Mutant(
+            "routing.headers_missing", request=routing_missing_accepted
+        ),
+        "meta_not_required": Mutant("envelope.meta", request=meta_not_required),
+        "gating_ignored": Mutant("capability.gating", request=gating_ignored),
+        "terminal_cancel_rewrites": Mutant(
+            "terminal.final",
+            request=remember_late_cancel,
+            response=terminal_to_cancelled,
+        ),
+        "cancel_ignored": Mutant("", request=cancel_as_get, response=cancel_acked),
+        "create_not_durable": Mutant(
+            "create.durable", request=first_get_unknown(400), response=remember_created
+        ),
     },
     "2025": {
-        "terminal_changes": (terminal_changes, "response", "terminal.final"),
-        "no_poll_interval": (no_poll_interval, "response", "hints.poll_interval"),
-        "result_wrong_code": (_code_swap("tasks/result"), "response", "errors.unknown_task"),
-        "cancel_no_ttl": (cancel_no_ttl, "response", "shape.tasks/cancel"),
-        "cancel_not_cancelled": (cancel_not_cancelled, "response", "cancel.accepted"),
-        "no_related_task": (no_related_task, "response", "result.related_task"),
-        "timestamps_back": (timestamps_back, "response", "task.timestamps"),
-        "failed_as_completed": (failed_as_completed, "response", "outcome.failed"),
-        "list_missing": (list_missing, "response", "method.tasks/list"),
-        "no_cancel_capability": (no_cancel_capability, "response", "capability.declared"),
-        "create_no_ttl": (create_no_ttl, "response", "shape.CreateTaskResult"),
-        "foreign_answered": (foreign_answered, "request", "errors.foreign_task"),
+        "terminal_changes": Mutant("terminal.final", response=terminal_changes),
+        "no_poll_interval": Mutant("hints.poll_interval", response=no_poll_interval),
+        "result_wrong_code": Mutant(
+            "errors.unknown_task", response=_code_swap("tasks/result")
+        ),
+        "cancel_no_ttl": Mutant("shape.tasks/cancel", response=cancel_no_ttl),
+        "cancel_not_cancelled": Mutant(
+            "cancel.accepted", response=cancel_not_cancelled
+        ),
+        "no_related_task": Mutant("result.related_task", response=no_related_task),
+        "timestamps_back": Mutant(
+            "task.timestamps",
+            response=timestamps_back,
+            stream=_everywhere(timestamps_back),
+        ),
+        "failed_as_completed": Mutant(
+            "outcome.failed",
+            response=failed_as_completed,
+            stream=_everywhere(failed_as_completed),
+        ),
+        "list_missing": Mutant("method.tasks/list", response=list_missing),
+        "no_cancel_capability": Mutant(
+            "capability.declared", response=no_cancel_capability
+        ),
+        "create_no_ttl": Mutant("shape.CreateTaskResult", response=create_no_ttl),
+        "foreign_answered": Mutant("errors.foreign_task", request=as_owner()),
+        "foreign_cancel": Mutant(
+            "errors.foreign_task", request=as_owner("tasks/cancel")
+        ),
+        "foreign_result": Mutant(
+            "errors.foreign_task", request=as_owner("tasks/result")
+        ),
+        "foreign_list": Mutant("errors.foreign_task", request=as_owner("tasks/list")),
+        "foreign_reply": Mutant(
+            "errors.foreign_task", request=foreign_reply, stream=remember_reply_session
+        ),
+        "notifications_stale": Mutant(
+            "notifications.status", stream=notifications_say_working
+        ),
+        "create_not_durable": Mutant(
+            "create.durable", request=first_get_unknown(200), response=remember_created
+        ),
     },
 }
-"""Mutants by revision: name -> (mutation, what it rewrites, the check that must fail)."""
+"""Mutants by revision and name."""
 
 
-def _rewrite(data: bytes, method: str, mutate: RESPONSE, state: State) -> bytes:
-    """Apply a response mutation to a JSON body or to the SSE events of a chunk."""
+def _rewrite(data: bytes, visit: Callable[[Message], None]) -> bytes:
+    """Apply ``visit`` to each message of a JSON body or of the SSE events of a
+    chunk."""
     text = data.decode()
     stripped = text.strip()
     if stripped.startswith("{"):
         message = json.loads(stripped)
-        mutate(method, message, state)
+        visit(message)
         return json.dumps(message).encode()
     lines = []
     for line in text.split("\n"):
@@ -240,11 +483,28 @@ def _rewrite(data: bytes, method: str, mutate: RESPONSE, state: State) -> bytes:
             except ValueError:
                 lines.append(line)
                 continue
-            if isinstance(message, dict) and "method" not in message:
-                mutate(method, message, state)
+            if isinstance(message, dict):
+                visit(message)
             line = "data: " + json.dumps(message)
         lines.append(line)
     return "\n".join(lines).encode()
+
+
+async def _answer(send: Any, status: int, message: Message) -> None:
+    data = json.dumps(message).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(data)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+def _event_stream(start: dict[str, Any]) -> bool:
+    return any(
+        k.lower() == b"content-type" and v.startswith(b"text/event-stream")
+        for k, v in start["headers"]
+    )
 
 
 def wrap(inner: Any, revision: str) -> Any:
@@ -256,7 +516,7 @@ def wrap(inner: Any, revision: str) -> Any:
             await inner(scope, receive, send)
             return
         name = scope["path"].split("/")[2]
-        mutation, kind, _ = MUTANTS[revision][name]
+        mutant = MUTANTS[revision][name]
         state = states.setdefault(name, State())
         scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
         body = b""
@@ -266,11 +526,20 @@ def wrap(inner: Any, revision: str) -> Any:
             body += event.get("body", b"")
             more = event.get("more_body", False)
         message: Any = json.loads(body) if body.strip() else None
-        method = str(message.get("method")) if isinstance(message, dict) else ""
-        if kind == "request" and isinstance(message, dict):
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-            mutation(headers, message)  # type: ignore[call-arg, arg-type]
-            scope["headers"] = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        method = str(message.get("method", "")) if isinstance(message, dict) else ""
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1")
+            for k, v in scope["headers"]
+        }
+        stream = Stream(method, dict(headers))
+        if mutant.request is not None and isinstance(message, dict):
+            reply = mutant.request(headers, message, state)
+            if reply is not None:
+                await _answer(send, *reply)
+                return
+            scope["headers"] = [
+                (k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()
+            ]
             body = json.dumps(message).encode()
         sent = False
 
@@ -281,21 +550,42 @@ def wrap(inner: Any, revision: str) -> Any:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
+        def visit(message: Message) -> None:
+            if mutant.response is not None and "method" not in message and method:
+                mutant.response(method, message, state)
+            if mutant.stream is not None:
+                mutant.stream(message, stream, state)
+
         pending: list[dict[str, Any]] = []
+        rewriting = mutant.response is not None or mutant.stream is not None
 
         async def forward(event: dict[str, Any]) -> None:
-            if kind != "response" or not method:
+            if not rewriting or event["type"] not in (
+                "http.response.start",
+                "http.response.body",
+            ):
                 await send(event)
                 return
             if event["type"] == "http.response.start":
-                pending.append(event)  # held until the body is known (its length changes)
+                if _event_stream(event):
+                    await send(event)  # a stream has no length to fix: start it now
+                else:
+                    pending.append(
+                        event
+                    )  # held until the body is known (its length changes)
                 return
-            data = _rewrite(event.get("body", b""), method, mutation, state) if event.get("body") else b""  # type: ignore[arg-type]
+            data = _rewrite(event["body"], visit) if event.get("body") else b""
             if pending:
                 start = pending.pop()
-                start["headers"] = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+                start["headers"] = [
+                    (k, v)
+                    for k, v in start["headers"]
+                    if k.lower() != b"content-length"
+                ]
                 if not event.get("more_body", False):
-                    start["headers"].append((b"content-length", str(len(data)).encode()))
+                    start["headers"].append(
+                        (b"content-length", str(len(data)).encode())
+                    )
                 await send(start)
             await send({**event, "body": data})
 
@@ -306,16 +596,30 @@ def wrap(inner: Any, revision: str) -> Any:
 
 def main() -> None:
     revision, port = sys.argv[1], int(sys.argv[2])
-    script = ROOT / "examples" / ("server_ext.py" if revision == "ext" else "server_2025.py")
+    script = (
+        ROOT / "examples" / ("server_ext.py" if revision == "ext" else "server_2025.py")
+    )
     spec = importlib.util.spec_from_file_location("example_server", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     server = module.build_server(None)
-    asgi = importlib.import_module("mcp_tasks_ext.asgi" if revision == "ext" else "mcp_tasks_2025_11_25.asgi")
+    if revision == "ext":
+        # the spec's rule (SEP-2243): tasks/* without the routing headers is refused
+        assert hasattr(server, "require_routing_headers"), "the server option moved"
+        server.require_routing_headers = True
+    asgi = importlib.import_module(
+        "mcp_tasks_ext.asgi" if revision == "ext" else "mcp_tasks_2025_11_25.asgi"
+    )
     import uvicorn
 
-    uvicorn.run(wrap(asgi.create_app(server), revision), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    uvicorn.run(
+        wrap(asgi.create_app(server), revision),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+    )
 
 
 if __name__ == "__main__":

@@ -25,12 +25,14 @@ import pexpect
 import pytest
 
 from tests.support import peers
+from tests.support.procs import free_port, run_server
 from tests.support.waiting import until
 
 from . import interop
 from .interop import cli_command
 
 PEERS = {"mcp1": "2025-11-25", "fastmcp": "ext-2026-07-28"}
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module", params=sorted(PEERS))
@@ -78,7 +80,8 @@ def assert_no_traceback(child: pexpect.spawn) -> None:
 
 
 def server_status(url: str, task_id: str) -> str:
-    """The extension task's status as the server reports it (polled until ``cancelled``)."""
+    """The extension task's status as the server reports it (polled until
+    ``cancelled``)."""
     from mcp_tasks_ext.client import TasksClient, status_name
     from mcp_tasks_ext.task_ids import MemoryTaskIdStore
     from mcp_tasks_ext.transport import HttpTransport
@@ -433,3 +436,44 @@ def test_cli_without_httpx_says_what_to_install(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [
         "error: HttpTransport needs the httpx package: pip install httpx"
     ], done.stderr
+
+
+def test_cli_killed_at_an_input_prompt_is_asked_again_after_resume(
+    tmp_path: Path,
+) -> None:
+    """Against ``examples/server_2025.py``: the client is killed (SIGKILL) while it asks
+    the server's question; ``--resume`` joins the session again, and the server sends
+    the still unanswered question again (on ``tasks/result``), so the resumed client
+    asks it, sends the answer and the task completes."""
+    port = free_port()
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "server_2025.py"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--memory",
+    ]
+    store = tmp_path / "ids.db"
+    with run_server(command, port, url_path="/mcp") as handle:
+        child = spawn(
+            handle.url, "2025-11-25", store, "confirm_delete", '{"filename": "r.txt"}'
+        )
+        child.expect(r"Answer\? \[accept/decline/cancel\]")
+        child.expect(r"task (\S+) created")  # printed as the question waits
+        task_id = child.match.group(1)
+        child.kill(signal.SIGKILL)
+        child.close(force=True)
+        resumed = spawn(handle.url, "2025-11-25", store, "--resume", task_id)
+        resumed.expect("The server asks: Delete r.txt\\?", timeout=20)
+        resumed.expect(r"Answer\? \[accept/decline/cancel\]")
+        resumed.sendline("accept")
+        resumed.expect("confirm")
+        resumed.sendline("y")
+        resumed.expect("deleted r.txt")
+        resumed.expect(pexpect.EOF)
+        resumed.close()
+        assert resumed.exitstatus == 0
+        assert_no_traceback(resumed)
+        assert "Traceback" not in handle.log_tail(400)

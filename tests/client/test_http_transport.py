@@ -1,4 +1,5 @@
-"""The streamable HTTP transport, driven through ``httpx.MockTransport`` to inspect the wire.
+"""The streamable HTTP transport, driven through ``httpx.MockTransport`` to inspect the
+wire.
 
 Covers what a real server cannot show us directly: exact request headers (C.2.16),
 SSE parsing, server-to-client requests on an SSE stream (C.1.11, F-13), the 2025-11-25
@@ -25,7 +26,6 @@ from mcp_tasks_2025_11_25.client import InputContext
 from mcp_tasks_2025_11_25.client import TasksClient as LegacyClient
 from mcp_tasks_ext.client import MissingRequiredClientCapability, TasksClient
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore
-
 from tests.support.waiting import until
 
 from .fakes import TASK_ID, TEXT_RESULT, run, task_2025, task_ext
@@ -342,6 +342,147 @@ def test_c1_11_elicitation_on_the_tasks_result_sse_stream_is_answered_by_post() 
             },
         }
     ]
+
+
+ELICIT_AGAIN = {
+    "jsonrpc": "2.0",
+    "id": "srv-7",
+    "method": "elicitation/create",
+    "params": {
+        "mode": "form",
+        "message": "Delete f.txt?",
+        "requestedSchema": {"type": "object"},
+        "_meta": {"io.modelcontextprotocol/related-task": {"taskId": TASK_ID}},
+    },
+}
+"""One server-to-client request, which the scripted servers below send repeatedly."""
+
+
+def test_a_request_delivered_on_several_streams_is_answered_once() -> None:
+    """A server may send a pending request again on each new stream: here the GET
+    stream (and every reconnection of it) and twice on ``tasks/result``. The client
+    runs its elicitation handler once and POSTs one reply, whether the copies arrive
+    while the handler runs or after its reply was delivered."""
+    gets: list[httpx.Request] = []
+    posted: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+
+    def respond(message: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            gets.append(request)
+            return httpx.Response(
+                200,
+                content=sse(ELICIT_AGAIN),
+                headers={"content-type": "text/event-stream"},
+            )
+        if request.method == "DELETE":
+            return httpx.Response(200)
+        if message.get("method") == "initialize":
+            return initialize_reply(message)
+        if "id" not in message:
+            return httpx.Response(202)
+        if "result" in message:
+            posted.append(message)
+            return httpx.Response(202)
+        if message["method"] == "tools/list":
+            tool = {
+                "name": "job",
+                "inputSchema": {"type": "object"},
+                "execution": {"taskSupport": "optional"},
+            }
+            return reply(message, {"tools": [tool]})
+        if message["method"] == "tools/call":
+            return reply(message, {"task": task_2025("input_required", poll=50)})
+        if message["method"] == "tasks/get":
+            return reply(message, task_2025("input_required", poll=50))
+        if message["method"] == "tasks/result":
+            result = {"jsonrpc": "2.0", "id": message["id"], "result": TEXT_RESULT}
+            return httpx.Response(
+                200,
+                content=sse(ELICIT_AGAIN, ELICIT_AGAIN, result),
+                headers={"content-type": "text/event-stream"},
+            )
+        raise AssertionError(message)
+
+    recorder = Recorder(respond)
+
+    async def scenario() -> None:
+        release = asyncio.Event()
+
+        async def elicit(context: InputContext) -> dict[str, Any]:
+            calls.append(dict(context.params))
+            await release.wait()  # copies arrive while the user is being asked
+            return {"action": "accept", "content": {"confirm": True}}
+
+        transport = legacy.HttpTransport(URL, http_client=recorder.client())
+        async with LegacyClient(
+            transport, store=MemoryTaskIdStore(), elicitation_handler=elicit
+        ) as client:
+            result = await client.call_tool("job")
+            assert result.is_error is False
+            release.set()
+            await until(lambda: posted, what="the answer's POST")
+            seen = len(gets)
+            # the GET stream reconnects (every second) and carries the request again
+            await until(lambda: len(gets) >= seen + 2, what="two more GET streams")
+
+    run(scenario())
+    assert len(calls) == 1
+    assert posted == [
+        {
+            "jsonrpc": "2.0",
+            "id": "srv-7",
+            "result": {
+                "action": "accept",
+                "content": {"confirm": True},
+                "_meta": {"io.modelcontextprotocol/related-task": {"taskId": TASK_ID}},
+            },
+        }
+    ]
+
+
+def test_a_reply_that_did_not_get_through_is_sent_again_not_answered_again() -> None:
+    """The first POST of the reply fails (HTTP 503); when the server sends the request
+    again, the same reply is POSTed again and the handler does not run a second time."""
+    posted: list[tuple[int, dict[str, Any]]] = []
+    calls: list[str] = []
+
+    def respond(message: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        if "result" in message and "method" not in message:
+            status = 503 if not posted else 202
+            posted.append((status, message))
+            return httpx.Response(status)
+        if message.get("method") == "tasks/result":
+            return httpx.Response(
+                200,
+                content=sse(ELICIT_AGAIN),
+                headers={"content-type": "text/event-stream"},
+            )
+        raise AssertionError(message)
+
+    recorder = Recorder(respond)
+
+    async def on_notification(method: str, params: dict[str, Any]) -> None:
+        pass
+
+    async def on_request(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        calls.append(method)
+        return {"action": "decline"}
+
+    async def scenario() -> None:
+        transport = legacy.HttpTransport(URL, http_client=recorder.client())
+        transport.set_handlers(on_notification, on_request)
+        for attempt in (1, 2, 3):  # each stream ends before any result: an error
+            with pytest.raises(legacy.TransportError):
+                await transport.request(attempt, "tasks/result", {"taskId": TASK_ID})
+            # until the reply's POST (if any) is over, as it was answered
+            await until(lambda: not transport._dispatcher.background, what="replied")
+        await transport.aclose()
+
+    run(scenario())
+    assert calls == ["elicitation/create"]
+    reply_body = {"jsonrpc": "2.0", "id": "srv-7", "result": {"action": "decline"}}
+    assert posted == [(503, reply_body), (202, reply_body)]
 
 
 def test_sse_response_delivers_notifications_before_the_result() -> None:

@@ -1,4 +1,5 @@
-"""Checklist D.1 (server on revision 2025-11-25), in process through ``TasksServer.handle``.
+"""Checklist D.1 (server on revision 2025-11-25), in process through
+``TasksServer.handle``.
 
 Each test name carries the checklist item it covers (``d1_NN``). The HTTP session
 layer is exercised in ``test_http_2025.py``.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_tasks_2025_11_25.server import (
     AuditEvent,
     JsonRpcError,
@@ -25,7 +27,7 @@ from mcp_tasks_2025_11_25.server import (
     ToolContext,
     ToolError,
 )
-from mcp_tasks_2025_11_25.stores import InMemoryTaskStore, SQLiteTaskStore
+from mcp_tasks_2025_11_25.stores import InMemoryTaskStore, SQLiteTaskStore, TaskRecord
 
 from .conftest import error_of, message_2025, result_of
 
@@ -270,7 +272,10 @@ async def test_d1_06_get_returns_the_flat_task_and_not_found_errors() -> None:
     assert (
         unknown
         == foreign
-        == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+        == {
+            "code": -32602,
+            "message": "Failed to retrieve task: Task not found",
+        }
     )
 
 
@@ -376,7 +381,11 @@ async def test_d1_10_sync_tool_sends_its_elicitation_on_the_call_stream() -> Non
         async def emit(message: dict[str, Any]) -> None:
             sent.append(message)
             await h.server.handle(  # through the session the request was sent on
-                {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "decline"}},
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "result": {"action": "decline"},
+                },
                 RequestInfo(session_id=h.session.id if h.session else None),
             )
 
@@ -447,18 +456,36 @@ async def test_d1_12_forged_list_cursors_are_invalid_params_on_sqlite(
     tmp_path: Path,
 ) -> None:
     store = SQLiteTaskStore(str(tmp_path / "tasks.sqlite3"))
-    server = TasksServer("test-2025", store=store, enable_list=True)
+    server = TasksServer("test-2025", store=store, enable_list=True, page_size=1)
     h = Harness(server)
-    forged = ["after:" + "9" * 30, "after:-" + "9" * 30, "after:+5", "after:٣", "x:1"]
+    register_tools(h)
+    forged: list[object] = [
+        "not-a-cursor",
+        _cursor("after:99"),
+        _cursor('["a"]'),
+        _cursor('["a",5]'),
+        _cursor('["\\ud800","x"]'),  # a lone surrogate no store can hold
+        _cursor('["unknown","ids"]'),
+        "A" * 5000,
+        5,
+        None,
+    ]
     async with server:
         await h.initialize()
+        for _ in range(2):
+            await h.start_task("quick")
+        page = result_of(await h.call("tasks/list", {}))
         errors = [
-            error_of(await h.call("tasks/list", {"cursor": _cursor(text)}))
-            for text in forged
+            error_of(await h.call("tasks/list", {"cursor": cursor}))
+            for cursor in forged
+            if cursor is not None
         ]
-        first = result_of(await h.call("tasks/list", {"cursor": _cursor("after:0")}))
-    assert [e["code"] for e in errors] == [-32602] * len(forged), errors
-    assert first["tasks"] == []
+        nested = error_of(await h.call("tasks/list", {"cursor": _cursor("[" * 400)}))
+        second = result_of(await h.call("tasks/list", {"cursor": page["nextCursor"]}))
+    assert [e["code"] for e in errors] == [-32602] * len(errors), errors
+    assert nested["code"] == -32602
+    assert len(page["tasks"]) == len(second["tasks"]) == 1
+    assert page["tasks"][0]["taskId"] != second["tasks"][0]["taskId"]
 
 
 def _cursor(text: str) -> str:
@@ -623,7 +650,8 @@ async def test_ping_and_unknown_method() -> None:
 async def test_d1_10_unanswered_requests_are_delivered_again_on_a_new_result_stream() -> (
     None
 ):
-    """A client that dropped its ``tasks/result`` stream gets the pending request again."""
+    """A client that dropped its ``tasks/result`` stream gets the pending request
+    again."""
     async with running() as h:
         task_id = (await h.start_task("ask"))["taskId"]
         await h.wait_status(task_id, "input_required")
@@ -656,16 +684,42 @@ async def test_d1_10_unanswered_requests_are_delivered_again_on_a_new_result_str
 
 
 async def test_d1_15_result_waiters_wake_up_when_their_task_expires() -> None:
+    """A task whose worker runs elsewhere (here: none) is not failed before its TTL
+    by this server; when it expires and is purged, a waiting ``tasks/result`` wakes
+    up with not-found."""
     async with running(limits=Limits(default_ttl_ms=50, sweep_interval_s=3600)) as h:
-        task_id = (await h.start_task("gated"))["taskId"]
+        now = time.time()
+        record = await h.server.store.create(
+            TaskRecord(
+                task_id="elsewhere",
+                owner=None,
+                tool="gated",
+                status="working",
+                created_at=now,
+                updated_at=now,
+                ttl_ms=50,
+            )
+        )
+        task_id = record.task_id
         pending = asyncio.create_task(h.call("tasks/result", {"taskId": task_id}))
         await until(lambda: task_id in h.server._channels)  # the call is waiting
-        record = await h.server.store.get(task_id)
-        assert record is not None
         await until(lambda: record.is_expired(time.time()))  # its 50 ms TTL ran out
         await h.server.purge_expired()
         error = error_of(await asyncio.wait_for(pending, 2))
     assert error["code"] == -32602
+
+
+async def test_d1_15_result_waiters_get_the_failure_of_a_task_whose_ttl_ran_out() -> (
+    None
+):
+    """A task whose worker runs here is failed just before its TTL runs out: a
+    waiting ``tasks/result`` replays that failure."""
+    async with running(limits=Limits(default_ttl_ms=150, sweep_interval_s=3600)) as h:
+        task_id = (await h.start_task("gated"))["taskId"]
+        pending = asyncio.create_task(h.call("tasks/result", {"taskId": task_id}))
+        error = error_of(await asyncio.wait_for(pending, 5))
+    assert error["code"] == -32603
+    assert "TTL ran out" in error["message"]
 
 
 async def test_d1_18_limit_error_code_is_configurable() -> None:
@@ -690,6 +744,8 @@ async def test_d1_05_optional_model_immediate_response() -> None:
         )
         plain = result_of(await h.call("tools/call", {"name": "quick", "task": {}}))
     assert created["_meta"] == {
-        "io.modelcontextprotocol/model-immediate-response": "Working on it; check back soon."
+        "io.modelcontextprotocol/model-immediate-response": (
+            "Working on it; check back soon."
+        )
     }
     assert "_meta" not in plain

@@ -1,10 +1,12 @@
-"""Issue 10, server acceptance: ``examples/server.py`` serves both revisions on one port.
+"""Issue 10, server acceptance: ``examples/server.py`` serves both revisions on one
+port.
 
 The dual example server (``mcp_tasks.server.TasksServer``: a 2025-11-25 server and a
 Tasks-extension server on one store, with one set of tools) runs as a real process
 and is driven over HTTP:
 
-1. the conformance suite's ten ``tasks-*`` scenarios, the ``mcp==1.30.0`` and
+1. the conformance suite's ten ``tasks-*`` scenarios and its two core scenarios of
+   the HTTP edge (routing headers, per-request ``_meta``), the ``mcp==1.30.0`` and
    TypeScript SDK 1.32.2 clients (2025-11-25) and the ``fastmcp[tasks]`` client (the
    extension), all at the same time against one server process; each passes what the
    single-revision tests (``test_interop_conformance``, ``test_interop_clients``)
@@ -51,7 +53,8 @@ from .test_http_ext import headers_for
 pytestmark = pytest.mark.anyio
 
 CONFORMANCE_CHECKS_PASSED = 44
-"""``SUCCESS`` checks of the ten scenarios (``tasks-status-notifications`` only skips)."""
+"""``SUCCESS`` checks of the ten scenarios (``tasks-status-notifications`` only
+skips)."""
 
 EXAMPLE_TOOLS = [
     "greet",
@@ -78,7 +81,7 @@ def dual_server() -> Iterator[ServerHandle]:
         yield handle
 
 
-# -- item 1: every peer at once against one dual server ---------------------------------
+# -- item 1: every peer at once against one dual server --------------------------------
 
 
 @dataclass
@@ -150,7 +153,7 @@ def _failures_of(label: str, check: Callable[..., None], *args: Any) -> list[str
 def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
     tmp_path: Path,
 ) -> None:
-    """One ``examples/server.py`` process, SQLite store; 10 scenarios and 21 client
+    """One ``examples/server.py`` process, SQLite store; 12 scenarios and 21 client
     runs interleaved on 8 threads, so that all four kinds of peer run together."""
     require("conformance")
     for peer in single_revision_clients.PEERS:
@@ -158,7 +161,7 @@ def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
     with example_server("server", "--db", str(tmp_path / "tasks.sqlite3")) as server:
         conformance = [
             _conformance_run(server.url, tmp_path, scenario)
-            for scenario in CONFORMANCE_TASK_SCENARIOS
+            for scenario in single_revision_conformance.SCENARIOS
         ]
         clients = [
             [
@@ -185,7 +188,7 @@ def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
 
     failures: list[str] = []
     results = {r.name: r.outcome for r in conformance}
-    for scenario in CONFORMANCE_TASK_SCENARIOS:
+    for scenario in single_revision_conformance.SCENARIOS:
         failures += _failures_of(
             scenario,
             single_revision_conformance.test_conformance_scenario_passes,
@@ -193,7 +196,10 @@ def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
             results,
         )
     passed = sum(
-        1 for checks in results.values() for c in checks if c["status"] == "SUCCESS"
+        1
+        for scenario in CONFORMANCE_TASK_SCENARIOS
+        for c in results[scenario]
+        if c["status"] == "SUCCESS"
     )
     if passed != CONFORMANCE_CHECKS_PASSED:
         failures.append(
@@ -207,7 +213,7 @@ def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
         if name.startswith("test_client_")
     ]
     assert len(expectations) >= 6
-    for peer, peer_runs in zip(single_revision_clients.PEERS, clients):
+    for peer, peer_runs in zip(single_revision_clients.PEERS, clients, strict=True):
         reports = {r.name: r.outcome for r in peer_runs}
         for expectation in expectations:
             failures += _failures_of(peer, expectation, (peer, reports))
@@ -215,7 +221,7 @@ def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
     assert "Traceback" not in log, log
 
 
-# -- item 2: a polling-only 2025-11-25 client gets input on the GET stream ---------------
+# -- item 2: a polling-only 2025-11-25 client gets input on the GET stream -------------
 
 
 @pytest.mark.parametrize(
@@ -235,7 +241,7 @@ async def test_item2_polling_2025_client_gets_input_on_the_get_stream(
     no_traceback(dual_server)
 
 
-# -- item 3: one store, one owner per task, one set of tools -----------------------------
+# -- item 3: one store, one owner per task, one set of tools ---------------------------
 
 
 async def _ext_post(
@@ -363,12 +369,12 @@ async def test_item3_both_revisions_list_the_same_tools(
     assert "nextCursor" not in legacy and "nextCursor" not in extension
     assert [t["name"] for t in legacy["tools"]] == EXAMPLE_TOOLS
     assert [t["name"] for t in extension["tools"]] == EXAMPLE_TOOLS
-    for old, new in zip(legacy["tools"], extension["tools"]):
+    for old, new in zip(legacy["tools"], extension["tools"], strict=True):
         assert old["inputSchema"] == new["inputSchema"]
         assert old["description"] == new["description"]
 
 
-# -- item 4: hostile input against the dual endpoint -------------------------------------
+# -- item 4: hostile input against the dual endpoint -----------------------------------
 
 ACCEPT = {"accept": "application/json, text/event-stream"}
 META_OK = {
@@ -377,6 +383,12 @@ META_OK = {
         "extensions": {"io.modelcontextprotocol/tasks": {}}
     },
 }
+
+
+def _routed(method: str, version: str = "2026-07-28") -> dict[str, str]:
+    """The routing headers of an extension request (SEP-2243), so that the request
+    reaches the check of its ``_meta``."""
+    return {"mcp-method": method, "mcp-protocol-version": version}
 
 
 def _rpc(method: str, params: Any = None, **fields: Any) -> str:
@@ -429,10 +441,18 @@ HOSTILE: dict[str, tuple[dict[str, str], str, int]] = {
         -32602,
     ),
     "initialize_bad_id": ({}, _rpc("initialize", {}, id={"no": 1}), -32600),
-    "ext_meta_string": ({}, _rpc("tools/list", {"_meta": "x"}), -32602),
-    "ext_meta_null": ({}, _rpc("tools/list", {"_meta": None}), -32602),
+    "ext_meta_string": (
+        _routed("tools/list"),
+        _rpc("tools/list", {"_meta": "x"}),
+        -32602,
+    ),
+    "ext_meta_null": (
+        _routed("tools/list"),
+        _rpc("tools/list", {"_meta": None}),
+        -32602,
+    ),
     "ext_meta_wrong_types": (
-        {},
+        _routed("tasks/get"),
         _rpc(
             "tasks/get",
             {
@@ -446,7 +466,7 @@ HOSTILE: dict[str, tuple[dict[str, str], str, int]] = {
         -32602,
     ),
     "ext_meta_unknown_version": (
-        {},
+        _routed("tools/list", "1999-01-01"),
         _rpc(
             "tools/list",
             {
@@ -459,7 +479,7 @@ HOSTILE: dict[str, tuple[dict[str, str], str, int]] = {
         -32022,
     ),
     "ext_meta_only_version": (
-        {},
+        {**_routed("tools/call"), "mcp-name": "greet"},
         _rpc(
             "tools/call",
             {
@@ -469,9 +489,15 @@ HOSTILE: dict[str, tuple[dict[str, str], str, int]] = {
         ),
         -32602,
     ),
-    "ext_params_array": ({}, _rpc("tools/list", [META_OK]), -32602),
+    "ext_params_array": (_routed("tools/list"), _rpc("tools/list", [META_OK]), -32602),
+    "ext_without_routing_headers": ({}, _rpc("tools/list", {"_meta": META_OK}), -32020),
+    "ext_version_header_mismatch": (
+        _routed("tools/list", "2025-11-25"),
+        _rpc("tools/list", {"_meta": META_OK}),
+        -32020,
+    ),
     "ext_nan_argument": (
-        {},
+        {**_routed("tools/call"), "mcp-name": "greet"},
         _rpc("tools/call", {"name": "greet", "_meta": META_OK}).replace(
             '"greet"', '"greet", "arguments": {"name": NaN}'
         ),
@@ -488,7 +514,8 @@ async def _assert_json_rpc_error(response: httpx.Response, code: int) -> None:
 
 @pytest.fixture()
 def hostile_server() -> Iterator[ServerHandle]:
-    """A dual server of its own, so that its log holds only what these requests caused."""
+    """A dual server of its own, so that its log holds only what these requests
+    caused."""
     with example_server("server", "--memory") as handle:
         yield handle
 
@@ -614,6 +641,17 @@ async def test_item5_a_cancel_through_the_other_revision_stops_the_worker() -> N
             headers=alice, session_id=server.server_2025.open_session("alice").id
         )
         stateless = request_info(headers=alice)
+
+        def routed(info: Any, message: dict[str, Any]) -> Any:
+            """``info``, with the routing headers of an extension request."""
+            if info is not stateless:
+                return info
+            return request_info(headers=headers_for(message, **alice))
+
+        async def send(make: Any, info: Any, method: str, params: Any) -> Any:
+            message = make(method, params)
+            return await server.handle(message, routed(info, message))
+
         for label, create, cancel in (
             ("2025 -> ext", (message_2025, session), (ext_message, stateless)),
             ("ext -> 2025", (ext_message, stateless), (message_2025, session)),
@@ -626,18 +664,14 @@ async def test_item5_a_cancel_through_the_other_revision_stops_the_worker() -> N
             }
             if make is message_2025:
                 params["task"] = {}
-            created = result_of(await server.handle(make("tools/call", params), info))
+            created = result_of(await send(make, info, "tools/call", params))
             task_id = (created.get("task") or created)["taskId"]
             await asyncio.wait_for(started[label].wait(), 5)
             make, info = cancel
-            answer = await server.handle(
-                make("tasks/cancel", {"taskId": task_id}), info
-            )
+            answer = await send(make, info, "tasks/cancel", {"taskId": task_id})
             assert "error" not in (answer or {}), (label, answer)
             await asyncio.wait_for(stopped[label].wait(), 5)
-            view = result_of(
-                await server.handle(make("tasks/get", {"taskId": task_id}), info)
-            )
+            view = result_of(await send(make, info, "tasks/get", {"taskId": task_id}))
             assert view["status"] == "cancelled", (label, view)
 
 

@@ -1,4 +1,5 @@
-"""Checklist D.2 (server on the Tasks extension), in process through ``TasksServer.handle``.
+"""Checklist D.2 (server on the Tasks extension), in process through
+``TasksServer.handle``.
 
 Each test name carries the checklist item it covers (``d2_NN``). HTTP-only items
 (status codes, routing headers) are in ``test_http_ext.py``.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_tasks_ext.server import (
     AuditEvent,
     JsonRpcError,
@@ -27,6 +29,7 @@ from mcp_tasks_ext.server import (
 from mcp_tasks_ext.stores import InMemoryTaskStore, SQLiteTaskStore, TaskStore
 
 from .conftest import EXT, error_of, ext_message, result_of
+from .test_http_ext import headers_for
 
 pytestmark = pytest.mark.anyio
 
@@ -464,7 +467,8 @@ async def test_d2_09_update_errors() -> None:
             )
         )
         malformed = error_of(await h.call(h.msg("tasks/update", {"taskId": task_id})))
-        # F-17: an update while no key is outstanding is acknowledged and changes nothing
+        # F-17: an update while no key is outstanding is acknowledged and changes
+        # nothing
         ack = result_of(
             await h.call(
                 h.msg("tasks/update", {"taskId": task_id, "inputResponses": {"x": {}}})
@@ -606,21 +610,16 @@ async def test_d2_15_authenticate_hook_runs_on_each_request() -> None:
         seen.append(token)
         return token
 
+    def over_http(message: dict[str, Any], token: str) -> RequestInfo:
+        """The request as an HTTP client sends it (with its routing headers)."""
+        return RequestInfo(headers=headers_for(message, authorization=token))
+
     async with running(authenticate=authenticate) as h:
-        created = result_of(
-            await h.server.handle(
-                h.msg("tools/call", {"name": "gated"}),
-                RequestInfo(headers={"authorization": "A"}),
-            )
-        )
-        mine = await h.server.handle(
-            h.msg("tasks/get", {"taskId": created["taskId"]}),
-            RequestInfo(headers={"authorization": "A"}),
-        )
-        theirs = await h.server.handle(
-            h.msg("tasks/get", {"taskId": created["taskId"]}),
-            RequestInfo(headers={"authorization": "B"}),
-        )
+        call = h.msg("tools/call", {"name": "gated"})
+        created = result_of(await h.server.handle(call, over_http(call, "A")))
+        get = h.msg("tasks/get", {"taskId": created["taskId"]})
+        mine = await h.server.handle(get, over_http(get, "A"))
+        theirs = await h.server.handle(get, over_http(get, "B"))
     assert result_of(mine)["taskId"] == created["taskId"]
     assert error_of(theirs)["code"] == -32602
     assert seen == ["A", "A", "B"]
@@ -697,7 +696,9 @@ async def test_d2_17_listen_ends_on_the_latest_state_when_a_task_moves_meanwhile
                 cancel = h.msg("tasks/cancel", {"taskId": task_id})
                 result_of(await h.server.handle(cancel, RequestInfo(), None))
 
-        listen = h.msg("subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+        listen = h.msg(
+            "subscriptions/listen", {"notifications": {"taskIds": [task_id]}}
+        )
         stream = asyncio.create_task(h.server.handle(listen, RequestInfo(), emit))
         deadline = time.monotonic() + 5
         while not any(m["params"].get("status") == "cancelled" for m in sent):

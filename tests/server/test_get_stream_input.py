@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from mcp_tasks_2025_11_25.server import (
     Limits,
     RequestInfo,
@@ -27,7 +28,6 @@ from mcp_tasks_2025_11_25.server import (
     ToolContext,
 )
 from mcp_tasks_2025_11_25.stores import InMemoryTaskStore
-
 from tests.support.procs import ServerHandle
 from tests.support.waiting import until
 
@@ -61,7 +61,8 @@ class Peer:
         self._ids = 0
 
     async def initialize(self) -> None:
-        """``initialize`` (declaring elicitation), then ``notifications/initialized``."""
+        """``initialize`` (declaring elicitation), then
+        ``notifications/initialized``."""
         response = await self.client.post(
             self.url,
             json=message_2025(
@@ -180,6 +181,34 @@ class Peer:
         """The server-to-client requests the GET stream carried so far."""
         return [m for m in self.log if "id" in m and "method" in m]
 
+    @asynccontextmanager
+    async def result_stream(
+        self, task_id: str
+    ) -> AsyncIterator[asyncio.Queue[dict[str, Any]]]:
+        """Keep a ``tasks/result`` request open; its messages arrive in the queue."""
+        self._ids += 1
+        body = message_2025("tasks/result", {"taskId": task_id}, request_id=self._ids)
+        received: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+        async def fetch() -> None:
+            async with self.client.stream(
+                "POST", self.url, json=body, headers=self.headers
+            ) as response:
+                assert response.status_code == 200
+                if not response.headers["content-type"].startswith("text/event-stream"):
+                    received.put_nowait(json.loads(await response.aread()))
+                    return
+                async for line in response.aiter_lines():
+                    if line.startswith("data: "):
+                        received.put_nowait(json.loads(line[6:]))
+
+        fetcher = asyncio.create_task(fetch())
+        try:
+            yield received
+        finally:
+            fetcher.cancel()
+            await asyncio.gather(fetcher, return_exceptions=True)
+
     async def close(self) -> None:
         """End the session (DELETE)."""
         await self.client.delete(self.url, headers=self.headers)
@@ -195,6 +224,16 @@ async def peer(server: ServerHandle) -> AsyncIterator[Peer]:
             yield client_peer
         finally:
             await client_peer.close()
+
+
+async def next_message(
+    received: asyncio.Queue[dict[str, Any]], what: str = "a message"
+) -> dict[str, Any]:
+    """The next message of a ``result_stream``, within ``WAIT_S``."""
+    try:
+        return await asyncio.wait_for(received.get(), WAIT_S)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"{what} did not arrive within {WAIT_S}s") from None
 
 
 async def start_confirm_delete(client_peer: Peer) -> str:
@@ -233,7 +272,8 @@ async def test_get_stream_delivers_a_task_input_request_to_a_polling_client(
 async def test_request_pending_before_the_get_stream_opens_is_delivered_on_it(
     server_2025: ServerHandle,
 ) -> None:
-    """The task waits for input first; a GET stream opened afterwards gets the request."""
+    """The task waits for input first; a GET stream opened afterwards gets the
+    request."""
     async with peer(server_2025) as client_peer:
         task_id = await start_confirm_delete(client_peer)
 
@@ -249,6 +289,73 @@ async def test_request_pending_before_the_get_stream_opens_is_delivered_on_it(
             assert await client_peer.status(task_id) == "completed"
             delivered = client_peer.requests_seen()
     assert [m["id"] for m in delivered] == [request["id"]]
+
+
+async def test_a_request_whose_client_vanished_reaches_a_new_session_of_its_principal(
+    server_2025: ServerHandle,
+) -> None:
+    """The elicitation went out on a GET stream whose client then disappeared (its
+    stream closed unanswered, its session never ended). A new session of the same
+    principal gets it again, on ``tasks/result`` and on a new GET stream; its answer
+    completes the task. Another principal's GET stream, open all along, never
+    carries it."""
+    async with httpx.AsyncClient(timeout=WAIT_S) as client:
+        first = Peer(client, server_2025.url)
+        first.headers["authorization"] = "Bearer R"
+        await first.initialize()
+        other = Peer(client, server_2025.url)
+        other.headers["authorization"] = "Bearer someone else"
+        await other.initialize()
+        async with other.get_stream():
+            async with first.get_stream():
+                task_id = await start_confirm_delete(first)
+                request = await first.next_pushed("elicitation/create")
+                check_elicitation(request, task_id)
+            second = Peer(client, server_2025.url)
+            second.headers["authorization"] = "Bearer R"
+            await second.initialize()
+            async with second.result_stream(task_id) as results:
+                again = await next_message(results, "the request on tasks/result")
+                assert again == request
+                async with second.get_stream():
+                    pushed = await second.next_pushed("elicitation/create")
+                    assert pushed == request
+                    await second.answer(request, task_id)
+                    final = await next_message(results, "the result")
+            assert result_of(final)["content"][0]["text"] == "deleted f.txt"
+            assert await second.status(task_id) == "completed"
+            await second.close()
+            foreign = await client.post(
+                server_2025.url,
+                json=message_2025("tasks/result", {"taskId": task_id}, request_id=99),
+                headers=other.headers,
+            )
+            assert "error" in foreign.json()
+        assert other.requests_seen() == []
+        assert first.requests_seen() == [request]
+
+
+async def test_a_client_resuming_in_its_own_session_gets_the_request_on_tasks_result(
+    server_2025: ServerHandle,
+) -> None:
+    """``examples/client.py --resume``: the killed client's successor joins the same
+    session (no ``initialize``, no GET stream) and calls ``tasks/result``, which
+    carries the request the dead GET stream had delivered."""
+    async with httpx.AsyncClient(timeout=WAIT_S) as client:
+        first = Peer(client, server_2025.url)
+        await first.initialize()
+        async with first.get_stream():
+            task_id = await start_confirm_delete(first)
+            request = await first.next_pushed("elicitation/create")
+        resumed = Peer(client, server_2025.url)
+        resumed.headers = dict(first.headers)
+        async with resumed.result_stream(task_id) as results:
+            again = await next_message(results, "the request on tasks/result")
+            assert again == request
+            await resumed.answer(request, task_id)
+            final = await next_message(results, "the result")
+        assert result_of(final)["content"][0]["text"] == "deleted f.txt"
+        await resumed.close()
 
 
 class InProcess:
@@ -296,7 +403,7 @@ class InProcess:
     def open_get_stream(self) -> asyncio.Queue[dict[str, Any] | None]:
         """What the HTTP app does when a GET stream opens."""
         stream = self.session.open_stream()
-        self.server.stream_opened(self.session)
+        self.server.stream_opened(self.session, stream)
         return stream
 
     async def answer(self, request: dict[str, Any]) -> None:
@@ -310,9 +417,9 @@ class InProcess:
         return 0 if channel is None else channel.readers
 
     def pushed(self, task_id: str) -> int:
-        """How many of the task's requests the server queued on a GET stream."""
+        """How many of the task's requests the server queued on some stream."""
         channel = self.server._channels.get(task_id)
-        return 0 if channel is None else len(channel.pushed)
+        return 0 if channel is None else sum(1 for n in channel.carriers.values() if n)
 
 
 @asynccontextmanager
@@ -339,9 +446,10 @@ def requests_in(stream: asyncio.Queue[dict[str, Any] | None]) -> list[dict[str, 
     return [m for m in queued if m is not None and "id" in m]
 
 
-async def test_tasks_result_does_not_repeat_a_request_the_get_stream_delivered() -> (
-    None
-):
+async def test_tasks_result_delivers_again_a_request_the_get_stream_carried() -> None:
+    """The GET stream carried the request, but its client may be gone: ``tasks/result``
+    carries it again (the spec's clients expect messages on any stream and call
+    ``tasks/result`` preemptively); one answer settles it."""
     async with in_process() as h:
         stream = h.open_get_stream()
         task_id = await h.start_ask()
@@ -349,17 +457,19 @@ async def test_tasks_result_does_not_repeat_a_request_the_get_stream_delivered()
         request = await next_request(stream)
         assert request["params"]["_meta"] == {RELATED: {"taskId": task_id}}
         on_result: list[dict[str, Any]] = []
+        delivered = asyncio.Event()
 
         async def keep(message: dict[str, Any]) -> None:
             on_result.append(message)
+            delivered.set()
 
         fetching = asyncio.create_task(
             h.call("tasks/result", {"taskId": task_id}, keep)
         )
-        await until(lambda: h.readers(task_id) == 1, what="tasks/result waiting")
+        await asyncio.wait_for(delivered.wait(), WAIT_S)
         await h.answer(request)
         result = await asyncio.wait_for(fetching, WAIT_S)
-    assert on_result == []
+    assert on_result == [request]
     assert result["content"][0]["text"] == "answer accept"
     assert requests_in(stream) == []
 
@@ -407,3 +517,105 @@ async def test_a_request_a_closed_get_stream_never_sent_goes_out_on_the_next() -
                 break
         status = (await h.call("tasks/get", {"taskId": task_id}))["status"]
     assert status == "completed"
+
+
+async def test_an_anonymous_task_s_request_never_reaches_another_anonymous_session() -> (
+    None
+):
+    """Another anonymous client (its own session) may fetch an anonymous task by its
+    ID, but neither its ``tasks/result`` nor its GET streams carry the task's input
+    request: only the session that created the task gets it."""
+    async with in_process() as h:
+        own = h.open_get_stream()
+        task_id = await h.start_ask()
+        stranger = h.server.open_session()
+        early = stranger.open_stream()
+        h.server.stream_opened(stranger, early)
+        on_result: list[dict[str, Any]] = []
+
+        async def keep(message: dict[str, Any]) -> None:
+            on_result.append(message)
+
+        fetching = asyncio.create_task(
+            h.server.handle(
+                message_2025("tasks/result", {"taskId": task_id}, request_id=50),
+                RequestInfo(session_id=stranger.id),
+                keep,
+            )
+        )
+        await until(lambda: task_id in h.server._channels, interval=0, what="waiting")
+        h.release.set()  # the tool asks only now, while the stranger's call waits
+        request = await next_request(own)
+        late = stranger.open_stream()
+        h.server.stream_opened(stranger, late)
+        await h.answer(request)
+        result = result_of(await asyncio.wait_for(fetching, WAIT_S))
+    assert result["content"][0]["text"] == "answer accept"
+    assert on_result == []
+    assert requests_in(early) == [] and requests_in(late) == []
+
+
+async def test_a_request_asked_while_its_session_has_no_stream_goes_to_another_of_the_principal() -> (
+    None
+):
+    """The task's own session has no GET stream open (its client is gone): a request
+    the task asks now goes out on the open GET stream of another session of the same
+    principal, whose answer completes the task; another principal's stream stays empty.
+    """
+    server = TasksServer(
+        "principal-streams",
+        store=InMemoryTaskStore(),
+        limits=Limits(sweep_interval_s=3600),
+    )
+    release = asyncio.Event()
+
+    @server.tool()
+    async def ask(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        await release.wait()
+        answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
+        return f"answer {answer['action']}"
+
+    async with server:
+        first = server.open_session("principal:R", "R")
+        second = server.open_session("principal:R", "R")
+        stranger = server.open_session("principal:S", "S")
+        in_first = RequestInfo(principal="R", session_id=first.id)
+        in_second = RequestInfo(principal="R", session_id=second.id)
+        result_of(
+            await server.handle(
+                message_2025(
+                    "initialize",
+                    {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"elicitation": {}},
+                        "clientInfo": {"name": "first", "version": "0"},
+                    },
+                ),
+                in_first,
+            )
+        )
+        created = result_of(
+            await server.handle(
+                message_2025("tools/call", {"name": "ask", "task": {}}, request_id=2),
+                in_first,
+            )
+        )
+        task_id = created["task"]["taskId"]
+        theirs = stranger.open_stream()
+        server.stream_opened(stranger, theirs)
+        ours = second.open_stream()
+        server.stream_opened(second, ours)
+        release.set()
+        request = await next_request(ours)
+        assert request["params"]["_meta"] == {RELATED: {"taskId": task_id}}
+        reply = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept"}}
+        assert await server.handle(reply, in_second) is None
+
+        async def completed() -> bool:
+            got = await server.handle(
+                message_2025("tasks/get", {"taskId": task_id}, request_id=3), in_first
+            )
+            return result_of(got)["status"] == "completed"
+
+        await until(completed, timeout=WAIT_S, what="the task completed")
+    assert requests_in(theirs) == []

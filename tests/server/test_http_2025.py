@@ -30,8 +30,12 @@ def server_2025() -> Iterator[ServerHandle]:
         yield handle
 
 
-async def initialize(client: httpx.AsyncClient, url: str) -> dict[str, str]:
-    """Open a session; return the headers later requests need."""
+async def initialize(
+    client: httpx.AsyncClient, url: str, authorization: str | None = None
+) -> dict[str, str]:
+    """Open a session (as the principal ``authorization`` names, if given); return the
+    headers later requests need."""
+    auth = {} if authorization is None else {"authorization": authorization}
     response = await client.post(
         url,
         json=message_2025(
@@ -42,12 +46,13 @@ async def initialize(client: httpx.AsyncClient, url: str) -> dict[str, str]:
                 "clientInfo": {"name": "raw", "version": "0"},
             },
         ),
-        headers=ACCEPT,
+        headers={**ACCEPT, **auth},
     )
     assert response.status_code == 200
     session = response.headers["mcp-session-id"]
     headers = {
         **ACCEPT,
+        **auth,
         "mcp-session-id": session,
         "mcp-protocol-version": "2025-11-25",
     }
@@ -224,14 +229,8 @@ async def test_d1_12_list_over_http_is_scoped_to_the_authorization_header(
     server_2025: ServerHandle,
 ) -> None:
     async with httpx.AsyncClient(timeout=10) as client:
-        alice = {
-            **await initialize(client, server_2025.url),
-            "authorization": "Bearer alice",
-        }
-        bob = {
-            **await initialize(client, server_2025.url),
-            "authorization": "Bearer bob",
-        }
+        alice = await initialize(client, server_2025.url, "Bearer alice")
+        bob = await initialize(client, server_2025.url, "Bearer bob")
         created = result_of(
             (
                 await client.post(

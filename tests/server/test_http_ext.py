@@ -14,12 +14,12 @@ from typing import Any
 
 import httpx
 import pytest
+
 from mcp_tasks_ext.server import RequestInfo, TasksServer, ToolContext
 from mcp_tasks_ext.stores import InMemoryTaskStore
-
 from tests.support.procs import ServerHandle
 
-from .conftest import error_of, example_server, ext_message, result_of
+from .conftest import META_VERSION, error_of, example_server, ext_message, result_of
 
 pytestmark = pytest.mark.anyio
 
@@ -38,6 +38,9 @@ def headers_for(message: dict[str, Any], **extra: str) -> dict[str, str]:
         "mcp-method": message["method"],
     }
     params = message.get("params", {})
+    version = params.get("_meta", {}).get(META_VERSION)
+    if isinstance(version, str):
+        headers["mcp-protocol-version"] = version
     if "taskId" in params:
         headers["mcp-name"] = params["taskId"]
     elif message["method"] == "tools/call":
@@ -82,10 +85,9 @@ async def test_d2_03_task_only_tool_without_extension_is_http_400(
 async def test_d2_16_removed_methods_are_http_404(
     ext_server: ServerHandle, method: str
 ) -> None:
+    message = ext_message(method, {"taskId": "x"})
     response = await post(
-        ext_server.url,
-        ext_message(method, {"taskId": "x"}),
-        {"mcp-method": method, "mcp-name": "x"},
+        ext_server.url, message, headers_for(message, **{"mcp-name": "x"})
     )
     assert response.status_code == 404
     assert error_of(response.json())["code"] == -32601
@@ -131,33 +133,122 @@ async def test_d2_18_mismatched_name_header_is_32020(ext_server: ServerHandle) -
     )
 
 
-async def test_d2_18_strict_mode_requires_routing_headers() -> None:
-    server = TasksServer(
-        "strict", store=InMemoryTaskStore(), require_routing_headers=True
+@pytest.mark.parametrize(
+    ("message", "missing"),
+    [
+        (ext_message("tools/list"), "mcp-method"),
+        (ext_message("server/discover"), "mcp-method"),
+        (ext_message("tasks/get", {"taskId": "some-task"}), "mcp-method"),
+        (
+            ext_message("tools/call", {"name": "greet", "arguments": {"name": "x"}}),
+            "mcp-name",
+        ),
+        (ext_message("tools/list"), "mcp-protocol-version"),
+    ],
+    ids=["tools/list", "server/discover", "tasks/get", "tools/call", "version"],
+)
+async def test_d2_18_missing_routing_header_is_32020_by_default(
+    ext_server: ServerHandle, message: dict[str, Any], missing: str
+) -> None:
+    """SEP-2243: a request without ``Mcp-Method`` (or ``MCP-Protocol-Version``, or
+    ``Mcp-Name`` where it names a target) is refused with -32020 and HTTP 400, without
+    any option (the example server uses the defaults)."""
+    headers = headers_for(message)
+    del headers[missing]
+    response = await post(ext_server.url, message, headers)
+    assert response.status_code == 400, response.text
+    error = error_of(response.json())
+    assert error["code"] == -32020, error
+    assert missing.lower() in error["message"].lower()
+    assert response.json()["id"] == message["id"]
+
+
+async def test_d2_18_version_header_that_disagrees_with_the_body_is_32020(
+    ext_server: ServerHandle,
+) -> None:
+    """A header naming one protocol version and ``_meta`` another is a mismatch
+    (-32020), checked before the version itself; both unsupported is -32022."""
+    message = ext_message("server/discover")
+    message["params"]["_meta"][META_VERSION] = "v999.0.0"
+    disagree = await post(
+        ext_server.url,
+        message,
+        headers_for(message, **{"mcp-protocol-version": "2026-07-28"}),
+    )
+    assert disagree.status_code == 400
+    assert error_of(disagree.json())["code"] == -32020
+    unsupported = await post(ext_server.url, message, headers_for(message))
+    assert unsupported.status_code == 400
+    error = error_of(unsupported.json())
+    assert error["code"] == -32022
+    assert error["data"] == {"supported": ["2026-07-28"], "requested": "v999.0.0"}
+
+
+async def test_d2_18_tasks_requests_without_mcp_name_are_served_by_default(
+    ext_server: ServerHandle,
+) -> None:
+    """``"core"`` (the default) serves ``tasks/*`` without ``Mcp-Name``, as fastmcp
+    4.1.4 sends them (``Mcp-Method`` still required; a present ``Mcp-Name`` must
+    match)."""
+    created = result_of(
+        (
+            await post(
+                ext_server.url,
+                ext_message(
+                    "tools/call", {"name": "slow_compute", "arguments": {"seconds": 30}}
+                ),
+            )
+        ).json()
+    )
+    message = ext_message("tasks/get", {"taskId": created["taskId"]})
+    headers = headers_for(message)
+    del headers["mcp-name"]
+    got = await post(ext_server.url, message, headers)
+    assert got.status_code == 200 and result_of(got.json())["status"] == "working"
+    await post(
+        ext_server.url, ext_message("tasks/cancel", {"taskId": created["taskId"]})
     )
 
-    @server.tool()
-    async def noop(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        return "ok"
 
-    async with server:
-        created = result_of(
-            await server.handle(
-                ext_message("tools/call", {"name": "noop"}), RequestInfo(headers={})
-            )
+async def test_d2_18_strict_and_lenient_routing_headers() -> None:
+    """``require_routing_headers=True`` also refuses ``tasks/*`` without ``Mcp-Name``;
+    ``False`` (clients older than SEP-2243) serves requests without headers, but still
+    refuses headers that do not match the body."""
+    strict = TasksServer(
+        "strict", store=InMemoryTaskStore(), require_routing_headers=True
+    )
+    lenient = TasksServer(
+        "lenient", store=InMemoryTaskStore(), require_routing_headers=False
+    )
+    for server in (strict, lenient):
+
+        @server.tool()
+        async def noop(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+            return "ok"
+
+    def info(message: dict[str, Any], **drop: bool) -> RequestInfo:
+        headers = headers_for(message)
+        for name in drop:
+            del headers[name.replace("_", "-")]
+        return RequestInfo(headers=headers)
+
+    async with strict, lenient:
+        call = ext_message("tools/call", {"name": "noop"})
+        created = result_of(await strict.handle(call, info(call)))
+        get = ext_message("tasks/get", {"taskId": created["taskId"]})
+        no_name = await strict.handle(get, info(get, mcp_name=True))
+        named = await strict.handle(get, info(get))
+
+        bare = await lenient.handle(
+            ext_message("tools/call", {"name": "noop"}), RequestInfo(headers={})
         )
-        message = ext_message("tasks/get", {"taskId": created["taskId"]})
-        missing = await server.handle(
-            message, RequestInfo(headers={"mcp-method": "tasks/get"})
+        wrong = await lenient.handle(
+            ext_message("tools/list"), RequestInfo(headers={"mcp-method": "ping"})
         )
-        present = await server.handle(
-            message,
-            RequestInfo(
-                headers={"mcp-method": "tasks/get", "mcp-name": created["taskId"]}
-            ),
-        )
-    assert error_of(missing)["code"] == -32020
-    assert result_of(present)["taskId"] == created["taskId"]
+    assert error_of(no_name)["code"] == -32020
+    assert result_of(named)["taskId"] == created["taskId"]
+    assert "taskId" in result_of(bare)
+    assert error_of(wrong)["code"] == -32020
 
 
 async def test_d2_05_get_right_after_create_over_http(ext_server: ServerHandle) -> None:
@@ -202,16 +293,18 @@ async def test_d2_17_listen_streams_server_sent_events(
         request_id="sub-1",
     )
     events: list[dict[str, Any]] = []
-    async with httpx.AsyncClient(timeout=10) as client:
-        async with client.stream(
+    async with (
+        httpx.AsyncClient(timeout=10) as client,
+        client.stream(
             "POST", ext_server.url, json=listen, headers=headers_for(listen)
-        ) as response:
-            assert response.headers["content-type"].startswith("text/event-stream")
-            async for line in response.aiter_lines():
-                if line.startswith("data: "):
-                    events.append(json.loads(line[6:]))
-                    if events[-1]["params"].get("status") == "completed":
-                        break
+        ) as response,
+    ):
+        assert response.headers["content-type"].startswith("text/event-stream")
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+                if events[-1]["params"].get("status") == "completed":
+                    break
     assert events[0]["method"] == "notifications/subscriptions/acknowledged"
     assert events[0]["params"]["notifications"]["taskIds"] == [created["taskId"]]
     assert all(
@@ -237,15 +330,16 @@ async def test_transport_limits_and_malformed_requests(
             headers={"content-type": "application/json"},
         )
         batch = await client.post(ext_server.url, json=[ext_message("ping")])
+        ping = ext_message("ping")
         origin = await client.post(
             ext_server.url,
-            json=ext_message("ping"),
-            headers={"origin": "http://evil.example", "mcp-method": "ping"},
+            json=ping,
+            headers=headers_for(ping, origin="http://evil.example"),
         )
         local = await client.post(
             ext_server.url,
-            json=ext_message("ping"),
-            headers={"origin": "http://localhost:3000", "mcp-method": "ping"},
+            json=ping,
+            headers=headers_for(ping, origin="http://localhost:3000"),
         )
         get = await client.get(ext_server.url)
         notification = await client.post(

@@ -1,35 +1,77 @@
-"""The official conformance suite's ten ``tasks-*`` scenarios against our servers.
+"""The official conformance suite's ten ``tasks-*`` scenarios against our servers, and
+two of its core scenarios that judge the HTTP edge (``http-header-validation``,
+``server-stateless``).
 
 Two servers: ``examples/server_ext.py`` (standalone, this interpreter) and
 ``examples/sdk_server_ext.py`` (an ``MCPServer`` app of ``mcp==2.3.0`` with
 ``sdk.server_extension``, in the fastmcp peer virtualenv).
 ``@modelcontextprotocol/conformance@0.2.0-alpha.12`` runs with Node 22 from the peers
 folder. The scenarios run in parallel against one server (SQLite store); every check
-must pass except those the suite itself marks ``SKIPPED``.
+must pass except those the suite itself marks ``SKIPPED`` and, in the core scenarios,
+the ``KNOWN_GAPS`` (features of the core revision the example servers do not have).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support import peers
-from tests.support.peers import CONFORMANCE_TASK_SCENARIOS, require, run_conformance
+from tests.support.peers import (
+    CONFORMANCE_HTTP_SCENARIOS,
+    CONFORMANCE_TASK_SCENARIOS,
+    require,
+    run_conformance,
+)
 from tests.support.procs import ServerHandle, free_port, run_server
 
 from .conftest import EXAMPLES, example_server
 
 ACCEPTED = {"SUCCESS", "SKIPPED", "INFO"}
 
+SCENARIOS = CONFORMANCE_TASK_SCENARIOS + CONFORMANCE_HTTP_SCENARIOS
+"""Every scenario run against each server."""
+
+_DIAGNOSTIC_TOOL = (
+    "needs a diagnostic tool of the suite (test_missing_capability,"
+    " test_streaming_elicitation, test_logging_tool) that the example servers do not"
+    " register"
+)
+KNOWN_GAPS: dict[str, str] = {
+    "sep-2575-server-rejects-undeclared-capability": _DIAGNOSTIC_TOOL,
+    "sep-2575-missing-capability-http-400": _DIAGNOSTIC_TOOL,
+    "sep-2575-http-server-no-independent-requests-on-stream": _DIAGNOSTIC_TOOL,
+    "sep-2575-server-no-log-without-loglevel": _DIAGNOSTIC_TOOL,
+    "sep-2575-http-server-method-not-found-404-ping": (
+        "the extension server still answers ping, which 2026-07-28 removed"
+    ),
+    "sep-2575-http-server-method-not-found-404-initialize": (
+        "a dual server answers initialize: it opens a 2025-11-25 session"
+    ),
+    "sep-2575-server-identifies-in-result-meta": (
+        "the mcp 2.3 SDK answers server/discover itself (a warning)"
+    ),
+    "sep-2575-server-sends-prompts-list-changed-on-subscription": (
+        "the mcp 2.3 SDK's listen stream (a warning, SHOULD)"
+    ),
+    "sep-2575-server-sends-tools-list-changed-on-subscription": (
+        "the mcp 2.3 SDK's listen stream (a warning, SHOULD)"
+    ),
+}
+"""Checks of the core scenarios that fail for reasons outside the Tasks runtime and its
+HTTP edge, by check id: why. The routing-header and protocol-version checks are not
+among them: those must pass."""
+
 
 SERVERS = ("standalone", "sdk")
-"""``standalone``: ``examples/server_ext.py``; ``sdk``: ``examples/sdk_server_ext.py``."""
+"""``standalone``: ``examples/server_ext.py``; ``sdk``:
+``examples/sdk_server_ext.py``."""
 
 
 @contextmanager
@@ -69,23 +111,29 @@ def conformance_results(
             out.mkdir()
             proc = run_conformance(server.url, scenario, out)
             found = list(out.glob("*/checks.json"))
-            assert (
-                found
-            ), f"{scenario}: no checks.json\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+            assert found, (
+                f"{scenario}: no"
+                f" checks.json\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+            )
             checks: list[dict[str, Any]] = json.loads(found[0].read_text())
             return scenario, checks
 
         with ThreadPoolExecutor(max_workers=5) as pool:
-            results = dict(pool.map(run, CONFORMANCE_TASK_SCENARIOS))
+            results = dict(pool.map(run, SCENARIOS))
         yield results
 
 
-@pytest.mark.parametrize("scenario", CONFORMANCE_TASK_SCENARIOS)
+@pytest.mark.parametrize("scenario", SCENARIOS)
 def test_conformance_scenario_passes(
     scenario: str, conformance_results: dict[str, list[dict[str, Any]]]
 ) -> None:
     checks = conformance_results[scenario]
-    failed = [c for c in checks if c["status"] not in ACCEPTED]
+    failed = [
+        c
+        for c in checks
+        if c["status"] not in ACCEPTED
+        and not (scenario in CONFORMANCE_HTTP_SCENARIOS and c["id"] in KNOWN_GAPS)
+    ]
     assert checks, f"{scenario} ran no checks"
     assert not failed, json.dumps(failed, indent=2)[:4000]
     if scenario == "tasks-status-notifications":
@@ -112,4 +160,4 @@ def test_conformance_summary_is_written(
     """Keep a machine-readable summary next to the test output (``-s`` prints it)."""
     counts = summary(conformance_results)
     print(json.dumps(counts, sort_keys=True))
-    assert set(counts) == set(CONFORMANCE_TASK_SCENARIOS)
+    assert set(counts) == set(SCENARIOS)

@@ -1,4 +1,5 @@
-"""Crash and restart with the SQLite store: ``kill -9`` mid-task, restart on the same file.
+"""Crash and restart with the SQLite store: ``kill -9`` mid-task, restart on the same
+file.
 
 Every task created before the crash is still answerable; a task whose worker died is
 ``failed`` with a clear error; finished tasks keep their results until their TTL.
@@ -15,18 +16,13 @@ import httpx
 from tests.support.procs import free_port
 
 from .conftest import example_server, ext_message, message_2025, result_of
-
-EXT_HEADERS = {"accept": "application/json, text/event-stream"}
+from .test_http_ext import headers_for
 
 
 def ext_call(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """One extension request over HTTP; returns the result."""
-    headers = {**EXT_HEADERS, "mcp-method": method}
-    if "taskId" in params:
-        headers["mcp-name"] = params["taskId"]
-    response = httpx.post(
-        url, json=ext_message(method, params), headers=headers, timeout=10
-    )
+    message = ext_message(method, params)
+    response = httpx.post(url, json=message, headers=headers_for(message), timeout=10)
     return result_of(response.json())
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_tasks_ext import stores as ext_stores
 from mcp_tasks_ext.server import RequestInfo, TasksServer
 from mcp_tasks_ext.stores import (
@@ -102,6 +103,44 @@ async def test_sqlite_store_survives_reopening(tmp_path: Path) -> None:
         await second.close()
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+async def test_sqlite_file_without_counts_is_counted_when_opened(
+    tmp_path: Path,
+) -> None:
+    """A file written before the ``counts`` table existed gets it, counted from its
+    tasks, and its triggers from then on."""
+    path = str(tmp_path / "tasks.sqlite3")
+    first = SQLiteTaskStore(path)
+    await first.open()
+    result = {"content": [{"type": "text", "text": "x" * 300}]}
+    for n in range(3):
+        await first.create(record(f"live{n}"))
+    await first.create(record("done", status="completed", result=result))
+    await first.create(record("theirs", owner=None, status="failed", error={"m": 1}))
+    await first.close()
+    with sqlite3.connect(path) as conn:  # as the previous version left the file
+        conn.execute("DROP TABLE counts")
+        for trigger in ("insert", "update", "delete"):
+            conn.execute(f"DROP TRIGGER tasks_count_{trigger}")
+    second = SQLiteTaskStore(path)
+    await second.open()
+    try:
+        kept = ext_stores.kept_bytes(record("done", status="completed", result=result))
+        assert await second.count_active("alice") == 3
+        assert await second.usage("alice") == (1, kept)
+        assert await second.usage(None) == (1, len('[null,{"m":1}]'))
+        with pytest.raises(ext_stores.LimitExceeded) as refused:
+            await second.create(record("x"), quota=ext_stores.Quota(max_tasks=5))
+        assert refused.value.current == 5
+        live = await second.get("live0")
+        assert live is not None
+        await second.put(replace(live, status="cancelled"))  # the triggers are back
+        await second.delete(["done"])
+        assert await second.count_active("alice") == 2
+        assert await second.usage("alice") == (1, len("[null,null]"))
+    finally:
+        await second.close()
 
 
 async def test_sqlite_store_runs_off_the_event_loop(tmp_path: Path) -> None:
@@ -451,7 +490,8 @@ async def test_sqlite_store_in_memory_reads_on_the_worker() -> None:
 
 
 async def test_recovery_fails_tasks_whose_worker_died(tmp_path: Path) -> None:
-    """After a crash, unfinished tasks are failed with a clear error instead of staying working."""
+    """After a crash, unfinished tasks are failed with a clear error instead of
+    staying working."""
     path = str(tmp_path / "tasks.sqlite3")
     crashed = SQLiteTaskStore(path)
     await crashed.open()
@@ -485,7 +525,8 @@ async def test_default_store_is_sqlite() -> None:
 
 
 async def test_recovery_can_be_turned_off_for_shared_stores(tmp_path: Path) -> None:
-    """With several servers on one store, a starting server must not fail others' tasks."""
+    """With several servers on one store, a starting server must not fail others'
+    tasks."""
     path = str(tmp_path / "tasks.sqlite3")
     other = SQLiteTaskStore(path)
     await other.open()
