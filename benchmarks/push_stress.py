@@ -306,7 +306,12 @@ def main() -> None:
     parser.add_argument("--serve", metavar="REDIS_URL", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--dump", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--smoke", action="store_true", help="two runs of 8 tasks (the suite runs it)"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.tasks, args.minutes = 2, 8, 1.0
     if args.serve:
         serve(args.serve, args.port, args.dump)
         return

@@ -285,7 +285,12 @@ async def main() -> None:
     )
     parser.add_argument("--profile-server", metavar="FILE")
     parser.add_argument("--profile-client", metavar="FILE")
+    parser.add_argument(
+        "--smoke", action="store_true", help="one short round of 1 and 4 clients"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.clients, args.rounds, args.seconds_per_round = "1,4", 1, 1.0
     counts = [int(c) for c in args.clients.split(",")]
     with ExitStack() as stack:
         folder = Path(tempfile.mkdtemp(prefix="push-throughput-"))

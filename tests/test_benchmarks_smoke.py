@@ -44,8 +44,10 @@ SMOKE = {
     "server_throughput": (["server_throughput.py", "--smoke"], "dual server"),
     "client_requests": (["client_requests.py", "--smoke"], "mcp_tasks_2025_11_25"),
     "create_cost": (["create_cost.py", "--smoke"], "redis  finished"),
+    "push_throughput": (["push_throughput.py", "--smoke"], "tasks/s ratio 4 vs 1"),
+    "push_stress": (["push_stress.py", "--smoke"], "no hang in 2 runs"),
 }
-NEEDS_REDIS = {"replicas", "replicas-sqlite-cache", "create_cost"}
+NEEDS_REDIS = {"replicas", "replicas-sqlite-cache", "create_cost", "push_stress"}
 
 
 def test_every_benchmark_has_a_smoke_run() -> None:
