@@ -23,6 +23,11 @@ Run from the repository root (the peers come from ``.ci/peers.sh``)::
 
     .venv/bin/python benchmarks/client_requests.py [--tasks 20] [--seed 7]
 
+Every task must end ``completed`` and the peer's client must report every task; anything
+else stops the run with exit status 1 and what went wrong (``replies.py``). ``--smoke``
+runs 2 tasks of 0.05-0.15 s, to check in seconds that every part works (no figures to
+keep); without the fastmcp peer it skips the part that needs it.
+
 This is a measurement script, not a test: it prints the figures for docs/benchmarks.md.
 """
 
@@ -38,9 +43,13 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
+sys.path[:0] = [str(ROOT), str(ROOT / "generated"), str(ROOT / "benchmarks")]
+
+from replies import BadReply  # noqa: E402
+from replies import run as run_checked  # noqa: E402
 
 from mcp_tasks_2025_11_25.client import TasksClient as Client2025  # noqa: E402
 from mcp_tasks_2025_11_25.task_ids import MemoryTaskIdStore as Store2025  # noqa: E402
@@ -120,6 +129,15 @@ def terminal_time(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
+def finished(handle: Any, what: str) -> Any:
+    """The task of ``handle`` once its result came back: it must be ``completed``."""
+    task = handle.task
+    status = getattr(task, "status", None)
+    if task is None or str(status) != "completed":
+        raise BadReply(f"{what}: the task ended {status!r}, not completed: {task!r}")
+    return task
+
+
 async def ours(url: str, durations: list[float]) -> list[float]:
     delays = []
     async with TasksClient(HttpTransport(url), store=MemoryTaskIdStore()) as client:
@@ -129,8 +147,8 @@ async def ours(url: str, durations: list[float]) -> list[float]:
             )
             await handle.result()
             returned = time.time()
-            assert handle.task is not None
-            delays.append(returned - (terminal_time(handle.task.created_at) + seconds))
+            task = finished(handle, "mcp_tasks_ext client on the fastmcp server")
+            delays.append(returned - (terminal_time(task.created_at) + seconds))
     return delays
 
 
@@ -140,6 +158,7 @@ async def ours_on_our_server(
     """Our client against our extension server, polling only or also subscribed
     (``subscriptions/listen``): delay from the terminal ``lastUpdatedAt`` to returning.
     """
+    what = f"mcp_tasks_ext client (subscribe={subscribe}) on examples/server_ext.py"
     delays = []
     async with TasksClient(
         HttpTransport(url), store=MemoryTaskIdStore(), subscribe=subscribe
@@ -150,14 +169,15 @@ async def ours_on_our_server(
             )
             await handle.result()
             returned = time.time()
-            assert handle.task is not None
-            delays.append(returned - terminal_time(handle.task.last_updated_at))
+            task = finished(handle, what)
+            delays.append(returned - terminal_time(task.last_updated_at))
     return delays
 
 
 async def ours_2025(url: str, durations: list[float]) -> list[float]:
     """The 2025-11-25 client against our 2025-11-25 server: it polls ``tasks/get`` and
     also wakes on ``notifications/tasks/status`` from the session's GET stream."""
+    what = "mcp_tasks_2025_11_25 client on examples/server_2025.py"
     delays = []
     async with Client2025(Transport2025(url), store=Store2025()) as client:
         for seconds in durations:
@@ -166,8 +186,8 @@ async def ours_2025(url: str, durations: list[float]) -> list[float]:
             )
             await handle.result()
             returned = time.time()
-            assert handle.task is not None
-            delays.append(returned - terminal_time(handle.task.last_updated_at))
+            task = finished(handle, what)
+            delays.append(returned - terminal_time(task.last_updated_at))
     return delays
 
 
@@ -179,12 +199,18 @@ def peer(url: str, durations: list[float]) -> list[dict[str, float | str]]:
         url,
         json.dumps(durations),
     ]
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=600, check=True
-    )
-    return [
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise BadReply(f"fastmcp client failed: {done.stderr.strip()[-600:]}")
+    reports: list[dict[str, float | str]] = [
         json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")
     ]
+    if len(reports) != len(durations):
+        raise BadReply(
+            f"fastmcp client reported {len(reports)} of {len(durations)} tasks:"
+            f" {done.stdout.strip()[-600:]} {done.stderr.strip()[-600:]}"
+        )
+    return reports
 
 
 def summary(name: str, requests: float | None, delays: list[float]) -> str:
@@ -198,11 +224,28 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="2 tasks of 0.05-0.15 s, without the fastmcp peer if it is missing",
+    )
     args = parser.parse_args()
+    low, high = (0.05, 0.15) if args.smoke else (0.2, 1.2)
+    if args.smoke:
+        args.tasks = 2
     durations = [
-        round(random.Random(args.seed + i).uniform(0.2, 1.2), 3)
+        round(random.Random(args.seed + i).uniform(low, high), 3)
         for i in range(args.tasks)
     ]
+    if args.smoke and not peers.is_installed("fastmcp"):
+        print("skipping the fastmcp comparison: peer not installed (.ci/peers.sh)")
+    else:
+        await against_fastmcp(durations, low, high)
+    await against_ours(durations)
+
+
+async def against_fastmcp(durations: list[float], low: float, high: float) -> None:
+    """Both clients, the same tasks, one fastmcp server behind the counting proxy."""
     peers.require = lambda name: None  # a script: fail loudly later instead of skipping
     with peers.serve("fastmcp") as server:
         proxy = CountingProxy(server.port)
@@ -225,7 +268,7 @@ async def main() -> None:
         ]
 
     print(
-        f"{len(durations)} tasks of 0.2-1.2 s each, server pollIntervalMs 200,"
+        f"{len(durations)} tasks of {low:g}-{high:g} s each, server pollIntervalMs 200,"
         " fastmcp[tasks]==4.1.4"
     )
     print(f"{'client':<28} {'req/task':>9} {'median ms':>11} {'p95 ms':>9}")
@@ -233,6 +276,9 @@ async def main() -> None:
     print(summary("fastmcp_tasks 4.1.4", peer_requests, peer_delays))
     print(f"(fastmcp client session set-up, not counted above: {setup} requests)")
 
+
+async def against_ours(durations: list[float]) -> None:
+    """Our clients against our servers: polling, pushed, and 2025-11-25."""
     port = procs.free_port()
     command = [
         sys.executable,
@@ -268,4 +314,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    run_checked(lambda: asyncio.run(main()))

@@ -17,6 +17,10 @@ waits until the end. Printed per create:
 Run from the repository root (``redis-server`` on PATH)::
 
     .venv/bin/python benchmarks/create_cost.py [--finished 10 1000 5000] [--creates 200]
+
+Every create must answer with a task (``replies.py``): an error reply stops the run with
+exit status 1 and the reply. ``--smoke`` (10 and 100 finished tasks, 10 creates) checks
+in seconds that the script works, with no figures to keep.
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from replies import BadReply, result  # noqa: E402
+from replies import run as run_checked  # noqa: E402
 
 from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.server import (  # noqa: E402
@@ -191,7 +199,7 @@ async def run_one(
             began = time.perf_counter()
             response = await server.handle(message, info)
             times.append(time.perf_counter() - began)
-            assert response is not None and "result" in response, response
+            result(response or {}, f"tools/call {n} ({finished} finished)", "taskId")
         counts = await probe.measure()
         gate.set()
     times.sort()
@@ -229,6 +237,8 @@ async def main(options: argparse.Namespace) -> None:
                 break
             except Exception:  # not listening yet
                 await asyncio.sleep(0.05)
+        else:
+            raise BadReply(f"redis-server on port {port} did not answer PING in 10 s")
         with tempfile.TemporaryDirectory() as scratch:
             for finished in options.finished:
                 path = str(Path(scratch) / f"{finished}.sqlite3")
@@ -271,4 +281,10 @@ if __name__ == "__main__":
         default="FULL",
         help="SQLite synchronous setting (FULL, NORMAL, OFF)",
     )
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument(
+        "--smoke", action="store_true", help="10 and 100 finished tasks, 10 creates"
+    )
+    options = parser.parse_args()
+    if options.smoke:
+        options.finished, options.creates = [10, 100], 10
+    run_checked(lambda: asyncio.run(main(options)))

@@ -9,10 +9,17 @@ It stores ``--tasks`` finished tasks directly through each store (Redis: the
 ``RedisTaskStore`` Lua script, many creates in flight; SQLite: one bulk insert of the
 rows the store writes), then measures ``tasks/get`` over HTTP on random stored tasks
 with ``--concurrency`` keep-alive connections for ``--seconds`` seconds: spread over
-two ``examples/server_ext.py --redis`` replicas, and against one
-``examples/server_ext.py --db`` replica. It also reports Redis memory per task
-(``used_memory`` growth divided by the count) and the time from ``kill -9`` of the
-replica running a task until another replica reports the task ``failed``.
+two replicas on Redis, and against one replica on SQLite. It also reports Redis memory
+per task (``used_memory`` growth divided by the count) and the time from ``kill -9`` of
+the replica running a task until another replica reports the task ``failed``.
+
+Every replica is ``examples/server_ext.py`` with the limits the run needs given on its
+command line (``--max-finished-tasks``, ``--max-stored-bytes``, ``--max-tasks``,
+``--max-active-tasks``): the stored tasks all belong to one principal, so the example's
+defaults (1,000 finished tasks and 64 MiB per principal, 100,000 tasks in all) would
+refuse the failover's ``tools/call`` once ``--tasks`` reaches them. Every reply is
+checked (``replies.py``): an error, or a reply without the expected status, stops the
+run with exit status 1 and the reply.
 
 ``--sqlite-cache`` measures only SQLite (no Redis): ``tasks/get`` latency over HTTP on
 stored tasks within the store's 10,000-record cache against stored tasks beyond it,
@@ -25,14 +32,19 @@ the medians over the rounds of p50, p99 and the server's CPU time per request, a
 the median of the rounds' ratios p99(beyond) / p99(in cache)::
 
     .venv/bin/python benchmarks/replicas.py --sqlite-cache --tasks 1000000
+
+``--smoke`` runs either mode in a few seconds, to check that it works (no figures to
+keep): 1,000 stored tasks (the example's default limit, which the explicit limits must
+lift), 0.3 s load runs, a 1 s lease; with ``--sqlite-cache``, files of 100, 1,000 and
+2,000 tasks, 5 hot tasks and 2 rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
-import os
 import random
 import sqlite3
 import statistics
@@ -52,7 +64,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "generated"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from replies import BadReply, result  # noqa: E402
+from replies import run as run_checked  # noqa: E402
 from server_throughput import EXT_META, RawConnection  # noqa: E402
+from server_throughput import cpu_seconds as cpu_s  # noqa: E402
 
 from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.stores import SQLiteTaskStore, TaskRecord  # noqa: E402
@@ -66,12 +81,19 @@ from tests.support.procs import (  # noqa: E402
 )
 
 EXAMPLE = ROOT / "examples" / "server_ext.py"
+FAILOVER_DEADLINE_LEASES = 10
+"""How many leases the failover may take before the run fails (a replica marks a dead
+replica's task failed within about 4/3 of the lease)."""
 RESULT = {"content": [{"type": "text", "text": "done"}], "isError": False}
 OWNER = "anonymous"
 """The principal ``examples/server_ext.py`` gives a request without Authorization."""
 HOT = "hot"
 """The principal of the ``--sqlite-cache`` unfinished tasks."""
-HEADERS = {"accept": "application/json, text/event-stream", "mcp-method": "tasks/get"}
+HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tasks/get",
+}
 
 
 def record(task_id: str, now: float) -> TaskRecord:
@@ -120,19 +142,42 @@ async def seed_sqlite(path: str, ids: list[str]) -> None:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class Needs:
+    """The per-principal and server-wide limits a replica needs for this run."""
+
+    finished: (
+        int  # finished tasks of one principal: the stored ones, those the run adds
+    )
+    active: int  # unfinished tasks of one principal at once
+
+    def args(self) -> list[str]:
+        """The example server's options for them (``examples/limit_options.py``)."""
+        return [
+            "--max-finished-tasks",
+            str(self.finished),
+            "--max-active-tasks",
+            str(self.active),
+            # a stored task is about half a KiB: 4 KiB each leaves room
+            "--max-stored-bytes",
+            str(max(64 * 1_048_576, self.finished * 4096)),
+            "--max-tasks",
+            str(self.finished + self.active),
+        ]
+
+
+def needs(options: argparse.Namespace, stored: int) -> Needs:
+    """The limits for ``stored`` tasks of one principal plus what the run adds."""
+    return Needs(finished=stored + 1_000, active=max(100, options.hot + 10))
+
+
 @contextmanager
-def example(*args: str) -> Iterator[ServerHandle]:
-    """One ``examples/server_ext.py`` process with ``args``."""
+def example(limits: Needs, *args: str) -> Iterator[ServerHandle]:
+    """One ``examples/server_ext.py`` process with ``limits`` and ``args``."""
     port = free_port()
-    cmd = [sys.executable, str(EXAMPLE), "--port", str(port), *args]
+    cmd = [sys.executable, str(EXAMPLE), "--port", str(port), *limits.args(), *args]
     with run_server(cmd, port, url_path="/mcp", timeout=60) as handle:
         yield handle
-
-
-def cpu_s(pid: int) -> float:
-    """User plus system CPU time of a process so far, in seconds (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def load(
@@ -140,12 +185,12 @@ async def load(
     ids: list[str],
     seconds: float,
     concurrency: int,
-    status: bytes = b'"completed"',
+    status: str = "completed",
     principal: str | None = None,
 ) -> dict[str, float]:
     """``tasks/get`` on random IDs, connections spread over ``servers``; each reply
-    must carry ``status``; ``principal`` goes in the Authorization header. Also the
-    servers' CPU time per request."""
+    must be a result with ``status`` (else ``BadReply``); ``principal`` goes in the
+    Authorization header. Also the servers' CPU time per request."""
     headers = dict(HEADERS)
     if principal is not None:
         headers["authorization"] = principal
@@ -170,8 +215,8 @@ async def load(
                 started = time.perf_counter()
                 reply = await connection.post(body, {**headers, "mcp-name": task_id})
                 latencies.append(time.perf_counter() - started)
-                if status not in reply:
-                    raise RuntimeError(f"unexpected reply: {reply[:200]!r}")
+                what = f"tasks/get of stored task {task_id} on port {server.port}"
+                result(reply, what, expect={"status": status})
         finally:
             connection.close()
 
@@ -188,10 +233,10 @@ async def load(
     }
 
 
-async def failover(redis: RedisHandle, lease_s: float) -> float:
+async def failover(redis: RedisHandle, lease_s: float, limits: Needs) -> float:
     """Seconds from ``kill -9`` of the replica running a task until it is ``failed``."""
-    args = ("--redis", redis.url, "--lease-seconds", str(lease_s))
-    with example(*args) as survivor, example(*args) as doomed:
+    args = ("--redis", redis.url, "--lease-s", str(lease_s))
+    with example(limits, *args) as survivor, example(limits, *args) as doomed:
         async with httpx.AsyncClient(timeout=10) as client:
 
             async def post(server: ServerHandle, method: str, **params: Any) -> Any:
@@ -202,20 +247,30 @@ async def failover(redis: RedisHandle, lease_s: float) -> float:
                     "method": method,
                     "params": params,
                 }
-                headers = {"accept": HEADERS["accept"], "mcp-method": method}
+                # the routing headers: the method, and the tool's name or the task id
+                name = str(params.get("name", params.get("taskId", "")))
+                headers = {**HEADERS, "mcp-method": method, "mcp-name": name}
                 response = await client.post(server.url, json=message, headers=headers)
-                return response.json()["result"]
+                return result(response.content, f"{method} on port {server.port}")
 
             created = await post(
                 doomed, "tools/call", name="slow_compute", arguments={"seconds": 600}
             )
+            task_id = created.get("taskId") if isinstance(created, dict) else None
+            if not isinstance(task_id, str):
+                raise BadReply(f"tools/call (failover): no taskId in {created!r}")
             doomed.kill9()
             killed = time.perf_counter()
-            while True:
-                task = await post(survivor, "tasks/get", taskId=created["taskId"])
-                if task["status"] == "failed":
+            deadline = killed + FAILOVER_DEADLINE_LEASES * lease_s + 10
+            while time.perf_counter() < deadline:
+                task = await post(survivor, "tasks/get", taskId=task_id)
+                if task.get("status") == "failed":
                     return time.perf_counter() - killed
                 await asyncio.sleep(0.02)
+            raise BadReply(
+                f"failover: task {task_id} of the killed replica still {task!r}"
+                f" after {deadline - killed:.0f} s"
+            )
 
 
 async def run(options: argparse.Namespace) -> dict[str, Any]:
@@ -226,9 +281,12 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
         started = time.perf_counter()
         report["redis_bytes_per_task"] = await seed_redis(redis.url, ids)
         report["redis_seed_s"] = time.perf_counter() - started
+        limits = needs(options, options.tasks)
+        report["limits"] = dataclasses.asdict(limits)
         with ExitStack() as stack:
             replicas = [
-                stack.enter_context(example("--redis", redis.url)) for _ in range(2)
+                stack.enter_context(example(limits, "--redis", redis.url))
+                for _ in range(2)
             ]
             report["redis_2_replicas"] = await load(
                 replicas, ids, options.seconds, options.concurrency
@@ -237,12 +295,12 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
         started = time.perf_counter()
         await seed_sqlite(db, ids)
         report["sqlite_seed_s"] = time.perf_counter() - started
-        with example("--db", db) as single:
+        with example(limits, "--db", db) as single:
             report["sqlite_1_replica"] = await load(
                 [single], ids, options.seconds, options.concurrency
             )
         report["lease_s"] = options.lease
-        report["failover_s"] = await failover(redis, options.lease)
+        report["failover_s"] = await failover(redis, options.lease, limits)
     return report
 
 
@@ -269,10 +327,11 @@ async def start_hot(server: ServerHandle, count: int) -> list[str]:
                     "_meta": EXT_META,
                 },
             }
-            reply = json.loads(await connection.post(body, headers))
-            if "result" not in reply:
-                raise RuntimeError(f"unexpected reply: {reply}")
-            ids.append(reply["result"]["taskId"])
+            reply = await connection.post(body, headers)
+            task_id = result(reply, f"tools/call (hot task {index})", "taskId")
+            if not isinstance(task_id, str):
+                raise BadReply(f"tools/call (hot task {index}): taskId {task_id!r}")
+            ids.append(task_id)
     finally:
         connection.close()
     return ids
@@ -280,9 +339,9 @@ async def start_hot(server: ServerHandle, count: int) -> list[str]:
 
 async def run_cache(options: argparse.Namespace) -> dict[str, Any]:
     """SQLite ``tasks/get`` within the store's cache against beyond it, interleaved."""
-    sizes = {"small": options.small, "200k": 200_000, "beyond": options.tasks}
+    sizes = {"small": options.small, "mid": options.mid, "beyond": options.tasks}
     report: dict[str, Any] = {"tasks": sizes, "hot_tasks": options.hot}
-    targets: dict[str, tuple[ServerHandle, list[str], bytes, str | None]] = {}
+    targets: dict[str, tuple[ServerHandle, list[str], str, str | None]] = {}
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         for name, count in sizes.items():
             ids = [uuid.uuid4().hex for _ in range(count)]
@@ -290,12 +349,13 @@ async def run_cache(options: argparse.Namespace) -> dict[str, Any]:
             started = time.perf_counter()
             await seed_sqlite(db, ids)
             report[f"seed_{name}_s"] = time.perf_counter() - started
-            server = stack.enter_context(example("--db", db))
-            targets[name] = (server, ids, b'"completed"', None)
+            limits = needs(options, count)
+            server = stack.enter_context(example(limits, "--db", db))
+            targets[name] = (server, ids, "completed", None)
             if name == "small":
                 hot = await start_hot(server, options.hot)
-                targets["hot"] = (server, hot, b'"working"', HOT)
-        names = ["hot", "small", "200k", "beyond"]
+                targets["hot"] = (server, hot, "working", HOT)
+        names = ["hot", "small", "mid", "beyond"]
         samples: dict[str, list[dict[str, float]]] = {name: [] for name in names}
         for index in range(options.rounds):
             shift = index % len(names)
@@ -316,7 +376,7 @@ async def run_cache(options: argparse.Namespace) -> dict[str, Any]:
             key: statistics.median(figures[key] for figures in samples[name])
             for key in samples[name][0]
         }
-    for far in ("200k", "beyond"):
+    for far in ("mid", "beyond"):
         for near in ("hot", "small"):
             report[f"ratio_p99_{far}_{near}"] = statistics.median(
                 f["p99_ms"] / n["p99_ms"]
@@ -331,7 +391,7 @@ def print_cache(report: dict[str, Any], options: argparse.Namespace) -> None:
     rows = {
         "hot": f"in cache: {report['hot_tasks']:,} unfinished tasks",
         "small": f"in cache: {sizes['small']:,} finished tasks",
-        "200k": f"beyond: {sizes['200k']:,} finished tasks",
+        "mid": f"beyond: {sizes['mid']:,} finished tasks",
         "beyond": f"beyond: {sizes['beyond']:,} finished tasks",
     }
     print(
@@ -346,7 +406,7 @@ def print_cache(report: dict[str, Any], options: argparse.Namespace) -> None:
             f"{label:42} {f['requests_per_s']:7,.0f} {f['p50_ms']:7.2f}"
             f" {f['p99_ms']:7.2f} {f['cpu_ms_per_request']:10.3f}"
         )
-    for far in ("200k", "beyond"):
+    for far in ("mid", "beyond"):
         for near in ("hot", "small"):
             print(
                 f"p99 ratio {rows[far].split(': ')[1]} / {rows[near].split(': ')[1]}:"
@@ -369,13 +429,29 @@ def main() -> None:
     )
     parser.add_argument("--small", type=int, default=5_000)
     parser.add_argument(
-        "--hot",
+        "--mid",
         type=int,
-        default=100,
-        help="at most 100 (the example's limit per principal)",
+        default=200_000,
+        help="--sqlite-cache: the smaller file beyond the cache",
     )
+    parser.add_argument("--hot", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a few seconds, to check the benchmark works (see the module docstring)",
+    )
     options = parser.parse_args()
+    if options.smoke:
+        options.tasks, options.seconds, options.concurrency = 1_000, 0.3, 2
+        options.lease, options.rounds = 1.0, 2
+        if options.sqlite_cache:
+            options.small, options.mid, options.tasks, options.hot = (
+                100,
+                1_000,
+                2_000,
+                5,
+            )
     if options.sqlite_cache:
         report = asyncio.run(run_cache(options))
         if options.json:
@@ -402,4 +478,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_checked(main)

@@ -3,8 +3,11 @@ single.
 
 Side by side, on this machine:
 
-- ``tasks/get`` requests per second over streamable HTTP (one keep-alive client,
-  concurrency 1 and 8, load generator in this process) for our server with the memory
+- ``tasks/get`` over streamable HTTP (keep-alive connections, load generator in this
+  process), at a fixed rate (``--rate`` requests per second on one connection, each sent
+  at its scheduled time: the server CPU a request costs when the server is not busy) and
+  saturated (as fast as replies come, concurrency 1 and 8: requests per second, and the
+  server CPU per request over both), for our server with the memory
   store and with the SQLite store, the same tasks hosted in the official SDKs through
   ``sdk.py`` (``examples/sdk_server_ext.py``: an ``MCPServer`` of ``mcp==2.3.0`` with
   ``server_extension``, memory and SQLite store; ``examples/sdk_server_2025.py``: a
@@ -12,6 +15,11 @@ Side by side, on this machine:
   ``fastmcp[tasks]==4.1.4`` server (in-memory Docket) and the ``mcp==1.30.0`` server
   (its in-memory task store);
 - ``tasks/get`` per second in process (``TasksServer.handle``, no transport) for ours;
+- the server CPU per request of each peer over ours, at the fixed rate and saturated:
+  the two differ (a saturated server spreads its event loop's fixed costs over more
+  requests; the peers' more so), so both are printed; from the rows above (one pass per
+  server), and from ours and the peers all running at once and loaded in turn in
+  ``--rounds`` interleaved rounds (``--only peers``), the figures to quote;
 - resident memory per stored task: every server creates ``--tasks`` finished tasks
   through real ``tools/call`` requests over HTTP and the growth of its RSS is divided
   by that count; ours is also measured with ``--rss-tasks`` (default 100,000) tasks
@@ -33,17 +41,25 @@ Side by side, on this machine:
   bytes, and one doing ``json.loads`` of the body and ``json.dumps`` of a fixed
   task-shaped result. All six run at once, take the same load generator and requests in
   ``--rounds`` interleaved rounds (rotating order); printed are the server CPU per
-  request and the medians of the rounds' ratios ours / floor.
+  request (at the fixed rate and saturated) and the medians of the rounds' ratios
+  ours / floor.
+
+Every reply is checked (``replies.py``): a reply that is an error, or a
+``tasks/get`` result whose status is not ``completed``, stops the run with exit status 1
+and the reply.
 
 Run from the repository root (peers from ``.ci/peers.sh``; missing ones are skipped)::
 
     .venv/bin/python benchmarks/server_throughput.py [--seconds 5] [--tasks 900]
 
 ``--quick`` (1 s load runs, 300 tasks over HTTP, 5,000 in process, 4 rounds of the dual
-comparison) takes about four minutes; ``--only NAME`` (repeatable) measures the
-targets whose name contains NAME (``--only dual``: the dual server's rows and the
-comparison with the single-revision servers; ``--only floors``: ours against the
-floor apps).
+comparison) takes about four minutes; ``--smoke`` (0.2 s load runs, a few tasks, ours
+with the memory store, against the peers that are installed, three of the floor
+comparison's servers, the 2025-11-25 pair over HTTP and the extension pair in process,
+2 rounds) checks that every part works, with no figures to keep; ``--only NAME``
+(repeatable) measures the targets whose name contains NAME (``--only dual``: the dual
+server's rows and the comparison with the single-revision servers; ``--only floors``:
+ours against the floor apps; ``--only peers``: ours against the peers, interleaved).
 The figures are printed as tables and as JSON (``--json``).
 """
 
@@ -70,6 +86,10 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "generated"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from replies import BadReply, message, result  # noqa: E402
+from replies import run as run_checked  # noqa: E402
 
 from tests.support import peers  # noqa: E402
 from tests.support.procs import free_port, run_server  # noqa: E402
@@ -80,6 +100,11 @@ EXT_META = {
     "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}},
 }
 ACCEPT = {"accept": "application/json, text/event-stream"}
+FINISH_DEADLINE_S = 30.0
+"""How long a created task may take to finish before the run fails."""
+PAUSES = {"warm_s": 0.5, "settle_s": 1.0}
+"""Warm-up load before a measurement, and the wait before reading a server's RSS (half
+of it before the count, all of it after); ``--smoke`` shortens both."""
 
 
 def rss_kb(pid: int) -> int:
@@ -91,9 +116,21 @@ def rss_kb(pid: int) -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process has used so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time a process has used so far (Linux ``/proc``): the scheduler's count of
+    its running threads, in nanoseconds (a short fixed-rate run costs a server a few
+    clock ticks, the resolution of ``/proc/PID/stat``), else user + system time in
+    ticks."""
+    try:
+        return (
+            sum(
+                int((task / "schedstat").read_text().split()[0])
+                for task in Path(f"/proc/{pid}/task").iterdir()
+            )
+            / 1e9
+        )
+    except (OSError, ValueError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class RawConnection:
@@ -141,17 +178,9 @@ class RawConnection:
         self.reader = self.writer = None  # the next post connects again
 
 
-def parse_response(response: httpx.Response) -> dict[str, Any]:
-    """The JSON-RPC response in a JSON or SSE HTTP response."""
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        for line in reversed(response.text.splitlines()):
-            if line.startswith("data: "):
-                message: dict[str, Any] = json.loads(line[6:])
-                if "id" in message:
-                    return message
-        raise RuntimeError(f"no response in stream: {response.text[:200]}")
-    parsed: dict[str, Any] = response.json()
-    return parsed
+def parse_response(response: httpx.Response, what: str) -> dict[str, Any]:
+    """The JSON-RPC response in a JSON or SSE HTTP response (``BadReply`` if none)."""
+    return message(response.content, what)
 
 
 class Dialect:
@@ -177,6 +206,21 @@ class Dialect:
         """Body and headers of one ``tasks/get``."""
         raise NotImplementedError
 
+    async def wait_finished(self, client: httpx.AsyncClient, task_id: str) -> None:
+        """Poll ``tasks/get`` until the task is ``completed`` (``BadReply`` if it is not
+        within ``FINISH_DEADLINE_S``, or a reply is an error)."""
+        deadline = time.perf_counter() + FINISH_DEADLINE_S
+        while True:
+            body, headers = self.get_request(task_id)
+            response = await client.post(self.url, json=body, headers=headers)
+            task = result(response.content, f"tasks/get {task_id} on {self.url}")
+            status = task.get("status") if isinstance(task, dict) else None
+            if status == "completed":
+                return
+            if time.perf_counter() > deadline:
+                raise BadReply(f"task {task_id} on {self.url} still {status!r}")
+            await asyncio.sleep(0.05)
+
 
 class ExtDialect(Dialect):
     """Stateless 2026-07-28 with the Tasks extension declared per request."""
@@ -200,8 +244,10 @@ class ExtDialect(Dialect):
             "mcp-method": "tools/call",
             "mcp-name": "slow_compute",
         }
-        result = parse_response(await client.post(self.url, json=body, headers=headers))
-        task_id: str = result["result"]["taskId"]
+        response = await client.post(self.url, json=body, headers=headers)
+        task_id = result(response.content, f"tools/call on {self.url}", "taskId")
+        if not isinstance(task_id, str):
+            raise BadReply(f"tools/call on {self.url}: taskId {task_id!r}")
         return task_id
 
     def get_request(self, task_id: str) -> tuple[dict[str, Any], dict[str, str]]:
@@ -229,13 +275,22 @@ class Dialect2025(Dialect):
             },
         }
         response = await client.post(self.url, json=init, headers=self.headers)
-        self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
+        result(response.content, f"initialize on {self.url}", "protocolVersion")
+        session = response.headers.get("mcp-session-id")
+        if not session:
+            raise BadReply(f"initialize on {self.url}: no Mcp-Session-Id header")
+        self.headers["mcp-session-id"] = session
         self.headers["mcp-protocol-version"] = "2025-11-25"
-        await client.post(
+        response = await client.post(
             self.url,
             json={"jsonrpc": "2.0", "method": "notifications/initialized"},
             headers=self.headers,
         )
+        if response.status_code not in (200, 202):
+            raise BadReply(
+                f"notifications/initialized on {self.url}: HTTP"
+                f" {response.status_code} {response.text[:200]}"
+            )
 
     async def create_task(self, client: httpx.AsyncClient) -> str:
         body = {
@@ -248,10 +303,11 @@ class Dialect2025(Dialect):
                 "task": {"ttl": 3_600_000},
             },
         }
-        result = parse_response(
-            await client.post(self.url, json=body, headers=self.headers)
-        )
-        task_id: str = result["result"]["task"]["taskId"]
+        response = await client.post(self.url, json=body, headers=self.headers)
+        what = f"tools/call (task) on {self.url}"
+        task_id = result(response.content, what, "task", "taskId")
+        if not isinstance(task_id, str):
+            raise BadReply(f"{what}: taskId {task_id!r}")
         return task_id
 
     def get_request(self, task_id: str) -> tuple[dict[str, Any], dict[str, str]]:
@@ -269,6 +325,9 @@ class FloorDialect(ExtDialect):
 
     async def create_task(self, client: httpx.AsyncClient) -> str:
         return "48e43c02cf46b19d36aa4ae7ad7702fa"
+
+    async def wait_finished(self, client: httpx.AsyncClient, task_id: str) -> None:
+        """Nothing to wait for (every reply of the floor is a completed task)."""
 
 
 @dataclass
@@ -481,8 +540,44 @@ async def throughput(
     return done / (time.perf_counter() - start), done
 
 
-async def measure_http(target: Target, seconds: float, tasks: int) -> dict[str, Any]:
-    """HTTP throughput and RSS per task of one server process."""
+async def paced(
+    send: Callable[[], Awaitable[None]], rate: float, seconds: float
+) -> tuple[float, int]:
+    """``send`` at ``rate`` requests per second for ``seconds``, one at a time, each at
+    its scheduled time (at once when the reply before it came late): the rate achieved
+    (below ``rate`` only for a server slower than that) and the count."""
+    interval = 1.0 / rate
+    start = time.perf_counter()
+    end = start + seconds
+    done = 0
+    while (due := start + done * interval) < end:
+        delay = due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        await send()
+        done += 1
+    return done / (time.perf_counter() - start), done
+
+
+def checked_sender(
+    connection: RawConnection, dialect: Dialect, task_id: str, what: str
+) -> Callable[[], Awaitable[None]]:
+    """One ``tasks/get`` of ``task_id`` on ``connection``, whose reply must be the
+    completed task (else ``BadReply``)."""
+
+    async def send() -> None:
+        body, headers = dialect.get_request(task_id)
+        reply = await connection.post(body, headers)
+        result(reply, what, expect={"status": "completed"})
+
+    return send
+
+
+async def measure_http(
+    target: Target, seconds: float, tasks: int, rate: float
+) -> dict[str, Any]:
+    """HTTP throughput, server CPU per request (at ``rate`` and saturated) and RSS per
+    task of one server process."""
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
         with run_server(
@@ -494,37 +589,36 @@ async def measure_http(target: Target, seconds: float, tasks: int) -> dict[str, 
                 dialect = target.dialect(url)
                 await dialect.open(client)
                 task_id = await dialect.create_task(client)
-                await asyncio.sleep(0.5)  # let it finish: we poll a completed task
+                await dialect.wait_finished(client, task_id)  # we poll a completed task
 
                 connections = [
                     RawConnection(handle.host, handle.port, target.path)
                     for _ in range(8)
                 ]
-
-                def sender(connection: RawConnection) -> Callable[[], Awaitable[None]]:
-                    async def send() -> None:
-                        body, headers = dialect.get_request(task_id)
-                        reply = await connection.post(body, headers)
-                        if b'"result"' not in reply:
-                            raise RuntimeError(reply[:300])
-
-                    return send
-
+                what = f"tasks/get on {target.name}"
+                senders = [
+                    checked_sender(c, dialect, task_id, what) for c in connections
+                ]
                 pid = handle.proc.pid
-                await throughput([sender(connections[0])], 0.5)  # warm up
+                await throughput(senders[:1], PAUSES["warm_s"])
                 cpu = cpu_seconds(pid)
-                c1, n1 = await throughput([sender(connections[0])], seconds)
-                c8, n8 = await throughput([sender(c) for c in connections], seconds)
+                fixed, nf = await paced(senders[0], rate, seconds)
+                cpu_fixed = (cpu_seconds(pid) - cpu) * 1000 / nf
+                cpu = cpu_seconds(pid)
+                c1, n1 = await throughput(senders[:1], seconds)
+                c8, n8 = await throughput(senders, seconds)
                 cpu_ms = (cpu_seconds(pid) - cpu) * 1000 / (n1 + n8)
                 for connection in connections:
                     connection.close()
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(PAUSES["settle_s"] / 2)
                 before = rss_kb(handle.proc.pid)
                 for _ in range(tasks):
                     await dialect.create_task(client)
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(PAUSES["settle_s"])
                 after = rss_kb(handle.proc.pid)
     return {
+        "req_per_s_fixed": round(fixed, 1),
+        "server_cpu_ms_per_req_fixed": round(cpu_fixed, 3),
         "req_per_s_c1": round(c1),
         "req_per_s_c8": round(c8),
         "server_cpu_ms_per_req": round(cpu_ms, 3),
@@ -564,15 +658,18 @@ async def in_process_sender(server: Any) -> Callable[[], Awaitable[None]]:
             1,
         )
     )
-    assert created is not None
-    task_id = created["result"]["taskId"]
-    await asyncio.sleep(0.1)
-    message = ext_request("tasks/get", {"taskId": task_id}, 2)
+    task_id = result(created or {}, "tools/call (in process)", "taskId")
+    request = ext_request("tasks/get", {"taskId": task_id}, 2)
+    what = f"tasks/get {task_id} (in process)"
+    deadline = time.perf_counter() + FINISH_DEADLINE_S
+    while result(await server.handle(request) or {}, what, "status") != "completed":
+        if time.perf_counter() > deadline:
+            raise BadReply(f"{what}: not completed in {FINISH_DEADLINE_S:g} s")
+        await asyncio.sleep(0.01)
 
     async def send() -> None:
-        reply = await server.handle(message)
-        if reply is None or "result" not in reply:
-            raise RuntimeError(reply)
+        reply = await server.handle(request)
+        result(reply or {}, what, expect={"status": "completed"})
 
     return send
 
@@ -631,9 +728,10 @@ async def measure_pair_in_process(
 
 
 async def measure_group(
-    targets: dict[str, Target], seconds: float, rounds: int
+    targets: dict[str, Target], seconds: float, rounds: int, rate: float
 ) -> dict[str, dict[str, list[float]]]:
-    """HTTP ``tasks/get`` throughput (c=1, c=8) and server CPU per request of several
+    """HTTP ``tasks/get`` server CPU per request at ``rate`` (``cpu_ms_fixed``),
+    throughput (c=1, c=8) and server CPU per request saturated (``cpu_ms``) of several
     servers, all running at once and loaded in turn for ``rounds`` interleaved rounds
     (round ``i`` starts with the ``i``-th side, in a rotating order); every round's
     figures of every side, by side name."""
@@ -658,32 +756,23 @@ async def measure_group(
                 dialect = target.dialect(handle.url)
                 await dialect.open(client)
                 task_id = await dialect.create_task(client)
+                await dialect.wait_finished(client, task_id)  # we poll completed tasks
                 own = [
                     RawConnection(handle.host, handle.port, target.path)
                     for _ in range(8)
                 ]
                 own_connections[side] = own
-
-                def sender(
-                    connection: RawConnection,
-                    dialect: Dialect = dialect,
-                    task_id: str = task_id,
-                ) -> Callable[[], Awaitable[None]]:
-                    async def send() -> None:
-                        body, headers = dialect.get_request(task_id)
-                        reply = await connection.post(body, headers)
-                        if b'"result"' not in reply:
-                            raise RuntimeError(reply[:300])
-
-                    return send
-
-                loads[side] = (handle.proc.pid, [sender(c) for c in own])
-            await asyncio.sleep(0.5)  # let the tasks finish: we poll completed tasks
+                what = f"tasks/get on {side}"
+                loads[side] = (
+                    handle.proc.pid,
+                    [checked_sender(c, dialect, task_id, what) for c in own],
+                )
             for pid, senders in loads.values():
-                await throughput(senders[:1], 0.5)  # warm up
-                await throughput(senders, 0.5)
+                await throughput(senders[:1], PAUSES["warm_s"])
+                await throughput(senders, PAUSES["warm_s"])
             samples: dict[str, dict[str, list[float]]] = {
-                side: {"c1": [], "c8": [], "cpu_ms": []} for side in loads
+                side: {"cpu_ms_fixed": [], "c1": [], "c8": [], "cpu_ms": []}
+                for side in loads
             }
             names = list(loads)
             for index in range(rounds):
@@ -693,6 +782,11 @@ async def measure_group(
                     for connection in own_connections[side]:
                         # uvicorn drops connections idle for 5 s: connect anew
                         connection.close()
+                    cpu = cpu_seconds(pid)
+                    _, nf = await paced(senders[0], rate, seconds)
+                    samples[side]["cpu_ms_fixed"].append(
+                        (cpu_seconds(pid) - cpu) * 1000 / nf
+                    )
                     cpu = cpu_seconds(pid)
                     c1, n1 = await throughput(senders[:1], seconds)
                     for connection in own_connections[side][1:]:
@@ -709,19 +803,21 @@ async def measure_group(
     return samples
 
 
-async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any]:
+async def measure_pair(
+    pair: Pair, seconds: float, rounds: int, rate: float
+) -> dict[str, Any]:
     """HTTP ``tasks/get`` throughput and server CPU per request of the single-revision
     server and the dual one, both running, loaded in turn for ``rounds`` interleaved
     rounds (the order alternates); each side's medians and the medians of the rounds'
     ratios dual/single."""
     samples = await measure_group(
-        {"single": pair.single, "dual": pair.dual}, seconds, rounds
+        {"single": pair.single, "dual": pair.dual}, seconds, rounds, rate
     )
     figures: dict[str, Any] = {"rounds": samples}
-    for key in ("c1", "c8", "cpu_ms"):
+    for key in ("cpu_ms_fixed", "c1", "c8", "cpu_ms"):
         single = statistics.median(samples["single"][key])
         dual = statistics.median(samples["dual"][key])
-        digits = 3 if key == "cpu_ms" else 0
+        digits = 3 if key.startswith("cpu_ms") else 0
         figures[f"single_{key}"] = round(single, digits) if digits else round(single)
         figures[f"dual_{key}"] = round(dual, digits) if digits else round(dual)
         ratios = [
@@ -732,12 +828,15 @@ async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any
     return figures
 
 
-async def measure_floors(seconds: float, rounds: int) -> dict[str, dict[str, Any]]:
+async def measure_floors(
+    targets: list[Target], seconds: float, rounds: int, rate: float
+) -> dict[str, dict[str, Any]]:
     """Ours (extension ``tasks/get``, single-revision and dual, memory and SQLite)
     against the two floor apps, all loaded in interleaved rounds; each side's medians
-    and the medians of the rounds' ratios to each floor (server CPU per request)."""
+    and the medians of the rounds' ratios to each floor (server CPU per request, at
+    ``rate`` and saturated)."""
     samples = await measure_group(
-        {target.name: target for target in FLOOR_TARGETS}, seconds, rounds
+        {target.name: target for target in targets}, seconds, rounds, rate
     )
     figures: dict[str, dict[str, Any]] = {}
     for name, rows in samples.items():
@@ -745,14 +844,18 @@ async def measure_floors(seconds: float, rounds: int) -> dict[str, dict[str, Any
         entry["req_per_s_c1"] = round(statistics.median(rows["c1"]))
         entry["req_per_s_c8"] = round(statistics.median(rows["c8"]))
         entry["server_cpu_ms_per_req"] = round(statistics.median(rows["cpu_ms"]), 3)
+        entry["server_cpu_ms_per_req_fixed"] = round(
+            statistics.median(rows["cpu_ms_fixed"]), 3
+        )
         for floor, key in ((FLOOR_JSON, "json"), (FLOOR_FIXED, "fixed")):
-            ratios = [
-                ours / base
-                for ours, base in zip(
-                    rows["cpu_ms"], samples[floor]["cpu_ms"], strict=True
+            for cpu, suffix in (("cpu_ms", ""), ("cpu_ms_fixed", "_fixed")):
+                ratios = [
+                    ours / base
+                    for ours, base in zip(rows[cpu], samples[floor][cpu], strict=True)
+                ]
+                entry[f"cpu{suffix}_ratio_to_{key}_floor"] = round(
+                    statistics.median(ratios), 3
                 )
-            ]
-            entry[f"cpu_ratio_to_{key}_floor"] = round(statistics.median(ratios), 3)
         figures[name] = entry
     return figures
 
@@ -765,9 +868,11 @@ async def child_rss(store: str, count: int) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as tmp:
         server = load_example().build_server(None)
+        # every task belongs to one principal: allow it all of them, finished ones too
         server.limits = Limits(
             max_active_tasks=count + 1,
             max_finished_tasks=count + 1,
+            max_stored_bytes=(count + 1) * 4096,
             max_tasks=None,
             poll_interval_ms=200,
             default_ttl_ms=3_600_000,
@@ -780,13 +885,14 @@ async def child_rss(store: str, count: int) -> dict[str, Any]:
         async with server:
             before = rss_kb(os.getpid())
             for index in range(count):
-                await server.handle(
+                reply = await server.handle(
                     ext_request(
                         "tools/call",
                         {"name": "slow_compute", "arguments": {"seconds": 0}},
                         index,
                     )
                 )
+                result(reply or {}, f"tools/call {index} (in process, RSS)", "taskId")
                 if index % 500 == 499:
                     while (
                         server._workers
@@ -803,20 +909,34 @@ async def child_rss(store: str, count: int) -> dict[str, Any]:
 
 def run_child_rss(store: str, count: int) -> dict[str, Any]:
     """Run :func:`child_rss` in a fresh interpreter."""
-    output = subprocess.run(
+    done = subprocess.run(
         [sys.executable, __file__, "--child-rss", store, "--rss-tasks", str(count)],
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout
-    result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
-    return result
+    )
+    if done.returncode != 0:
+        raise BadReply(f"RSS child ({store}) failed: {done.stderr.strip()[-600:]}")
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+SMOKE_TARGETS = ("ours (memory store)",)
+"""The server ``--smoke`` measures alone (the peers it measures against ours only)."""
+PEERS = ("fastmcp[tasks] 4.1.4", "mcp 1.30.0")
+OURS = ("ours (memory store)", "ours (SQLite store)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--seconds", type=float, default=5.0, help="duration of each load run"
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=200.0,
+        help="requests per second of the fixed-rate runs (below every server's"
+        " saturation; default 200)",
     )
     parser.add_argument(
         "--tasks",
@@ -851,12 +971,22 @@ def main() -> None:
         help="short runs: --seconds 1 --tasks 300 --rss-tasks 5000 --rounds 4",
     )
     parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a few seconds, to check every part works: 0.2 s runs at 50 req/s, 20"
+        " tasks over HTTP, 200 in process, 2 rounds, fewer servers (see the docstring)",
+    )
+    parser.add_argument(
         "--child-rss", choices=["memory", "sqlite"], help=argparse.SUPPRESS
     )
     options = parser.parse_args()
     if options.quick:
         options.seconds, options.tasks, options.rss_tasks = 1.0, 300, 5000
         options.rounds = 4
+    if options.smoke:
+        options.seconds, options.tasks, options.rss_tasks = 0.2, 20, 200
+        options.rounds, options.rate = 2, 50.0
+        PAUSES.update(warm_s=0.1, settle_s=0.2)
     if options.child_rss:
         print(json.dumps(asyncio.run(child_rss(options.child_rss, options.rss_tasks))))
         return
@@ -864,6 +994,8 @@ def main() -> None:
     figures: dict[str, dict[str, Any]] = {}
     for target in TARGETS:
         if options.only and not any(part in target.name for part in options.only):
+            continue
+        if options.smoke and target.name not in SMOKE_TARGETS:
             continue
         if target.peer is not None and not peers.is_installed(target.peer):
             print(
@@ -873,7 +1005,7 @@ def main() -> None:
             continue
         print(f"measuring {target.name} ...", file=sys.stderr)
         figures[target.name] = asyncio.run(
-            measure_http(target, options.seconds, options.tasks)
+            measure_http(target, options.seconds, options.tasks, options.rate)
         )
         print(f"  {figures[target.name]}", file=sys.stderr)
     for store, name in (
@@ -881,6 +1013,8 @@ def main() -> None:
         ("sqlite", "ours (SQLite store)"),
     ):
         if options.only and not any(part in name for part in options.only):
+            continue
+        if options.smoke and name not in SMOKE_TARGETS:
             continue
         print(f"measuring {name} in process ...", file=sys.stderr)
         entry = figures.setdefault(name, {})
@@ -892,10 +1026,12 @@ def main() -> None:
         entry[f"rss_kib_with_{options.rss_tasks}"] = child["rss_after_kib"]
         print(f"  {entry}", file=sys.stderr)
 
+    rate = f"{options.rate:g} req/s"
     columns = [
+        ("server_cpu_ms_per_req_fixed", f"server CPU ms/req at {rate}"),
         ("req_per_s_c1", "HTTP c=1"),
         ("req_per_s_c8", "HTTP c=8"),
-        ("server_cpu_ms_per_req", "server CPU ms/req"),
+        ("server_cpu_ms_per_req", "server CPU ms/req saturated"),
         ("req_per_s_in_process", "in process"),
         ("bytes_per_task_http", f"B/task ({options.tasks} via HTTP)"),
         (
@@ -906,15 +1042,25 @@ def main() -> None:
     ]
     if figures:
         print(
-            f"\ntasks/get throughput (req/s) and memory; {os.cpu_count()} CPUs, load"
-            " generator on the same machine"
+            f"\ntasks/get throughput (req/s), server CPU per request and memory;"
+            f" {os.cpu_count()} CPUs, load generator on the same machine"
         )
         print("| server | " + " | ".join(title for _, title in columns) + " |")
         print("|---" * (len(columns) + 1) + "|")
         for name, entry in figures.items():
             cells = [str(entry.get(key, "-")) for key, _ in columns]
             print(f"| {name} | " + " | ".join(cells) + " |")
+        slow = [
+            f"{name} ({entry['req_per_s_fixed']:g} req/s)"
+            for name, entry in figures.items()
+            if "req_per_s_fixed" in entry
+            and entry["req_per_s_fixed"] < 0.95 * options.rate
+        ]
+        if slow:
+            print(f"fixed rate not reached (saturated below {rate}): {', '.join(slow)}")
+        print_peer_ratios(figures, rate)
 
+    against_peers = compare_peers(options)
     floors = compare_floors(options)
     pairs = compare_dual(options)
     if options.json:
@@ -922,6 +1068,7 @@ def main() -> None:
             json.dumps(
                 {
                     "servers": figures,
+                    "against_peers": against_peers,
                     "against_floors": floors,
                     "dual_against_single": pairs,
                 },
@@ -930,12 +1077,99 @@ def main() -> None:
         )
 
 
+def print_peer_ratios(figures: dict[str, dict[str, Any]], rate: str) -> None:
+    """Server CPU per request of each peer over ours, at the fixed rate and
+    saturated."""
+    ours = [name for name in OURS if "server_cpu_ms_per_req" in figures.get(name, {})]
+    theirs = [name for name in PEERS if name in figures]
+    if not ours or not theirs:
+        return
+    print(
+        f"\nserver CPU per tasks/get, peer / ours (how many times less CPU ours"
+        f" uses), at {rate} and saturated"
+    )
+    print(
+        "| peer | "
+        + " | ".join(f"/ {name}, {rate} | / {name}, saturated" for name in ours)
+        + " |"
+    )
+    print("|---" * (2 * len(ours) + 1) + "|")
+    for peer in theirs:
+        cells = []
+        for name in ours:
+            for key in ("server_cpu_ms_per_req_fixed", "server_cpu_ms_per_req"):
+                base = figures[name][key]
+                cells.append(f"{figures[peer][key] / base:.2f}" if base else "-")
+        print(f"| {peer} | " + " | ".join(cells) + " |")
+
+
+PEER_COMPARISON = "peers"
+"""The name ``--only`` matches to run ours against the peers in interleaved rounds."""
+
+
+def compare_peers(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Ours (memory and SQLite store; memory only with ``--smoke``) and the installed
+    peers, all running at once and loaded in turn in ``--rounds`` interleaved rounds:
+    each one's median server CPU per request at the fixed rate and saturated, and each
+    peer's median over the rounds of its CPU per request over ours."""
+    if options.only and not any(part in PEER_COMPARISON for part in options.only):
+        return {}
+    ours = OURS[:1] if options.smoke else OURS
+    theirs = [
+        t
+        for t in TARGETS
+        if t.name in PEERS and t.peer is not None and peers.is_installed(t.peer)
+    ]
+    if not theirs:
+        return {}
+    targets = {t.name: t for t in TARGETS if t.name in ours} | {
+        t.name: t for t in theirs
+    }
+    print("measuring ours against the peers, interleaved ...", file=sys.stderr)
+    samples = asyncio.run(
+        measure_group(targets, options.seconds, options.rounds, options.rate)
+    )
+    figures: dict[str, dict[str, Any]] = {}
+    for name, rows in samples.items():
+        entry: dict[str, Any] = {"rounds": rows}
+        for key in ("cpu_ms_fixed", "cpu_ms"):
+            entry[key] = round(statistics.median(rows[key]), 3)
+        for base in ours:
+            for key in ("cpu_ms_fixed", "cpu_ms"):
+                pairs = zip(rows[key], samples[base][key], strict=True)
+                entry[f"{key}_over_{base}"] = round(
+                    statistics.median(peer / own for peer, own in pairs), 2
+                )
+        figures[name] = entry
+    rate = f"{options.rate:g} req/s"
+    print(
+        f"\nserver CPU per tasks/get against the peers: medians of {options.rounds}"
+        f" interleaved rounds of {options.seconds:g} s per load; ratio = median of the"
+        " rounds' peer / ours (how many times less CPU ours uses)"
+    )
+    header = [f"CPU ms/req at {rate}", "CPU ms/req saturated"]
+    for base in ours:
+        header += [f"/ {base}, {rate}", f"/ {base}, saturated"]
+    print("| server | " + " | ".join(header) + " |")
+    print("|---" * (len(header) + 1) + "|")
+    for name, entry in figures.items():
+        cells = [f"{entry['cpu_ms_fixed']:.3f}", f"{entry['cpu_ms']:.3f}"]
+        for base in ours:
+            for key in ("cpu_ms_fixed", "cpu_ms"):
+                cells.append(f"{entry[f'{key}_over_{base}']:.2f}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return figures
+
+
 def compare_floors(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Ours against the floor apps (see the module docstring)."""
     if options.only and not any(part in FLOOR_COMPARISON for part in options.only):
         return {}
+    targets = FLOOR_TARGETS[:3] if options.smoke else FLOOR_TARGETS
     print("measuring ours against the floors ...", file=sys.stderr)
-    floors = asyncio.run(measure_floors(options.seconds, options.rounds))
+    floors = asyncio.run(
+        measure_floors(targets, options.seconds, options.rounds, options.rate)
+    )
     for name, entry in floors.items():
         shown = {k: v for k, v in entry.items() if k != "rounds"}
         print(f"  {name}: {shown}", file=sys.stderr)
@@ -943,15 +1177,19 @@ def compare_floors(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
         "\nextension tasks/get against the floors (benchmarks/floor_server.py, same"
         f" uvicorn settings): medians of {options.rounds} interleaved rounds of"
         f" {options.seconds:g} s per load; ratio = median of the rounds' ours / floor"
-        " (server CPU per request)"
+        f" (server CPU per request, at {options.rate:g} req/s and saturated)"
     )
     print(
-        "| server | HTTP c=1 | HTTP c=8 | server CPU ms/req | ratio to JSON-echo floor"
-        " | ratio to fixed-bytes floor |"
+        f"| server | server CPU ms/req at {options.rate:g} req/s | ratio to JSON-echo"
+        " floor | ratio to fixed-bytes floor | HTTP c=1 | HTTP c=8 | server CPU"
+        " ms/req saturated | ratio to JSON-echo floor | ratio to fixed-bytes floor |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, entry in floors.items():
         cells = [
+            f"{entry['server_cpu_ms_per_req_fixed']:.3f}",
+            f"{entry['cpu_fixed_ratio_to_json_floor']:.2f}",
+            f"{entry['cpu_fixed_ratio_to_fixed_floor']:.2f}",
             str(entry["req_per_s_c1"]),
             str(entry["req_per_s_c8"]),
             f"{entry['server_cpu_ms_per_req']:.3f}",
@@ -968,10 +1206,15 @@ def compare_dual(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
     if options.only and not any(part in COMPARISON for part in options.only):
         return pairs
     for pair in PAIRS:
+        if options.smoke and "memory" not in pair.name:
+            continue
         print(f"measuring dual against single, {pair.name} ...", file=sys.stderr)
-        pairs[pair.name] = asyncio.run(
-            measure_pair(pair, options.seconds, options.rounds)
-        )
+        pairs[pair.name] = {}
+        # --smoke: the extension pair in process only (its HTTP path is the 2025 one's)
+        if not options.smoke or pair.single.dialect is not ExtDialect:
+            pairs[pair.name] = asyncio.run(
+                measure_pair(pair, options.seconds, options.rounds, options.rate)
+            )
         if pair.single.dialect is ExtDialect:
             store = "memory" if "memory" in pair.name else "sqlite"
             pairs[pair.name].update(
@@ -989,16 +1232,21 @@ def compare_dual(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
         f"{options.seconds:g} s per load; ratio = median of the rounds' dual / single"
     )
     print(
-        "| load, store | HTTP c=1 single / dual (ratio) | HTTP c=8 single / dual"
-        " (ratio) | server CPU ms/req single / dual (ratio) | in process single / dual"
-        " (ratio) |"
+        f"| load, store | server CPU ms/req at {options.rate:g} req/s single / dual"
+        " (ratio) | HTTP c=1 single / dual (ratio) | HTTP c=8 single / dual (ratio)"
+        " | server CPU ms/req saturated single / dual (ratio) | in process single /"
+        " dual (ratio) |"
     )
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|")
     for name, entry in pairs.items():
         cells = [
-            f"{entry[f'single_{key}']} / {entry[f'dual_{key}']}"
-            f" ({entry[f'ratio_{key}']:.2f})"
-            for key in ("c1", "c8", "cpu_ms")
+            (
+                f"{entry[f'single_{key}']} / {entry[f'dual_{key}']}"
+                f" ({entry[f'ratio_{key}']:.2f})"
+                if f"ratio_{key}" in entry
+                else "-"
+            )
+            for key in ("cpu_ms_fixed", "c1", "c8", "cpu_ms")
         ]
         if "ratio_in_process" in entry:
             cells.append(
@@ -1012,4 +1260,4 @@ def compare_dual(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    main()
+    run_checked(main)

@@ -20,7 +20,9 @@ the Tasks extension (``GetTaskResult``), side by side in one process:
   hooks.
 
 ``--baseline NAME=PATH`` adds another models file (an earlier version of ours, say) to
-the same run, so a before/after comparison shares one machine state.
+the same run, so a before/after comparison shares one machine state. ``--dmc-unset``
+adds datamodel-codegen's ``model_dump`` with ``exclude_unset=True`` (the fields that
+were set, as ``to_wire()`` sends; it still drops unknown nested fields).
 
 The corpus: 2,000 results built from a fixed seed, the five statuses in equal shares and
 shuffled, ``_meta`` (server info plus a vendor key) on half of them; ``input_required``
@@ -29,11 +31,17 @@ measurement runs ``--messages`` messages (the corpus, or one status's share of i
 repeated) through ``TypeAdapter(GetTaskResult).validate_python`` / ``.validate_json``
 (from bytes) and through serialisation of the validated objects (``to_wire()`` for ours,
 ``model_dump(mode="json", by_alias=True)`` for the others). The implementations take
-turns within each round; the figure is the median over ``--rounds`` rounds of messages
-per second of CPU time (process time, so other work on the machine disturbs it less than
-wall time). Ratios are against the floor. Before timing, every implementation must
-accept every message, and ours must give every message back unchanged from
-``to_wire()``.
+turns within each round, in the reverse order every other round; the figure is the
+median over ``--rounds`` rounds of messages per second of CPU time (process time, so
+other work on the machine disturbs it less than wall time). Ratios are against the
+floor; then ours (and each baseline) against datamodel-codegen, as the median of the
+rounds' ratios of CPU time per message (above 1: ours is slower), each round's pair
+measured seconds apart. Before timing, every implementation must accept every message,
+and ours must give every message back unchanged from ``to_wire()``.
+
+``--schema`` defaults to the extension schema in ``$MCPTASKS_SHARED/schemas``, else in
+the ``shared/`` folder beside the repository. ``--smoke`` checks in a few seconds that
+the script works (one round of 100 messages per measurement; no figures to keep).
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -249,9 +258,10 @@ def _datamodel_codegen(schema: Path, folder: Path) -> ModuleType:
         "--output",
         str(out),
     ]
-    subprocess.run(
-        cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        error = done.stderr.decode("utf-8", "replace").strip()[-1000:]
+        sys.exit(f"datamodel-codegen failed on {schema}:\n{error}")
     return _load(out, "bench_dmc_models")
 
 
@@ -279,6 +289,16 @@ def implementations(args: argparse.Namespace, folder: Path) -> list[Impl]:
             lambda obj: obj.model_dump(mode="json", by_alias=True),
         )
     )
+    if args.dmc_unset:
+        impls.append(
+            Impl(
+                "datamodel-codegen, unset",
+                dmc.GetTaskResult,
+                lambda obj: obj.model_dump(
+                    mode="json", by_alias=True, exclude_unset=True
+                ),
+            )
+        )
     impls.append(
         Impl(
             "floor",
@@ -347,10 +367,11 @@ def main() -> None:
         type=Path,
         default=ROOT / "generated" / "mcp_tasks_ext" / "models_ext.py",
     )
+    shared = Path(os.environ.get("MCPTASKS_SHARED", ROOT.parent / "shared"))
     parser.add_argument(
         "--schema",
         type=Path,
-        default=ROOT.parent / "shared" / "schemas" / "ext-tasks-draft.schema.json",
+        default=shared / "schemas" / "ext-tasks-draft.schema.json",
     )
     parser.add_argument(
         "--baseline",
@@ -360,7 +381,23 @@ def main() -> None:
         type=lambda s: (s.split("=", 1)[0], Path(s.split("=", 1)[1])),
         help="another models.py to time beside ours",
     )
+    parser.add_argument(
+        "--dmc-unset",
+        action="store_true",
+        help="also time datamodel-codegen's model_dump with exclude_unset=True (only"
+        " the fields that were set, as to_wire() sends; still without unknown nested"
+        " fields)",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one round of 100 messages per measurement, to check the script works",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.messages = 1, 100
+    if not args.schema.is_file():
+        sys.exit(f"schema not found: {args.schema} (--schema, or set MCPTASKS_SHARED)")
 
     messages = corpus()
     sets = {
@@ -384,10 +421,10 @@ def main() -> None:
         )
 
     samples: dict[tuple[str, str, str], list[float]] = {}
-    for _ in range(args.rounds):
+    for index in range(args.rounds):
         for op in OPS:
             for name, (python, raw, objects) in prepared.items():
-                for impl in impls:
+                for impl in impls if index % 2 == 0 else impls[::-1]:
                     seconds = _run(impl, op, python, raw, objects[impl.label])
                     samples.setdefault((op, name, impl.label), []).append(
                         len(python) / seconds
@@ -409,6 +446,35 @@ def main() -> None:
                 for name in sets
             )
             print(f"  {impl.label:<{width}}{cells}")
+
+    theirs = "datamodel-codegen"
+    print(
+        f"\nCPU time per message against {theirs} (median of the rounds' ratios;"
+        " above 1: slower)"
+    )
+    print(f"{'':<{width + 18}}" + "".join(f"{name:>16}" for name in sets))
+    for op in OPS:
+        for impl in impls:
+            if impl.label.startswith(theirs) or impl.label == "floor":
+                continue
+            cells = "".join(
+                f"{ratio(samples, op, name, impl.label, theirs):>15.2f}x"
+                for name in sets
+            )
+            print(f"  {op:<16}{impl.label:<{width}}{cells}")
+
+
+def ratio(
+    samples: dict[tuple[str, str, str], list[float]],
+    op: str,
+    name: str,
+    label: str,
+    other: str,
+) -> float:
+    """Median over the rounds of (time per message of ``label``) / (that of
+    ``other``): rates are messages per second, so their rate over ours."""
+    pairs = zip(samples[op, name, other], samples[op, name, label], strict=True)
+    return statistics.median(theirs / ours for theirs, ours in pairs)
 
 
 if __name__ == "__main__":

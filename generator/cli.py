@@ -31,10 +31,11 @@ from mcptasks_gen.revisions import DEFAULT_SCHEMAS, REVISIONS
 
 GENERATE_HELP = """Generate a typed Python package for MCP Tasks from a JSON Schema.
 
-SCHEMA is an official MCP schema (core 2025-11-25, or the Tasks extension) or one of the
-project's own; the Tasks revision is detected from its content. Without SCHEMA and options,
-every target in [tool.mcptasks-gen] of the nearest pyproject.toml is generated; without
-that table, the embedded default schema (the Tasks extension) goes to ./mcp_tasks/.
+SCHEMA is an official MCP schema (core 2025-11-25, or the Tasks extension) or one of
+the project's own; the Tasks revision is detected from its content. Without SCHEMA and
+options, every target in [tool.mcptasks-gen] of the nearest pyproject.toml is
+generated; without that table, both embedded schemas (2025-11-25 and the Tasks
+extension) go to one package of both revisions, ./mcp_tasks/.
 
 SCHEMA "-" reads the schema from standard input (named <stdin> in messages and in the
 generated headers). A schema is at most 64 MiB long: a longer file, or a device or pipe
@@ -356,18 +357,20 @@ def _why_stale(found: str, wanted: str) -> list[str]:
     return reasons
 
 
-DIFF_HELP = """Compare the generated API of two schemas and judge each change for clients and servers.
+DIFF_HELP = """Compare the generated API of two schemas; judge each change for clients
+and servers.
 
-OLD and NEW are schema files (official MCP schemas or the project's own, in any mix); both
-are read through the same stages as `generate`, so the comparison is of the generated
-classes, fields, enum and Literal values, methods, notifications and error codes, never of
-the schema text. Descriptions and ordering never count as changes.
+OLD and NEW are schema files (official MCP schemas or the project's own, in any mix);
+both are read through the same stages as `generate`, so the comparison is of the
+generated classes, fields, enum and Literal values, methods, notifications and error
+codes, never of the schema text. Descriptions and ordering never count as changes.
 
-Every change is classified twice: breaking or compatible for client code, and for server
-code (e.g. an added status value breaks a client's exhaustive handling but no server; a
-new required field breaks whoever builds the object). Renames (`ttl` -> `ttlMs`,
-`notifications/tasks/status` -> `notifications/tasks`) and a nested object moved to the top
-level are reported as such. The rules are listed in the docstring of mcptasks_gen.apidiff.
+Every change is classified twice: breaking or compatible for client code, and for
+server code (e.g. an added status value breaks a client's exhaustive handling but no
+server; a new required field breaks whoever builds the object). Renames (`ttl` ->
+`ttlMs`, `notifications/tasks/status` -> `notifications/tasks`) and a nested object
+moved to the top level are reported as such. The rules are listed in the docstring of
+mcptasks_gen.apidiff.
 
 \b
 Exit status:
@@ -379,8 +382,10 @@ Exit status:
 Examples:
   mcptasks-gen diff schema/2025-11-25/schema.json schema/ext-2026-07-28/schema.json
   mcptasks-gen diff old.json new.json --format markdown > api-changes.md
-  mcptasks-gen diff old.json new.json --format json | jq '.changes[] | select(.client == "breaking")'
-  git show main:schema.json > /tmp/old.json && mcptasks-gen diff /tmp/old.json schema.json
+  mcptasks-gen diff old.json new.json --format json \\
+      | jq '.changes[] | select(.client == "breaking")'
+  git show main:schema.json > /tmp/old.json
+  mcptasks-gen diff /tmp/old.json schema.json
 """
 
 

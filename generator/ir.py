@@ -202,9 +202,8 @@ class Package:
         # some union picks its branch by JSON type: models.py defines ``_json_kind``
         False
     )
-    python_re: bool = (
-        False  # some pattern needs Python's ``re``: the models use ``regex_engine="python-re"``
-    )
+    # some pattern needs Python's ``re``: the models use ``regex_engine="python-re"``
+    python_re: bool = False
     dispatches: tuple[
         Dispatch, ...
     ] = ()  # unions picked by a pinned property: models.py defines ``_Dispatch``

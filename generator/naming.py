@@ -30,6 +30,7 @@ _RESERVED_FIELDS = frozenset(
         "to_wire",
         "from_orm",
         "wire_constants",
+        "wire_keys",
         # Builtins the generated annotations use: a field of that name would shadow the
         # type for the fields after it (pydantic evaluates annotations in the class
         # namespace).

@@ -493,8 +493,9 @@ class _Normalizer:
             return " | ".join(dict.fromkeys(parts))
         if types == "array":
             items = node.get("items", {})
+            item = self.annotation(items, loc.child("items"), class_name(ctx, "Item"))
             return self._constrained(
-                f"list[{self.annotation(items, loc.child('items'), class_name(ctx, 'Item'))}]",
+                f"list[{item}]",
                 node,
                 "array",
                 loc,
@@ -584,10 +585,10 @@ class _Normalizer:
             return self._union(node, loc, ctx)
         value = _map_value(node)
         if "properties" not in node and value is not None:
-            return (
-                "dict[str,"
-                f" {self.annotation(value, loc.child('additionalProperties'), class_name(ctx, 'Value'))}]"
+            values = self.annotation(
+                value, loc.child("additionalProperties"), class_name(ctx, "Value")
             )
+            return f"dict[str, {values}]"
         if "properties" not in node and not _closed(node):
             self.cx.typing.add("Any")
             return "dict[str, Any]"
@@ -999,13 +1000,12 @@ class _Normalizer:
         forward: list[ClassName] = []
         for name in names:
             model = self.cx.models[name]
-            if isinstance(model, ir.RootModel):
-                if any(
-                    position.get(d, -1) >= position[name]
-                    for d in self.cx.deps.get(name, ())
-                ):
-                    model = replace(model, annotation=py_str(model.annotation))
-                    forward.append(name)
+            if isinstance(model, ir.RootModel) and any(
+                position.get(d, -1) >= position[name]
+                for d in self.cx.deps.get(name, ())
+            ):
+                model = replace(model, annotation=py_str(model.annotation))
+                forward.append(name)
             models.append(model)
         return tuple(models), tuple(forward)
 

@@ -170,7 +170,8 @@ def _compile_settings(env: jinja2.Environment) -> str:
         sorted(env.extensions),
     )
     settings = repr((syntax, options)).encode()
-    return f"{jinja2.__version__}-{sys.implementation.cache_tag}-{hashlib.sha256(settings).hexdigest()[:16]}"
+    digest = hashlib.sha256(settings).hexdigest()[:16]
+    return f"{jinja2.__version__}-{sys.implementation.cache_tag}-{digest}"
 
 
 LINE_LENGTH = 88

@@ -143,8 +143,8 @@ _LUA_TERMINAL = (
 """A Lua table naming the terminal statuses, shared by the scripts below."""
 
 _CREATE = """
--- KEYS: task hash, seq counter, owner-tasks, owner-active, unfinished, expiry, owner-of,
---       kept, owner-kept
+-- KEYS: task hash, seq counter, owner-tasks, owner-active, unfinished, expiry,
+--       owner-of, kept, owner-kept
 -- ARGV: task id, status, body, owner tag, expires_at ('' = never),
 --       key expiry in unix ms ('' = never), kept bytes (when terminal), then the
 --       limits ('' = none): max_active_tasks, max_finished_tasks, max_stored_bytes,
@@ -284,7 +284,8 @@ task deleted twice, by two sweeping replicas say, is taken off the counts once).
 _RANGE = """
 -- KEYS: a sorted set
 -- ARGV: min score, max score, how many members at most (-1 = all)
-return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES', 'LIMIT', 0, ARGV[3])
+return redis.call(
+    'ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES', 'LIMIT', 0, ARGV[3])
 """
 """Members of a sorted set by score, as a flat ``member, score, ...`` list."""
 

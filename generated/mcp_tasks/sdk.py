@@ -661,7 +661,9 @@ class FastMCPSeam(_HostedTools):
             output = await self.app.call_tool(name, arguments)
         except error_type as error:  # FastMCP wraps the tool's own ToolError
             cause = error.__cause__
-            raise ToolError(str(cause if isinstance(cause, error_type) else error))
+            raise ToolError(
+                str(cause if isinstance(cause, error_type) else error)
+            ) from error
         if isinstance(output, tuple):
             content, structured = cast(tuple[Any, Any], output)
             result = {"content": [_wire(block) for block in content]}

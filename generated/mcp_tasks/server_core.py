@@ -91,11 +91,11 @@ LIMIT_EXCEEDED = -32000
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Whether a tool never, sometimes or always runs as a task."""
 
-RoutingHeaders = Union[bool, Literal["core"]]
+RoutingHeaders = Union[bool, Literal["core"]]  # noqa: UP007 - evaluated on Python 3.10
 """Which missing HTTP routing headers a server refuses (``require_routing_headers``):
 ``"core"``, ``True`` (also ``Mcp-Name`` on the Tasks requests) or ``False`` (none)."""
 
-ToolOutput = Union[str, dict[str, Any]]
+ToolOutput = Union[str, dict[str, Any]]  # noqa: UP007 - a public alias users subscript
 """What a tool handler returns: plain text, or a complete ``CallToolResult`` object."""
 
 ToolHandler = Callable[["ToolContext", dict[str, Any]], Awaitable[ToolOutput]]
@@ -863,8 +863,20 @@ class _Subscription:
     closed: bool = False
     """The server is closing: send what is pending, then end the stream."""
 
+    latest: dict[str, float] = field(default_factory=dict[str, float])
+    """Task ID -> the ``updated_at`` of the last state it took."""
+
     def offer(self, record: TaskRecord, state: dict[str, Any]) -> None:
-        """A task's new state (it replaces an unsent older one)."""
+        """A task's new state (it replaces an unsent older one).
+
+        A state not newer (by ``updated_at``, which every write raises) than the last
+        one taken for its task is dropped: the subscription's read of the current
+        state can return after a newer state was published to it, and that stale
+        state must not replace (or follow) the newer one.
+        """
+        if record.updated_at <= self.latest.get(record.task_id, -math.inf):
+            return
+        self.latest[record.task_id] = record.updated_at
         self.pending[record.task_id] = (state, record.is_terminal)
         self.changed.set()
 
@@ -1061,6 +1073,8 @@ class TaskServerCore:
         self._audit = audit
         self._tools: dict[str, Tool] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
+        self._storing: set[str] = set()
+        """Tasks whose local worker's tool returned: it only stores the outcome now."""
         self._write_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
         self._lease_keepers: list[asyncio.Task[None]] = []
@@ -1942,9 +1956,12 @@ class TaskServerCore:
             owner = self._session_owner(channel.principal, None)
             for session_id in self._session_owners.get(owner, ()):
                 session = self.sessions.get(session_id)
-                if session is not None and session.streaming:
-                    if session.principal == channel.principal:
-                        listeners.append(session)
+                if (
+                    session is not None
+                    and session.streaming
+                    and session.principal == channel.principal
+                ):
+                    listeners.append(session)
         for session in listeners:
             for request_id, message in waiting:
                 session.send(message)
@@ -2415,17 +2432,34 @@ class TaskServerCore:
         """Catch up with the store for every local worker, as signals may be lost.
 
         Run after the signal channel reconnects and at every lease round. A worker
-        whose task ended elsewhere is stopped; one waiting for input gets the answers
+        whose task ended elsewhere is stopped (not one whose tool returned: the
+        terminal state read may be the one it is storing, which it has yet to
+        announce, and it ends by itself); one waiting for input gets the answers
         stored in its task (``_stored_answers``), in case the answer signal never
-        arrived.
+        arrived; the subscriptions following tasks that run elsewhere get their
+        stored state (``_catch_up_followers``).
         """
         for task_id in list(self._workers):
             record = await self.store.get(task_id)
             if record is None or record.is_terminal:
-                self._cancelled_elsewhere(task_id)
+                if task_id not in self._storing:
+                    self._cancelled_elsewhere(task_id)
                 continue
             if record.answers:
                 self._stored_answers(record)
+        await self._catch_up_followers()
+
+    async def _catch_up_followers(self) -> None:
+        """Give every followed task that runs elsewhere its stored state, in case its
+        status signal was lost: a subscription that already has that state drops
+        it (``_Subscription.offer``), one that missed it gets it now."""
+        for task_id in [t for t in self._listeners if t not in self._workers]:
+            record = await self.store.get(task_id)
+            listeners = self._listeners.get(task_id)
+            if record is not None and listeners:
+                task = self._task(record)
+                for subscription in listeners:
+                    subscription.offer(record, task)
 
     def _ttl_due(self, task_id: str, owner: str | None) -> None:
         """Timer of a local worker: its TTL runs out within ``_ttl_margin_s``."""
@@ -2551,7 +2585,10 @@ class TaskServerCore:
         """
         try:
             try:
-                result = tool_result(await ctx.tool.handler(ctx, arguments))
+                try:
+                    result = tool_result(await ctx.tool.handler(ctx, arguments))
+                finally:  # from here on the worker stores the outcome (see _resync)
+                    self._storing.add(task_id)
             except ToolError as error:
                 result = text_result(str(error), is_error=True)
             except JsonRpcError as error:
@@ -2586,6 +2623,7 @@ class TaskServerCore:
             )
         finally:
             ctx.finished = True
+            self._storing.discard(task_id)
             self._contexts.pop(task_id, None)
             self._task_ended(task_id)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import json
 import secrets
@@ -62,6 +63,9 @@ def _answers(task: Mapping[str, Any]) -> dict[str, Any]:
         answers[key] = input_answer(str(request.get("method")), params)
     return answers
 
+
+_ANSWER_FOR = "io.github.mcptasks-gen/check-answer-for"
+"""``_meta`` key of the checker's input answers: the task whose request it answers."""
 
 # -- errors.foreign_task ---------------------------------------------------------------
 
@@ -203,13 +207,16 @@ class _Foreign:
     def _no_leak(self, run: TaskRun) -> None:
         """Nothing about the task reached the other principal's client."""
         for exchange in self.s.log:
-            if exchange.via == "other" and exchange.incoming:
-                if run.task_id in json.dumps(exchange.params):
-                    raise CheckFailed(
-                        f"the server sent another principal {exchange.method} about"
-                        " the task",
-                        exchange,
-                    )
+            if (
+                exchange.via == "other"
+                and exchange.incoming
+                and run.task_id in json.dumps(exchange.params)
+            ):
+                raise CheckFailed(
+                    f"the server sent another principal {exchange.method} about"
+                    " the task",
+                    exchange,
+                )
 
     # -- the other principal's requests ----------------------------------------------
 
@@ -320,9 +327,12 @@ class _Foreign:
         def acknowledged() -> Exchange | None:
             for exchange in s.log:
                 meta = json_object(exchange.params.get("_meta")) or _EMPTY
-                if exchange.incoming and meta.get(key) == listen_id:
-                    if exchange.method == "notifications/subscriptions/acknowledged":
-                        return exchange
+                if (
+                    exchange.incoming
+                    and meta.get(key) == listen_id
+                    and exchange.method == "notifications/subscriptions/acknowledged"
+                ):
+                    return exchange
             return None
 
         await s.wait_until(
@@ -354,39 +364,65 @@ class _Foreign:
         included."""
         s = self.s
         self.probed = asyncio.get_running_loop().create_future()
-        self.owner = s.new_client(
-            s.headers, handler=self._answer_now, on_request=self._before_send
-        )
-        await s.open(self.owner)
+        s.answers_held = self.probed
         try:
-            run = self.run = await s.create(self.kind, client=self.owner)
-        finally:
-            self.created.set()
-        payload = asyncio.ensure_future(
-            s.send(
-                s.tables.roles["result"], s.task_params(run.task_id), client=self.owner
+            self.owner = s.new_client(
+                s.headers, handler=self._answer_now, on_request=self._before_send
             )
-        )
-        self.side.append(payload)
-        waiting: set[asyncio.Future[Any]] = {self.probed, payload}
-        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-        if not self.probing:  # the task ended without asking
-            self.probing = True
-            self.probed.set_result(None)
-            self.not_tried.append("a reply to its input request (it asked none)")
-            before, _ = await s.get(run, self.owner)
-            await self._everything(run, before)
-        await self.probed
-        await payload
-        await self._finish(run, (await s.get(run, self.owner))[0])
+            await s.open(self.owner)
+            try:
+                run = self.run = await s.create(self.kind, client=self.owner)
+            finally:
+                self.created.set()
+            payload = asyncio.ensure_future(
+                s.send(
+                    s.tables.roles["result"],
+                    s.task_params(run.task_id),
+                    client=self.owner,
+                )
+            )
+            self.side.append(payload)
+            waiting: set[asyncio.Future[Any]] = {self.probed, payload}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if not self.probing:  # the task ended without asking
+                self.probing = True
+                self.probed.set_result(None)
+                self.not_tried.append("a reply to its input request (it asked none)")
+                before, _ = await s.get(run, self.owner)
+                await self._everything(run, before)
+            await self.probed
+            await payload
+            await self._finish(run, (await s.get(run, self.owner))[0])
+        finally:
+            if not self.probed.done():
+                self.probed.set_result(None)
+            s.answers_held = None
+            if self.owner is not s.client:
+                # A session of the checker's principal that stays open would be given
+                # (and answer) the input requests of the tasks probed after this one.
+                with contextlib.suppress(TransportError, OSError):
+                    await self.owner.aclose()
 
     async def _answer_now(self, request: InputContext) -> dict[str, Any]:
-        return input_answer(request.method, request.params)
+        answer = input_answer(request.method, request.params)
+        if request.task_id is None:
+            return answer
+        # The answer names its task in ``_meta``, so that ``_before_send`` tells the
+        # answer to this task's request from one to a request of an earlier task that
+        # the server delivers again on a new stream.
+        meta = json_object(answer.get("_meta")) or {}
+        return {**answer, "_meta": {**meta, _ANSWER_FOR: request.task_id}}
+
+    def _for_other_task(self, message: Mapping[str, Any]) -> bool:
+        """Whether ``message`` answers a request of a task other than the probed one."""
+        result = json_object(message.get("result")) or {}
+        named = (json_object(result.get("_meta")) or {}).get(_ANSWER_FOR)
+        return named is not None and (self.run is None or named != self.run.task_id)
 
     async def _before_send(self, request: Any) -> None:
         """An ``httpx`` request hook of the owner's client: before the owner's answer to
         the server's input request goes out, run the other principal's requests."""
-        if self.probed is None or self.probing:
+        if self.probed is None or self.probed.done():
             return
         try:
             message = json_object(json.loads(request.content))
@@ -395,7 +431,16 @@ class _Foreign:
         if message is None or "method" in message or message.get("result") == {}:
             return  # a request, a notification, or the answer to a ping
         await self.created.wait()  # the input request may come before the create reply
+        if self._for_other_task(message):
+            return
+        if self.probing:
+            # The server may deliver its request again on another stream while the
+            # probes run: every copy of the owner's answer waits for them to end.
+            await self.probed
+            return
         if self.run is None or self.probing:
+            if self.probing:
+                await self.probed
             return
         self.probing = True
         try:
@@ -457,6 +502,15 @@ def _refused_400(s: Session, status: int, error: Mapping[str, Any]) -> bool:
     return error.get("code") == s.rules.header_mismatch_error and status == 400
 
 
+def _set_header(headers: dict[str, str], *, header: str, value: str) -> None:
+    headers[header] = value
+
+
+def _drop_headers(headers: dict[str, str], *, names: tuple[str, ...]) -> None:
+    for name in names:
+        headers.pop(name, None)
+
+
 @check(
     "routing.headers",
     "Mcp-Method and Mcp-Name must match the request",
@@ -469,7 +523,7 @@ async def _routing(s: Session) -> str:
         ("Mcp-Method", "tools/list"),
     ):
         status, error, exchange = await _routed(
-            s, run, lambda h: h.__setitem__(header, wrong)
+            s, run, functools.partial(_set_header, header=header, value=wrong)
         )
         if not _refused_400(s, status, error):
             raise CheckFailed(
@@ -489,11 +543,7 @@ async def _routing(s: Session) -> str:
 async def _routing_missing(s: Session) -> str:
     run = await s.run("completes")
     for left_out in (("Mcp-Name",), ("Mcp-Method",), ("Mcp-Method", "Mcp-Name")):
-
-        def drop(headers: dict[str, str]) -> None:
-            for name in left_out:
-                headers.pop(name, None)
-
+        drop = functools.partial(_drop_headers, names=left_out)
         status, error, exchange = await _routed(s, run, drop)
         if not _refused_400(s, status, error):
             raise CheckFailed(

@@ -204,9 +204,11 @@ class InputContext:
 
     Attributes:
         method: ``"elicitation/create"``, ``"sampling/createMessage"`` or
-        ``"roots/list"``. params: The request's ``params`` exactly as received (wire
-        names). task_id: The task the request belongs to, when it is tied to one. key:
-        The ``inputRequests`` key the request was listed under, when it came that way.
+            ``"roots/list"``.
+        params: The request's ``params`` exactly as received (wire names).
+        task_id: The task the request belongs to, when it is tied to one.
+        key: The ``inputRequests`` key the request was listed under, when it came
+            that way.
     """
 
     method: str
@@ -314,6 +316,17 @@ async def nap(
         sleeper.cancel()
         waiter.cancel()
         await asyncio.gather(sleeper, waiter, return_exceptions=True)
+
+
+def _older(task: TaskSnapshot, than: TaskSnapshot, tables: RevisionTables) -> bool:
+    """Whether snapshot ``task`` is older than ``than`` (of the same task): ``than`` is
+    terminal and ``task`` is not, or ``task`` was last updated earlier."""
+    if status_name(than.status) in tables.terminal:
+        return status_name(task.status) not in tables.terminal
+    updated, latest = _parse_time(task.last_updated_at), _parse_time(
+        than.last_updated_at
+    )
+    return updated is not None and latest is not None and updated < latest
 
 
 def _dropped(request: asyncio.Future[Any]) -> bool:
@@ -476,6 +489,9 @@ class Wait(Generic[R]):
                 {"notifications": {"taskIds": [handle.task_id]}},
                 request_id=listen_id,
             )
+            task = handle.task
+            if task is not None and status_name(task.status) in self.tables.terminal:
+                client.listens_end = True  # the server ended it after the task ended
         except (JsonRpcError, TasksClientError):
             return
         finally:
@@ -484,7 +500,21 @@ class Wait(Generic[R]):
             handle.wake()
 
     async def close(self) -> None:
-        """Stop the side requests."""
+        """Stop the side requests.
+
+        A subscription whose task ended is left to the server to end when it ends
+        such streams (``ClientCore.drain_listen``), since stopping it here would cost
+        its HTTP connection.
+        """
+        task, listen = self.handle.task, self.listen
+        if (
+            listen is not None
+            and not listen.done()
+            and task is not None
+            and status_name(task.status) in self.tables.terminal
+            and self.client.drain_listen(listen)
+        ):
+            self.listen = None
         for side in (self.payload, self.listen):
             if side is not None:
                 if not side.done():
@@ -566,7 +596,16 @@ class TaskHandle(Generic[R]):
 
     def push(self, task: TaskSnapshot) -> None:
         """Deliver a snapshot that arrived by notification; a running wait picks it
-        up at once."""
+        up at once.
+
+        A snapshot older than the one waiting to be picked up or the latest one seen
+        (terminal, or an earlier ``lastUpdatedAt``) is dropped: when notifications
+        arrive faster than the wait runs, only the newest is kept, and a stale one
+        never hides the terminal state that came before it.
+        """
+        for newer in (self._pending, self.task):
+            if newer is not None and _older(task, newer, self._client.tables):
+                return
         self._pending = task
         self._wake.set()
 
@@ -832,6 +871,10 @@ class ClientCore(Generic[R]):
         self._progress: dict[str, ProgressCallback] = {}
         self.subscriptions: dict[str | int, TaskHandle[R]] = {}
         """Open ``subscriptions/listen`` streams by request ID (= subscription ID)."""
+        self.listens_end: bool | None = None
+        """Whether the server ends a subscription's stream once its tasks ended (None:
+        not known yet); see :meth:`drain_listen`."""
+        self._draining: set[asyncio.Future[Any]] = set()
         codes = getattr(self.tables.models, "ErrorCode", ())
         self.error_types: dict[int, type[JsonRpcError]] = {
             **{
@@ -870,8 +913,43 @@ class ClientCore(Generic[R]):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the transport."""
+        """Stop the subscriptions left to end (``drain_listen``), then close the
+        transport."""
+        for listen in list(self._draining):
+            listen.cancel()
+        await asyncio.gather(*self._draining, return_exceptions=True)
         await self.transport.aclose()
+
+    def drain_listen(self, listen: asyncio.Future[Any]) -> bool:
+        """Leave a finished wait's ``subscriptions/listen`` request running for the
+        server to end (a server may end the stream once its tasks are terminal; the
+        connection then serves the next requests, where stopping it here closes it).
+
+        Returns False, and the caller stops it, while the server is not known to end
+        such streams and another one is being drained, or once one was not ended
+        within ``LISTEN_DRAIN_S`` (that one is then stopped).
+        """
+        if self.listens_end is False or (self.listens_end is None and self._draining):
+            return False
+        self._draining.add(listen)
+        timer = asyncio.get_running_loop().call_later(
+            LISTEN_DRAIN_S, self._listen_not_ended, listen
+        )
+
+        def drained(_: asyncio.Future[Any]) -> None:
+            timer.cancel()
+            self._draining.discard(listen)
+            if not listen.cancelled():
+                listen.exception()  # retrieved: a stream cut by the transport's close
+
+        listen.add_done_callback(drained)
+        return True
+
+    def _listen_not_ended(self, listen: asyncio.Future[Any]) -> None:
+        """A drained subscription the server did not end in time: stop it and stop
+        draining the others."""
+        self.listens_end = False
+        listen.cancel()
 
     # -- hooks of the revision --------------------------------------------------------
 
@@ -1488,6 +1566,10 @@ class ClientCore(Generic[R]):
         for handle in list(self._watchers.get(task.task_id, ())):
             handle.push(task)
 
+
+LISTEN_DRAIN_S = 2.0
+"""How long a finished wait's subscription is left for the server to end
+(``ClientCore.drain_listen``) before the client stops it."""
 
 _PROGRESS_KEYS = ("progress", "total", "message")
 _RETRY_KEYS = ("inputResponses", "requestState")

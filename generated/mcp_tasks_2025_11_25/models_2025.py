@@ -63,6 +63,21 @@ class McpModel(BaseModel):
     may leave a constant out. A member of a union discriminated on its constant always has
     it, and wire data has them all anyway.
     """
+    wire_keys: ClassVar[frozenset[str]] = frozenset()
+    """The wire names of ``wire_constants`` (set for each class when it is created).
+
+    ``to_wire()`` looks for them in what it serialised rather than in the fields set
+    beforehand: the output is at hand, the model's own bookkeeping may not be in the
+    processor's cache, and a constant missing there is rare.
+    """
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        fields = cls.model_fields
+        cls.wire_keys = frozenset(
+            fields[name].serialization_alias or name for name in cls.wire_constants
+        )
 
     def __init__(self, /, **data: Any) -> None:
         super().__init__(**data)
@@ -98,9 +113,16 @@ class McpModel(BaseModel):
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready form: wire names, only the fields that were set."""
-        if not self.wire_constants <= self.__pydantic_fields_set__:
+        # what ``model_dump`` would call, without its Python frame in between
+        wire: dict[str, Any] = self.__pydantic_serializer__.to_python(
+            self, mode="json", exclude_unset=True
+        )
+        if not wire.keys() >= self.wire_keys:  # a constant the values left out
             self.__pydantic_fields_set__.update(self.wire_constants)
-        return self.model_dump(mode="json", exclude_unset=True)
+            wire = self.__pydantic_serializer__.to_python(
+                self, mode="json", exclude_unset=True
+            )
+        return wire
 
 
 def _count_constants(model: _ModelT) -> _ModelT:
@@ -135,11 +157,22 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
     def to_wire(self) -> Any:
         """The JSON-ready form of the wrapped value."""
         root: object = self.root
-        if isinstance(root, McpModel) and not root.wire_constants <= (
-            root.__pydantic_fields_set__
-        ):
-            root.__pydantic_fields_set__.update(root.wire_constants)
-        return self.model_dump(mode="json", exclude_unset=True)
+        if isinstance(root, McpModel):
+            # the model's own serializer: the same output as this wrapper's, without
+            # going through the wrapper and the union it declares (``McpModel.to_wire``,
+            # inline: one Python call less)
+            wire: dict[str, Any] = root.__pydantic_serializer__.to_python(
+                root, mode="json", exclude_unset=True
+            )
+            if not wire.keys() >= root.wire_keys:
+                root.__pydantic_fields_set__.update(root.wire_constants)
+                wire = root.__pydantic_serializer__.to_python(
+                    root, mode="json", exclude_unset=True
+                )
+            return wire
+        return self.__pydantic_serializer__.to_python(
+            self, mode="json", exclude_unset=True
+        )
 
 
 def _count_root(wrapper: _WrapperT) -> _WrapperT:
@@ -173,6 +206,8 @@ class _Dispatch:
     When the property is always present, pydantic-core reads it and picks the case itself
     (a tagged union on the property); Python only runs for a value that several members
     share, to look at the other properties. When it may be absent, a Python callable picks.
+    All of that is for validation: a value is serialised by its own class, as with
+    ``SerializeAsAny`` (the member it is an instance of), without calling Python.
     """
 
     def __init__(self, names: tuple[str, ...], cases: dict[str | None, _Case]) -> None:
@@ -189,10 +224,18 @@ class _Dispatch:
         message = (
             f"Input should be an object whose {self.names[0]!r} is {expected}{absent}"
         )
+        from pydantic_core import core_schema  # pydantic's own dependency
+
+        by_class = core_schema.simple_ser_schema("any")
         if None in self.cases:
-            return handler.generate_schema(
+            schema: Any = handler.generate_schema(
                 self._tagged(members, self._picker(members, self.cases), message)
             )
+            inner = schema
+            while inner["type"] == "definitions":
+                inner = inner["schema"]
+            inner["serialization"] = by_class
+            return cast("CoreSchema", schema)
         choices: dict[Any, CoreSchema] = {}
         for value, (properties, tags) in self.cases.items():
             assert value is not None
@@ -205,14 +248,13 @@ class _Dispatch:
         discriminator: str | list[list[str | int]] = (
             self.names[0] if len(self.names) == 1 else [[n] for n in self.names]
         )
-        from pydantic_core import core_schema  # pydantic's own dependency
-
         return core_schema.tagged_union_schema(
             choices,
             discriminator,
             custom_error_type="union_tag_unmatched",
             custom_error_message=message,
             from_attributes=True,
+            serialization=by_class,
         )
 
     @staticmethod

@@ -513,6 +513,8 @@ class Session:
         self.durable: list[str] = []
         """The tasks that were readable right after their create reply."""
         self.input_status = asyncio.Event()
+        self.answers_held: asyncio.Future[None] | None = None
+        """Set while a client of the checker holds its input answer back on purpose."""
         """Set once a poll saw a task in an input status."""
         self.client = self.new_client(self.headers, via="main")
         self.transport = cast(_Recorder, self.client.transport).inner
@@ -554,6 +556,11 @@ class Session:
             # let a poll see the input status first (it is checked too)
             with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
                 await asyncio.wait_for(self.input_status.wait(), 2.0)
+            if self.answers_held is not None:
+                # A server may deliver a task's request on every session of its
+                # principal: while another client of the checker's principal holds its
+                # answer back on purpose, this one does not answer in its place.
+                await asyncio.shield(self.answers_held)
             return input_answer(request.method, request.params)
 
         via = via or f"client{len(self._clients) + 1}"
@@ -839,10 +846,23 @@ class Session:
     async def _payload(self, run: TaskRun) -> None:
         method = self.tables.roles["result"]
         run.payload = await self.send(method, self.task_params(run.task_id))
+        self._collect_input(run)
+
+    def _collect_input(self, run: TaskRun) -> None:
+        """Note the input requests received for ``run``'s task: those whose
+        related-task ``_meta`` names it, and those that name no task (a server that
+        omits the ``_meta`` fails ``input.requested``). A request that names another
+        task (one still waiting, delivered again on a new stream) is that task's."""
+        key = self.tables.meta_keys.get("RELATED_TASK", "")
         for exchange in self.log:
-            if exchange.incoming and exchange.method in _INPUT_METHODS:
-                if exchange not in run.input_seen:
-                    run.input_seen.append(exchange)
+            if not exchange.incoming or exchange.method not in _INPUT_METHODS:
+                continue
+            meta = json_object(exchange.params.get("_meta")) or {}
+            related = json_object(meta.get(key)) or {}
+            named = related.get(self.field(0))
+            if named not in (None, run.task_id) or exchange in run.input_seen:
+                continue
+            run.input_seen.append(exchange)
 
     async def _answer(
         self, run: TaskRun, task: Mapping[str, Any], polled: Exchange
@@ -850,10 +870,7 @@ class Session:
         """Answer the task's outstanding input requests (the extension's way); sessions
         answer on their stream, through the client's handler."""
         if self.rules.sessions:
-            for exchange in self.log:
-                if exchange.incoming and exchange.method in _INPUT_METHODS:
-                    if exchange not in run.input_seen:
-                        run.input_seen.append(exchange)
+            self._collect_input(run)
             return
         requests = json_object(task.get("inputRequests")) or {}
         if not requests or "update" not in self.tables.roles:
@@ -1240,9 +1257,12 @@ async def _outcome_failed(s: Session) -> str:
                 )
         return "failed"
     result = json_object(task.get("result")) or {}
-    if not s.rules.tool_error_fails and status == s.tables.completed:
-        if result.get("isError") is True:
-            return "completed with isError: true"
+    if (
+        not s.rules.tool_error_fails
+        and status == s.tables.completed
+        and result.get("isError") is True
+    ):
+        return "completed with isError: true"
     raise CheckFailed(f"the failing tool's task ended {status!r}", exchange)
 
 
@@ -1268,11 +1288,11 @@ async def _related_task(s: Session) -> str:
 @check("input.requested", "a task that needs input asks for it")
 async def _input_requested(s: Session) -> str:
     run = await s.run("input")
-    if not any(t.get(s.field(1)) in s.tables.input for t, _ in run.snapshots):
-        if not run.input_seen:
-            raise CheckFailed(
-                "the task never reported an input status nor asked", run.create
-            )
+    reported = any(t.get(s.field(1)) in s.tables.input for t, _ in run.snapshots)
+    if not reported and not run.input_seen:
+        raise CheckFailed(
+            "the task never reported an input status nor asked", run.create
+        )
     if not run.input_seen:
         raise CheckFailed("no input request reached the client", run.create)
     if s.rules.sessions:

@@ -92,8 +92,9 @@ class RevisionTables:
     """The ``tools/call`` params field by which a client asks for a task (``task``);
     empty where the server alone decides whether a call runs as a task."""
     result_kind_field: str = ""
-    """The result field naming what a result is (``resultType``: ``complete``, ``task``,
-    ``input_required``); empty where a task result is told by the create result's shape."""
+    """The result field naming what a result is (``resultType``: ``complete``,
+    ``task``, ``input_required``); empty where a task result is told by the create
+    result's shape."""
     server_capabilities: Mapping[str, tuple[str, ...]] = field(
         default_factory=dict[str, tuple[str, ...]]
     )

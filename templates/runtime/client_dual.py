@@ -262,8 +262,12 @@ class DualClient:
         return entry
 
     async def aclose(self) -> None:
-        """Close the transport."""
-        await self.transport.aclose()
+        """Close the revision's client (its subscriptions left to end, see
+        ``ClientCore.drain_listen``) and the transport."""
+        if self._client is not None:
+            await self._client.aclose()
+        else:
+            await self.transport.aclose()
 
     async def __aenter__(self) -> DualClient:
         await self.open()

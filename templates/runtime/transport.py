@@ -28,7 +28,9 @@ import asyncio
 import base64
 import contextlib
 import importlib
+import importlib.util
 import json
+import sys
 from collections import OrderedDict
 from collections.abc import (
     AsyncIterator,
@@ -66,6 +68,10 @@ RequestId: TypeAlias = str | int
 GET_STREAM_WAIT_S = 5.0
 """How long ``notifications/initialized`` waits for the server to answer the session's
 GET stream before the client goes on without it."""
+
+SSE_END_WAIT_S = 0.05
+"""How long a request whose answer came on an SSE stream waits for the server to end
+the stream (which keeps the connection for the next requests) before closing it."""
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -353,6 +359,19 @@ def _require_httpx() -> None:
         ) from error
 
 
+def _note_sniffio_absent() -> None:
+    """Where ``sniffio`` is not installed, record it as absent in ``sys.modules``.
+
+    httpcore 1.0 imports ``sniffio`` each time it sets up a lock, an event or a
+    semaphore (several times per request), and since anyio 4.11 no longer installs
+    it, each of those imports fails after searching every ``sys.path`` entry: about
+    a fifth of the client's CPU time per task. A ``None`` entry makes the import fail
+    at once, as it would anyway; nothing changes where ``sniffio`` is installed.
+    """
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None  # type: ignore[assignment]
+
+
 class HttpTransport:
     """MCP streamable HTTP transport built on ``httpx.AsyncClient``.
 
@@ -377,7 +396,9 @@ class HttpTransport:
         """
         if http_client is None:
             _require_httpx()
+        _note_sniffio_absent()
         self.url = url
+        self._parsed: tuple[str, httpx.URL] | None = None
         self._headers = dict(headers or {})
         self._timeout = timeout
         self._http = http_client
@@ -404,6 +425,14 @@ class HttpTransport:
                 timeout=httpx.Timeout(self._timeout, read=None)
             )
         return self._http
+
+    def _target(self) -> httpx.URL:
+        """``url``, parsed once (httpx parses a string again for every request)."""
+        import httpx
+
+        if self._parsed is None or self._parsed[0] != self.url:
+            self._parsed = (self.url, httpx.URL(self.url))
+        return self._parsed[1]
 
     def _base_headers(self) -> dict[str, str]:
         headers = {
@@ -459,10 +488,10 @@ class HttpTransport:
             # the next requests (a task's progress, say) finds no stream and is dropped.
             opened = asyncio.Event()
             self._dispatcher.spawn(self._listen_get_stream(opened))
-            try:
+            # a server slow to answer the GET: carry on, as before it opens (Python
+            # 3.10's wait_for raises asyncio's TimeoutError, not yet the built-in one)
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(opened.wait(), GET_STREAM_WAIT_S)
-            except asyncio.TimeoutError:  # not yet the built-in one on Python 3.10
-                pass  # a server slow to answer the GET: carry on, as before it opens
 
     def join_session(self, session_id: str, protocol_version: str) -> None:
         """Send later requests in the existing session ``session_id`` (no
@@ -496,16 +525,18 @@ class HttpTransport:
 
         try:
             async with self._client().stream(
-                "POST", self.url, json=message, headers=headers
+                "POST", self._target(), json=message, headers=headers
             ) as response:
                 session_id = response.headers.get("mcp-session-id")
                 if session_id:
                     self.session_id = session_id
                 content_type = response.headers.get("content-type", "")
                 if content_type.startswith("text/event-stream"):
-                    async for incoming in self._events(response):
+                    events = self._events(response)
+                    async for incoming in events:
                         outcome = await self._handle(incoming, request_id)
                         if outcome is not None:
+                            await self._read_to_end(events)
                             return outcome
                     if request_id is None:
                         return None
@@ -606,6 +637,20 @@ class HttpTransport:
         except TransportError:
             return False
         return True
+
+    async def _read_to_end(self, events: AsyncIterator[dict[str, Any]]) -> None:
+        """Read the rest of an SSE response whose answer came (a server ends it right
+        after), at most ``SSE_END_WAIT_S``: a response read to its end leaves its
+        connection to the next requests, where one closed early closes it."""
+
+        async def rest() -> None:
+            async for incoming in events:
+                await self._handle(incoming, None)
+
+        # a server that keeps the stream open: it is closed after the wait, as before
+        # (asyncio.TimeoutError: not yet the built-in one on Python 3.10)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(rest(), SSE_END_WAIT_S)
 
     async def _events(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         """Yield the JSON messages of an SSE response, one per ``data`` event."""

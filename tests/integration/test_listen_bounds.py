@@ -108,7 +108,11 @@ class Running:
 def headers(
     principal: str, accept: str | None = "application/json, text/event-stream"
 ) -> dict[str, str]:
-    sent = {"authorization": principal, "mcp-method": "subscriptions/listen"}
+    sent = {
+        "authorization": principal,
+        "mcp-method": "subscriptions/listen",
+        "mcp-protocol-version": "2026-07-28",
+    }
     if accept is not None:
         sent["accept"] = accept
     return sent

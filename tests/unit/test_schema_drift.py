@@ -247,7 +247,7 @@ def first_difference(
                 return found
         return None
     if isinstance(ours, list):
-        for index, (mine, theirs) in enumerate(zip(ours, official, strict=True)):
+        for index, (mine, theirs) in enumerate(zip(ours, official, strict=False)):
             found = first_difference(mine, theirs, f"{pointer}/{index}")
             if found:
                 return found

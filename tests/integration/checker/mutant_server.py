@@ -1,6 +1,6 @@
 """An example server with one rule broken at a time: the checker's mutants.
 
-``python tests/checker/mutant_server.py ext|2025 PORT`` serves
+``python tests/integration/checker/mutant_server.py ext|2025 PORT`` serves
 ``examples/server_ext.py`` or ``examples/server_2025.py`` (in memory) behind an ASGI
 proxy. ``/mcp`` is the example as it is; ``/m/NAME/mcp`` is the same server with mutant
 ``NAME`` applied, all at the wire: a rewrite of the requests it receives (headers and
@@ -37,12 +37,22 @@ OTHER = "other"
 class State:
     """What a mutant remembers between messages."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        """The checker's own ``Authorization`` on this mutant's path (``owner_of``)."""
         self.terminal_seen: set[str] = set()
         self.completed_at: dict[str, float] = {}
         self.cancelled_late: set[str] = set()
         self.created: set[str] = set()
         self.reply_sessions: dict[str, str] = {}
+
+
+def owner_of(name: str) -> str:
+    """The ``Authorization`` the checker runs with against mutant ``name``: runs against
+    several mutants at once are different principals (a server delivers a task's input
+    requests to every session of its principal, so one principal's runs would answer
+    each other's)."""
+    return f"owner-{name}"
 
 
 @dataclass(frozen=True)
@@ -269,7 +279,7 @@ def as_owner(*methods: str) -> Callable[[Headers, Message, State], None]:
     def mutate(headers: Headers, message: Message, state: State) -> None:
         if headers.get("authorization") == OTHER:
             if not methods or message.get("method") in methods:
-                del headers["authorization"]
+                headers["authorization"] = state.owner
 
     return mutate
 
@@ -279,7 +289,7 @@ def foreign_reply(headers: Headers, message: Message, state: State) -> None:
     on the session the request went to (a server that routes replies by ID alone)."""
     session = state.reply_sessions.get(str(message.get("id")))
     if headers.get("authorization") == OTHER and "method" not in message and session:
-        del headers["authorization"]
+        headers["authorization"] = state.owner
         headers["mcp-session-id"] = session
 
 
@@ -517,7 +527,7 @@ def wrap(inner: Any, revision: str) -> Any:
             return
         name = scope["path"].split("/")[2]
         mutant = MUTANTS[revision][name]
-        state = states.setdefault(name, State())
+        state = states.setdefault(name, State(owner_of(name)))
         scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
         body = b""
         more = True

@@ -26,7 +26,7 @@ import pytest
 from tests.support.procs import free_port, run_server
 from tests.support.servers import example_server
 
-from .mutant_server import MUTANTS
+from .mutant_server import MUTANTS, owner_of
 
 ROOT = Path(__file__).resolve().parents[3]
 GENERATED = ROOT / "generated"
@@ -295,7 +295,11 @@ def mutant_reports() -> Iterator[dict[tuple[str, str], Any]]:
                 url = f"{servers[revision].base_url}/m/{name}/mcp"
                 async with limit:
                     report = await runners[revision](
-                        url, tools=TOOLS[revision], other_auth="other", timeout=60
+                        url,
+                        tools=TOOLS[revision],
+                        auth=owner_of(name),
+                        other_auth="other",
+                        timeout=60,
                     )
                 return (revision, name), report
 

@@ -64,6 +64,7 @@ async def post(
         "authorization": principal,
         "mcp-method": message["method"],
         "mcp-name": params.get("taskId") or params.get("name", ""),
+        "mcp-protocol-version": "2026-07-28",
     }
     return await client.post(url, json=message, headers=headers)
 
