@@ -333,7 +333,8 @@ async def test_a_finished_task_deleted_through_another_store_object_is_gone(
 ) -> None:
     """A finished task one replica read (and may keep) is gone once another replica
     deletes it, as after that replica's TTL sweep (SQLite, by default, sees such a
-    deletion within ``finished_recheck_s``: see ``tests/unit/server/test_stores.py``)."""
+    deletion within ``finished_recheck_s``: see
+    ``tests/unit/server/test_stores.py``)."""
     if backend.restart is None:
         pytest.skip(f"the {backend.name} store is private to one object, by design")
     one, two = (backend.strict_store or backend.new_store)(), backend.new_store()
