@@ -746,14 +746,25 @@ async def measure_floors(seconds: float, rounds: int) -> dict[str, dict[str, Any
 
 
 async def child_rss(store: str, count: int) -> dict[str, Any]:
-    """In this (fresh) process: create ``count`` finished tasks in process; report RSS."""
+    """In this (fresh) process: create ``count`` finished tasks in process, each read
+    twice once finished (as a polling client reads its result); report RSS, also at
+    every checkpoint of ``RSS_CHECKPOINTS`` below ``count``.
+
+    The limits let one principal keep every task (``max_finished_tasks``,
+    ``max_stored_bytes``); a refused call stops the run.
+    """
     from mcp_tasks_ext.server import Limits
     from mcp_tasks_ext.stores import SQLiteTaskStore
 
+    checkpoints: dict[int, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         server = load_example().build_server(None)
         server.limits = Limits(
-            max_active_tasks=count + 1, poll_interval_ms=200, default_ttl_ms=3_600_000
+            max_active_tasks=count + 1,
+            max_finished_tasks=count + 1,
+            max_stored_bytes=2**62,
+            poll_interval_ms=200,
+            default_ttl_ms=3_600_000,
         )
         if store == "sqlite":
             # population speed only: commits are not fsynced here
@@ -762,26 +773,46 @@ async def child_rss(store: str, count: int) -> dict[str, Any]:
             )
         async with server:
             before = rss_kb(os.getpid())
+            batch: list[str] = []
             for index in range(count):
-                await server.handle(
+                reply = await server.handle(
                     ext_request(
                         "tools/call",
                         {"name": "slow_compute", "arguments": {"seconds": 0}},
                         index,
                     )
                 )
-                if index % 500 == 499:
-                    while (
-                        server._workers
-                    ):  # let the workers finish, as a real load would
+                if reply is None or "result" not in reply:
+                    raise RuntimeError(f"task {index} refused: {reply}")
+                batch.append(reply["result"]["taskId"])
+                if len(batch) == 500 or index == count - 1:
+                    while server._workers:  # let the workers finish, as a real load would
                         await asyncio.sleep(0.001)
+                    for _ in range(2):
+                        for task_id in batch:
+                            got = await server.handle(
+                                ext_request("tasks/get", {"taskId": task_id}, index)
+                            )
+                            assert got is not None and "result" in got, got
+                    batch = []
+                if index + 1 in RSS_CHECKPOINTS and index + 1 < count:
+                    checkpoints[index + 1] = rss_kb(os.getpid())
             await asyncio.sleep(0.5)
             after = rss_kb(os.getpid())
+    checkpoints[count] = after
     return {
         "rss_before_kib": before,
         "rss_after_kib": after,
         "bytes_per_task": round((after - before) * 1024 / count),
+        "bytes_per_task_at": {
+            str(tasks): round((rss - before) * 1024 / tasks)
+            for tasks, rss in checkpoints.items()
+        },
     }
+
+
+RSS_CHECKPOINTS = (10_000, 20_000, 50_000)
+"""Task counts at which ``child_rss`` also reports the memory per task."""
 
 
 def run_child_rss(store: str, count: int) -> dict[str, Any]:
@@ -870,6 +901,7 @@ def main() -> None:
         )
         child = run_child_rss(store, options.rss_tasks)
         entry[f"bytes_per_task_{options.rss_tasks}"] = child["bytes_per_task"]
+        entry["bytes_per_task_at"] = child["bytes_per_task_at"]
         entry[f"rss_kib_with_{options.rss_tasks}"] = child["rss_after_kib"]
         print(f"  {entry}", file=sys.stderr)
 
