@@ -8,8 +8,9 @@ and point a client at ``http://127.0.0.1:8000/mcp``. Tasks are kept in a SQLite 
 (``--db``, default ``mcp-tasks-ext.sqlite3``), in memory (``--memory``), or in Redis
 (``--redis redis://127.0.0.1:6379/0``), where several replicas of this server share
 them; ``--lease-seconds`` sets the worker lease that bounds how long a task whose
-replica died stays unfinished. The same
-server hosted in the official Python SDK (``mcp`` 2.x) is ``examples/server_ext_mcp2.py``.
+replica died stays unfinished; ``--answer-within-ms`` answers a call whose tool
+finishes that soon with its result instead of a task. The same server hosted in
+the official Python SDK (``mcp`` 2.x) is ``examples/server_ext_mcp2.py``.
 
 Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
 ``long_report`` and ``ask_name``), shared with the server of both revisions,
@@ -44,12 +45,17 @@ from mcp_tasks_ext.stores import (  # noqa: E402
 
 
 def build_server(
-    store_path: str | None, *, redis_url: str | None = None, lease_s: float = 15.0
+    store_path: str | None,
+    *,
+    redis_url: str | None = None,
+    lease_s: float = 15.0,
+    answer_within_ms: int = 0,
 ) -> TasksServer:
     """The example server with every tool registered.
 
     ``redis_url`` (which wins over ``store_path``) keeps the tasks in Redis; None for
-    ``store_path`` keeps them in memory.
+    ``store_path`` keeps them in memory. ``answer_within_ms`` answers a call whose
+    tool finishes that soon with its result instead of a task (0: always a task).
     """
     store: TaskStore
     if redis_url is not None:
@@ -62,7 +68,12 @@ def build_server(
         "mcptasks-example-ext",
         "1.0.0",
         store=store,
-        limits=Limits(poll_interval_ms=200, default_ttl_ms=600_000, lease_s=lease_s),
+        limits=Limits(
+            poll_interval_ms=200,
+            default_ttl_ms=600_000,
+            lease_s=lease_s,
+            answer_within_ms=answer_within_ms,
+        ),
         authenticate=principal,
     )
 
@@ -86,6 +97,12 @@ def main() -> None:
         default=15.0,
         help="worker lease on Redis (a dead replica's tasks fail within ~4/3 of it)",
     )
+    parser.add_argument(
+        "--answer-within-ms",
+        type=int,
+        default=0,
+        help="answer a call whose tool finishes this soon with its result, not a task",
+    )
     options = parser.parse_args()
     if options.redis:
         # the store warns at start when Redis would lose acknowledged tasks (its
@@ -97,6 +114,7 @@ def main() -> None:
         None if options.memory else options.db,
         redis_url=options.redis,
         lease_s=options.lease_seconds,
+        answer_within_ms=options.answer_within_ms,
     )
     serve(server, options.host, options.port)
 
