@@ -51,6 +51,7 @@ from .transport import INVALID_REQUEST as INVALID_REQUEST
 from .transport import METHOD_NOT_FOUND as METHOD_NOT_FOUND
 from .transport import PARSE_ERROR as PARSE_ERROR
 from .stores import (
+    BatchTransitionStore,
     ReplicaStore,
     Signal,
     SQLiteTaskStore,
@@ -687,6 +688,16 @@ _TTL_RAN_OUT = (
 )
 """The error message of a task failed just before its TTL ran out, by the server
 running it (``TaskServerCore._fail_before_expiry``)."""
+
+_SHUT_DOWN = "Server shut down before the task finished"
+"""The error message of a task still running when the server closed."""
+
+_CLOSE_WORKERS_S = 0.5
+"""How long ``TaskServerCore.close`` lets stopped workers end (a tool may clean up,
+or return its result)."""
+
+_CLOSE_FAILING_S = 1.0
+"""How long ``TaskServerCore.close`` spends marking unfinished tasks failed."""
 
 _WIRE_CACHE_SIZE = 1024
 """How many wire forms of tasks ``TaskServerCore._task`` keeps (the latest made)."""
@@ -1982,8 +1993,16 @@ class TaskServerCore:
     async def close(self) -> None:
         """Stop the sweeper and every worker, then close the store (if ``owns_store``).
 
-        Tasks still running are marked ``failed`` ("server shut down"), so that no
-        task is left ``working`` with nobody to finish it.
+        Every worker is stopped at once (it sees ``CancelledError``; a tool that
+        returns its result even so completes its task) and given
+        ``_CLOSE_WORKERS_S`` to end. The tasks still unfinished are then marked
+        ``failed`` ("Server shut down before the task finished"), so that no task is
+        left ``working`` with nobody to finish it: in one write where the store has
+        ``transition_many`` (the memory and SQLite stores), else one by one. That
+        takes at most ``_CLOSE_FAILING_S``: a task not failed by then (a slow or
+        unreachable store) stays unfinished, to be failed by the next start on a
+        store of its own (``recover_orphans``) or by another replica's lease check
+        on a shared one (``Limits.lease_s``).
         """
         if not self._started:
             return
@@ -1996,19 +2015,65 @@ class TaskServerCore:
         await asyncio.gather(*background, return_exceptions=True)
         self._lease_keepers = []
         await asyncio.gather(*self._expiring, return_exceptions=True)
-        for task_id, worker in list(self._workers.items()):
+        workers = dict(self._workers)
+        for worker in workers.values():
             worker.cancel()
-            await asyncio.gather(worker, return_exceptions=True)
-            await self._finish(
-                task_id,
-                self.tables.failed,
-                error=JsonRpcError(
-                    INTERNAL_ERROR, "Server shut down before the task finished"
-                ),
-            )
+        if workers:
+            await asyncio.wait(workers.values(), timeout=_CLOSE_WORKERS_S)
+            try:
+                await asyncio.wait_for(
+                    self._fail_unfinished(list(workers), _SHUT_DOWN),
+                    _CLOSE_FAILING_S,
+                )
+            except asyncio.TimeoutError:
+                _log.warning(
+                    "shutting down: tasks whose worker stopped were not all marked"
+                    " failed within %.1f s; the rest stay unfinished",
+                    _CLOSE_FAILING_S,
+                )
+            except StoreUnavailable:  # logged by the store
+                pass
         await self._on_close()
         if self.owns_store:
             await self.store.close()
+
+    async def _fail_unfinished(self, task_ids: list[str], message: str) -> None:
+        """Mark every unfinished task of ``task_ids`` failed with ``message``: in one
+        ``transition_many`` where the store has it, else one by one (``_finish``)."""
+        store = self.store
+        error = JsonRpcError(INTERNAL_ERROR, message)
+        if not isinstance(store, BatchTransitionStore):
+            for task_id in task_ids:
+                await self._finish(
+                    task_id, self.tables.failed, error=error, status_message=message
+                )
+            return
+        pending = task_ids
+        for _ in range(_MAX_WRITE_ATTEMPTS):
+            changes: list[tuple[frozenset[str], TaskRecord, float | None]] = []
+            for task_id in pending:
+                record = await store.get(task_id)
+                if record is None or record.is_terminal:
+                    continue
+                failed = replace(
+                    record,
+                    status=self.tables.failed,
+                    status_message=message,
+                    error=error.to_wire(),
+                    input_requests={},
+                    updated_at=max(time.time(), record.updated_at + 0.001),
+                )
+                changes.append((frozenset({record.status}), failed, record.updated_at))
+            if not changes:
+                return
+            written = await store.transition_many(changes)
+            pending = []
+            for (_, failed, _), stored in zip(changes, written):
+                if stored:
+                    await self._announce(failed)
+                    self._emit_audit(failed.status, failed.task_id, failed.owner)
+                else:  # changed since it was read (a stopped worker's last write)
+                    pending.append(failed.task_id)
 
     async def __aenter__(self: _Server) -> _Server:
         await self.start()
