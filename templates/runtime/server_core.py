@@ -2048,7 +2048,7 @@ class TaskServerCore:
                     task_id, self.tables.failed, error=error, status_message=message
                 )
             return
-        pending = task_ids
+        pending: list[str] = task_ids
         for _ in range(_MAX_WRITE_ATTEMPTS):
             changes: list[tuple[frozenset[str], TaskRecord, float | None]] = []
             for task_id in pending:
