@@ -16,6 +16,8 @@ import click
 
 from mcptasks_gen import __version__
 from mcptasks_gen.config import (
+    STDIN,
+    STDIN_NAME,
     Target,
     check_package_name,
     check_revision,
@@ -34,11 +36,16 @@ project's own; the Tasks revision is detected from its content. Without SCHEMA a
 every target in [tool.mcptasks-gen] of the nearest pyproject.toml is generated; without
 that table, the embedded default schema (the Tasks extension) goes to ./mcp_tasks/.
 
+SCHEMA "-" reads the schema from standard input (named <stdin> in messages and in the
+generated headers). A schema is at most 64 MiB long: a longer file, or a device or pipe
+that gives more, is refused.
+
 \b
 Examples:
   mcptasks-gen generate
   mcptasks-gen generate schema.json -o vendor/ --package acme_tasks
   mcptasks-gen generate --revision 2025-11-25 -o src/
+  curl -s https://example.com/schema.json | mcptasks-gen generate - -o vendor/
   mcptasks-gen generate --check            # exit 1 and a diff when stale
 
 Only the files the generator makes are written; other files and folders in the package
@@ -168,7 +175,7 @@ def _targets(schemas: tuple[Path, ...] | Path | None, output: Path | None, packa
     if forced is not None and len(schemas) > 1:
         raise fail(f"forces the revision of one schema; with {len(schemas)} schemas each is detected", Location(file="--revision"))
     if schemas:
-        sources = [(schema, str(schema)) for schema in schemas]
+        sources = [(schema, _schema_label(schema)) for schema in _read_once(schemas)]
     elif forced is not None:
         sources = [(embedded_schema(forced), f"embedded schema {forced}")]
     else:
@@ -196,6 +203,18 @@ def _targets(schemas: tuple[Path, ...] | Path | None, output: Path | None, packa
             also=tuple(sources[1:]),
         ),
     )
+
+
+def _schema_label(schema: Path) -> str:
+    """How a schema argument is named in messages and headers (``-`` is standard input)."""
+    return STDIN_NAME if str(schema) == STDIN else str(schema)
+
+
+def _read_once(schemas: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The schema arguments, refusing ``-`` twice: standard input can be read only once."""
+    if sum(str(schema) == STDIN for schema in schemas) > 1:
+        raise fail('standard input ("-") given as more than one schema; it can be read only once', Location(file=STDIN_NAME))
+    return schemas
 
 
 def _report_check(target: Target, files: dict[str, str], differences: list) -> None:  # type: ignore[type-arg]
@@ -273,9 +292,10 @@ def diff(old: Path, new: Path, fmt: str, revision_old: str | None, revision_new:
 
     try:
         packages = []
+        _read_once((old, new))
         for schema, revision, option in ((old, revision_old, "--revision-old"), (new, revision_new, "--revision-new")):
             forced = check_revision(revision, Location(file=option))
-            target = Target(schema=schema, schema_label=str(schema), output=Path("."), package="mcp_tasks", revision=forced, templates=None, regenerate="")
+            target = Target(schema=schema, schema_label=_schema_label(schema), output=Path("."), package="mcp_tasks", revision=forced, templates=None, regenerate="")
             packages.append(pipeline.build(target))
         result = apidiff.compare(packages[0], packages[1])
     except GenError as exc:

@@ -33,6 +33,13 @@ STATUS_CLASSES = ("active", "input", "terminal")
 _TOP_KEYS = frozenset({"targets"})
 
 
+STDIN = "-"
+"""The schema path that stands for standard input."""
+
+STDIN_NAME = "<stdin>"
+"""How standard input is named in messages and generated headers."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Target:
     """One generated package: where its schema is and where it goes."""

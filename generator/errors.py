@@ -5,7 +5,17 @@ Input: a message and a location. Output: ``GenError``, caught only at the CLI bo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# Characters that would break the one line of a message, or the stream printing it: C0 and
+# C1 controls, line and paragraph separators, and lone surrogates (from JSON "\ud800").
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _escaped(text: str) -> str:
+    """``text`` with every character of ``_UNPRINTABLE`` as its Python escape."""
+    return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +51,9 @@ class GenError(Exception):
         self.loc = loc
 
     def __str__(self) -> str:
-        return f"{self.loc}: error: {self.message}" if self.loc else f"error: {self.message}"
+        """One line: control characters in a name or value of the input are escaped."""
+        line = f"{self.loc}: error: {self.message}" if self.loc else f"error: {self.message}"
+        return _escaped(line)
 
 
 def fail(message: str, loc: Location | None = None) -> GenError:

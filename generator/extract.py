@@ -13,7 +13,7 @@ from typing import Any
 
 from mcptasks_gen.detect import is_task_method, method_constants
 from mcptasks_gen.errors import Location
-from mcptasks_gen.load import Document, resolve_pointer, subschemas
+from mcptasks_gen.load import Document, pointer_parts, resolve_pointer, subschemas
 from mcptasks_gen.revisions import Revision
 
 
@@ -33,10 +33,11 @@ class Surface:
 
 
 def ref_name(ref: str) -> str | None:
-    """``#/$defs/Task`` -> ``Task``; ``None`` for a reference to anything but a definition."""
-    parts = ref.split("/")
-    if len(parts) == 3 and parts[0] == "#" and parts[1] in ("$defs", "definitions"):
-        return parts[2].replace("~1", "/").replace("~0", "~")
+    """``#/$defs/Task`` -> ``Task``; ``None`` for a reference to anything but a definition
+    (read as ``load.pointer_parts`` reads it: percent-decoded, then ``~1`` and ``~0``)."""
+    parts = pointer_parts(ref) if ref.startswith("#") else None
+    if parts is not None and len(parts) == 2 and parts[0] in ("$defs", "definitions"):
+        return parts[1]
     return None
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mcptasks_gen.errors import Location
-from mcptasks_gen.naming import ClassName, PyIdent, py_str
+from mcptasks_gen.naming import ClassName, PyIdent, py_str, qualify, split_top_level
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -212,11 +212,19 @@ class Variant:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskField:
-    """A wire field of the task model."""
+    """A wire field of the task model.
+
+    For an optional field the runtime does not know (a key of ``TaskFields``), the
+    annotation is the type without ``Annotated`` metadata (a ``TypedDict`` validates
+    nothing), and what it names is listed so that the module defining ``TaskFields``
+    imports it."""
 
     name: PyIdent
     wire_name: str
     annotation: str
+    typing: tuple[str, ...] = ()  # names from ``typing`` the annotation uses (``Any``)
+    models: tuple[str, ...] = ()  # model classes the annotation names
+    modules: tuple[str, ...] = ()  # models modules it names classes through (``models_ext.Foo``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -274,6 +282,7 @@ class Protocol:
     task_model: ClassName
     task_fields: tuple[TaskField, ...]
     task_extras: tuple[TaskField, ...]  # optional task fields the runtime does not know
+    extra_typing: tuple[str, ...] = ()  # names from ``typing`` that ``TaskFields`` uses
     methods: tuple[ProtocolMethod, ...]
     meta_keys: tuple[tuple[str, str], ...]
     status_roles: tuple[tuple[str, str], ...]  # constant name -> status the runtime names
@@ -363,13 +372,42 @@ class Bundle:
 
     @property
     def task_extras(self) -> tuple[TaskField, ...]:
-        """The optional task fields of every revision, once by name (annotations joined)."""
+        """The optional task fields of every revision, once by name (annotations joined).
+
+        Model classes are named through their revision's module (``models_ext.Foo``): two
+        revisions may each have a class of one name."""
         merged: dict[str, TaskField] = {}
         for revision in self.revisions:
+            module = f"models_{revision.protocol.suffix}"
             for extra in revision.protocol.task_extras:
+                annotation = qualify(extra.annotation, extra.models, module)
+                modules = (module,) if extra.models else ()
                 seen = merged.get(extra.name)
-                if seen is None:
-                    merged[extra.name] = extra
-                elif extra.annotation not in seen.annotation.split(" | "):
-                    merged[extra.name] = TaskField(name=seen.name, wire_name=seen.wire_name, annotation=f"{seen.annotation} | {extra.annotation}")
+                if seen is not None:
+                    parts = dict.fromkeys(split_top_level(f"{seen.annotation} | {annotation}", "|"))
+                    annotation = " | ".join([*(p for p in parts if p != "None"), *(["None"] if "None" in parts else [])])
+                    modules = tuple(sorted({*seen.modules, *modules}))
+                merged[extra.name] = TaskField(
+                    name=extra.name,
+                    wire_name=seen.wire_name if seen else extra.wire_name,
+                    annotation=annotation,
+                    typing=tuple(sorted({*(seen.typing if seen else ()), *extra.typing})),
+                    modules=modules,
+                )
         return tuple(merged.values())
+
+    @property
+    def task_extra_typing(self) -> tuple[str, ...]:
+        """The names from ``typing`` that the package-level ``TaskFields`` uses."""
+        return tuple(sorted({name for extra in self.task_extras for name in extra.typing}))
+
+    @property
+    def task_extra_modules(self) -> tuple[str, ...]:
+        """The models modules that the package-level ``TaskFields`` names classes through."""
+        return tuple(sorted({module for extra in self.task_extras for module in extra.modules}))
+
+    @property
+    def protocol_imports(self) -> tuple[str, ...]:
+        """The modules of the package that its ``protocol`` module imports (several
+        revisions): each revision's tables, and the models ``TaskFields`` names."""
+        return tuple(sorted({*self.task_extra_modules, *(f"protocol_{r.protocol.suffix}" for r in self.revisions)}))

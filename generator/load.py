@@ -1,32 +1,47 @@
 """Read a schema file and check that it is a self-contained JSON Schema.
 
-Input: a path. Output: ``Document`` (parsed JSON, its sha256, its display name).
-Checks: the file exists and is JSON (errors carry line:column), it looks like a JSON Schema
-(draft 2020-12 or 07), every ``$ref`` is local and resolves, every ``type`` is a JSON type,
-every keyword the generator reads has a value of the right JSON type, and nothing is
-nested deeper than ``MAX_DEPTH`` arrays and objects (checked without recursion before
-parsing, so later stages, pydantic and black never meet a structure deep enough to exhaust
-Python's stack). Nothing is ever fetched: a remote ``$ref`` is an error. Boolean
-subschemas are written as the objects they stand for, so later stages see only objects.
+Input: a path (``-``: standard input). Output: ``Document`` (parsed JSON, its sha256, its
+display name). Checks: the input is at most ``MAX_BYTES`` long (no more is ever read, so a
+device or a pipe that never ends is refused too), it is JSON (errors carry line:column) with
+no key twice in one object, it looks like a JSON Schema (draft 2020-12 or 07), every
+``$ref`` is local and resolves (read as a URI fragment: percent-decoded, then a JSON
+pointer), every ``type`` is a JSON type, every keyword the generator reads has a value of
+the right JSON type, and nothing is nested deeper than ``MAX_DEPTH`` arrays and objects
+(checked without recursion before parsing, so later stages, pydantic and black never meet a
+structure deep enough to exhaust Python's stack). Nothing is ever fetched: a remote
+``$ref`` is an error. Boolean subschemas are written as the objects they stand for, so
+later stages see only objects.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 import re
+import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
-from mcptasks_gen.errors import Location, fail
+from mcptasks_gen.config import STDIN, STDIN_NAME
+from mcptasks_gen.errors import GenError, Location, fail
 
 MAX_DEPTH = 64
 """Deepest nesting of JSON arrays and objects accepted (the official schemas reach 16).
 
 A schema nests two levels per level of ``properties`` or ``items``, so this allows about 30
 levels of inline objects or arrays, which generated code, pydantic and mypy all handle."""
+
+MAX_BYTES = 64 * 2**20
+"""Largest schema accepted, in bytes (64 MiB; the official schemas are under 200 KB).
+
+A longer input is refused without being read to its end: a regular file by its size, a
+device, a pipe or standard input after ``MAX_BYTES + 1`` bytes (``/dev/zero`` never ends)."""
 
 JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 _DRAFTS = (
@@ -68,17 +83,10 @@ class Document:
 
 
 def load(path: Path, name: str | None = None) -> Document:
-    """Read, parse and check the schema at ``path``."""
-    display = name or str(path)
+    """Read, parse and check the schema at ``path`` (``-``: standard input)."""
+    display = name or (STDIN_NAME if str(path) == STDIN else str(path))
     loc = Location(file=display)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise fail("no such file", loc) from None
-    except IsADirectoryError:
-        raise fail("is a directory, expected a JSON Schema file", loc) from None
-    except OSError as exc:
-        raise fail(f"cannot read file ({exc.strerror})", loc) from None
+    data = _read(path, loc)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -87,13 +95,83 @@ def load(path: Path, name: str | None = None) -> Document:
     if too_deep is not None:
         raise fail(f"nested deeper than {MAX_DEPTH} arrays and objects (the generator's limit)", loc.child(*too_deep))
     try:
-        raw = json.loads(text)
+        raw = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         at = Location(file=display, line=exc.lineno, column=exc.colno)
         raise fail(f"invalid JSON: {exc.msg.lower()}", at) from None
+    except _DuplicateKey:
+        raise _duplicate_key_error(text, display) from None
     doc = Document(name=display, raw=_check_root(raw, loc), sha256=hashlib.sha256(data).hexdigest(), loc=Location(file=display, pointer=""))
     _check_nodes(doc)
     return doc
+
+
+def _too_large() -> str:
+    """The message for an input longer than ``MAX_BYTES``."""
+    size = f"{MAX_BYTES // 2**20} MiB" if MAX_BYTES % 2**20 == 0 else f"{MAX_BYTES} bytes"
+    return f"larger than {size} (the generator's limit)"
+
+
+def _read(path: Path, loc: Location) -> bytes:
+    """The bytes of the input, at most ``MAX_BYTES`` of them (more is an error)."""
+    try:
+        if str(path) == STDIN:
+            stream = getattr(sys.stdin, "buffer", None)
+            if stream is None:
+                raise fail("no standard input to read the schema from", loc)
+            data: bytes = stream.read(MAX_BYTES + 1)
+        else:
+            with path.open("rb") as fh:
+                info = os.fstat(fh.fileno())
+                if stat.S_ISDIR(info.st_mode):
+                    raise IsADirectoryError
+                if stat.S_ISREG(info.st_mode) and info.st_size > MAX_BYTES:
+                    raise fail(_too_large(), loc)
+                data = fh.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise fail("no such file", loc) from None
+    except IsADirectoryError:
+        raise fail("is a directory, expected a JSON Schema file", loc) from None
+    except OSError as exc:
+        raise fail(f"cannot read file ({exc.strerror})", loc) from None
+    if len(data) > MAX_BYTES:
+        raise fail(_too_large(), loc)
+    return data
+
+
+class _DuplicateKey(Exception):
+    """Raised while parsing: some object has a key twice (``_duplicate_key`` finds where)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members as a dict; a key given twice is an error, not the last one winning."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of ``offset``, counted as ``json`` counts them."""
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+
+
+def _duplicate_key_error(text: str, display: str) -> GenError:
+    """The error for the first key given twice in one object (in text order)."""
+    found = _duplicate_key(text)
+    if found is None:  # not reached: the parser saw one
+        return fail("a key appears twice in one object (JSON Schema needs unique keys)", Location(file=display))
+    parts, offset, first = found
+    line, column = _line_column(text, offset)
+    first_line, first_column = _line_column(text, first)
+    pointer = Location(file=display, pointer="").child(*parts).pointer
+    return fail(
+        f"duplicate key {json.dumps(parts[-1])} at #{pointer} (first at {first_line}:{first_column}; the keys of an object must be unique)",
+        Location(file=display, line=line, column=column),
+    )
 
 
 # json's own string scanner (C-accelerated; typeshed does not list it).
@@ -133,6 +211,54 @@ def _too_deep(text: str) -> tuple[str, ...] | None:
             if path:
                 path.pop()
                 is_object.pop()
+            want_key = False
+        elif char == ",":
+            if is_object and is_object[-1]:
+                want_key = True
+            elif path and path[-1].isdigit():
+                path[-1] = str(int(path[-1]) + 1)
+        else:
+            want_key = False
+
+
+def _duplicate_key(text: str) -> tuple[tuple[str, ...], int, int] | None:
+    """The JSON pointer parts of the first key that appears twice in one object (in text
+    order), the offset of that key and of its first appearance; ``None`` when none does.
+
+    The same scan as ``_too_deep``, with the keys seen in each open object; run only once
+    the parser has found a duplicate, so a schema without one never pays for it.
+    """
+    path: list[str] = []
+    is_object: list[bool] = []
+    seen: list[dict[str, int]] = []
+    want_key = False
+    pos = 0
+    while True:
+        match = _STRUCTURE.search(text, pos)
+        if match is None:
+            return None
+        char, pos = match.group(), match.end()
+        if char == '"':
+            start = pos - 1
+            try:
+                value, pos = _scanstring(text, pos)
+            except json.JSONDecodeError:
+                return None
+            if want_key and is_object:
+                first = seen[-1].setdefault(value, start)
+                if first != start:
+                    return (*path[:-1], value), start, first
+                path[-1] = value
+        elif char in "{[":
+            is_object.append(char == "{")
+            seen.append({})
+            path.append("" if char == "{" else "0")
+            want_key = char == "{"
+        elif char in "}]":
+            if path:
+                path.pop()
+                is_object.pop()
+                seen.pop()
             want_key = False
         elif char == ",":
             if is_object and is_object[-1]:
@@ -204,11 +330,32 @@ def walk(node: Any, loc: Location) -> Iterator[tuple[dict[str, Any], Location]]:
             yield from walk(child, loc.child("items", i))
 
 
+@functools.cache
+def pointer_parts(ref: str) -> tuple[str, ...] | None:
+    """The reference tokens of a local ``$ref`` (``#/$defs/a~1b`` -> ``("$defs", "a/b")``),
+    or ``None`` when its fragment is not a JSON pointer (``#name``, a plain-name anchor).
+
+    As JSON Schema reads a ``$ref``: the fragment of a URI, so percent-decoded first
+    (``#/$defs/sp%20ace`` names ``sp ace``), then a JSON pointer (RFC 6901: ``~1`` is
+    ``/``, ``~0`` is ``~``). A percent-encoded ``/`` (``%2F``) separates tokens like ``/``.
+    """
+    fragment = ref[1:]
+    if "%" in fragment:
+        fragment = unquote(fragment)
+    if not fragment:
+        return ()
+    if not fragment.startswith("/"):
+        return None
+    return tuple(part.replace("~1", "/").replace("~0", "~") for part in fragment[1:].split("/"))
+
+
 def resolve_pointer(doc: Document, ref: str) -> Any:
     """The node a local ``#/...`` reference points at, or ``None`` when it dangles."""
+    parts = pointer_parts(ref)
+    if parts is None:
+        return None
     node: Any = doc.raw
-    for part in ref[1:].split("/")[1:] if ref != "#" else []:
-        part = part.replace("~1", "/").replace("~0", "~")
+    for part in parts:
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -321,6 +468,8 @@ def _check_nodes(doc: Document) -> None:
                 raise fail("$ref must be a string", loc.child("$ref"))
             if not ref.startswith("#"):
                 raise fail(f'remote $ref "{ref}" is not supported (only local "#/..." references; nothing is fetched)', loc.child("$ref"))
+            if pointer_parts(ref) is None:
+                raise fail(f'$ref "{ref}" names an anchor, which is not supported (only JSON pointer references "#/...")', loc.child("$ref"))
             if resolve_pointer(doc, ref) is None:
                 raise fail(f'dangling $ref "{ref}" (no such definition)', loc.child("$ref"))
         if "type" in node:

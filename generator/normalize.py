@@ -26,6 +26,7 @@ import ast
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -127,11 +128,31 @@ def canonical(node: Any) -> str:
     return json.dumps(_strip_annotations(node), sort_keys=True, separators=(",", ":"))
 
 
+# Candidates for ``_escape_unprintable``: anything but printable ASCII, tab and newline.
+_NOT_PLAIN = re.compile(r"[^\t\n\x20-\x7e]")
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
+
+
+def _escape_unprintable(match: re.Match[str]) -> str:
+    """A control character (``Cc``: a NUL cannot even be in Python source), an invisible
+    format character (``Cf``: bidirectional overrides make source read otherwise than it
+    runs) or a lone surrogate (``Cs``: not UTF-8, and pydantic cannot take a class whose
+    docstring has one) as the text of its Python escape, backslash doubled: the docstring
+    shows ``\\x00`` where the description has a NUL. Any other character as it is."""
+    char = match.group()
+    if unicodedata.category(char) not in _ESCAPED_CATEGORIES:
+        return char
+    code = ord(char)
+    return f"\\\\x{code:02x}" if code < 0x100 else f"\\\\u{code:04x}" if code < 0x10000 else f"\\\\U{code:08x}"
+
+
 def docstring(text: str) -> str:
-    """Schema prose as docstring text: links unwrapped, whitespace tidied, quotes made safe."""
+    """Schema prose as docstring text: links unwrapped, whitespace tidied, quotes made safe,
+    characters a docstring cannot hold as the text of their escapes (``\\x00``)."""
     text = _LINK.sub(lambda m: m.group(2) or m.group(1), text or "")
     lines = [line.rstrip() for line in text.strip().splitlines()]
     text = "\n".join(lines).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    text = _NOT_PLAIN.sub(_escape_unprintable, text)
     return text + " " if text.endswith('"') else text
 
 

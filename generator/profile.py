@@ -377,12 +377,41 @@ def _task_fields(package: ir.Package, profile: Profile, schema: Location) -> tup
     by_wire = _needs(task, profile.task_fields)
     _fillable(task, profile.task_fields)
     known = tuple(ir.TaskField(name=by_wire[w].name, wire_name=w, annotation=by_wire[w].annotation) for w in profile.task_fields)
-    extra = tuple(
-        ir.TaskField(name=f.name, wire_name=f.wire_name, annotation=f.annotation)
-        for f in task.fields
-        if f.wire_name not in profile.task_fields and not f.required
-    )
+    models: set[str] = {m.name for m in package.models}
+    extra = tuple(_typed_dict_field(f, models) for f in task.fields if f.wire_name not in profile.task_fields and not f.required)
     return known, extra
+
+
+_TYPING_NAMES = frozenset({"Any", "Literal", "Optional", "Union"})
+_BUILTIN_TYPES = frozenset({"bool", "bytes", "dict", "float", "frozenset", "int", "list", "object", "set", "str", "tuple", "type"})
+
+
+class _WithoutMetadata(ast.NodeTransformer):
+    """``Annotated[T, ...]`` as ``T``, at any depth."""
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id == "Annotated" and isinstance(node.slice, ast.Tuple) and node.slice.elts:
+            return node.slice.elts[0]
+        return node
+
+
+def _typed_dict_field(model_field: ir.Field, models: set[str]) -> ir.TaskField:
+    """An optional task field as a key of ``TaskFields``: its type without the
+    ``Annotated`` metadata of the model's field (constraints and discriminators that
+    validate, naming helpers only the models module has; a ``TypedDict`` validates
+    nothing), with the ``typing`` names and model classes it uses. A name of any other
+    kind (none is known) makes it ``Any``, so that the module always imports."""
+    annotation = model_field.annotation
+    if annotation[:1] in "'\"":
+        annotation = str(ast.literal_eval(annotation))  # a forward reference
+    tree = _WithoutMetadata().visit(ast.parse(annotation, mode="eval"))
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    typing = names & _TYPING_NAMES
+    used = names & models
+    if names - typing - used - _BUILTIN_TYPES:
+        return ir.TaskField(name=model_field.name, wire_name=model_field.wire_name, annotation="Any", typing=("Any",))
+    return ir.TaskField(name=model_field.name, wire_name=model_field.wire_name, annotation=ast.unparse(tree), typing=tuple(sorted(typing)), models=tuple(sorted(used)))
 
 
 def _fillable(model: ir.ObjectModel, known: tuple[str, ...]) -> None:
@@ -527,7 +556,7 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
             client_names.update(n for n in used if n in names)
         if method.role == "custom" and not method.notification and method.sender == "client":
             server_names.update(n for n in (method.params_model, method.result) if n in names)
-    extra_names = {w for f in extra for w in re.findall(r"[A-Za-z_]\w*", f.annotation) if w in names}
+    extra_names = {name for f in extra for name in f.models}
     return ir.Protocol(
         package=package.name,
         revision=profile.revision,
@@ -549,6 +578,7 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         task_model=ClassName(profile.task_model),
         task_fields=known,
         task_extras=extra,
+        extra_typing=tuple(sorted({name for f in extra for name in f.typing})),
         methods=methods,
         meta_keys=tuple(sorted(profile.meta_keys.items())),
         status_roles=tuple(profile.status_roles.items()),

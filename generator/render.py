@@ -9,11 +9,14 @@ name without ``.jinja``; every plain ``.py`` file in ``runtime/`` is copied as i
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import io
+import os
 import pickle
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import jinja2
@@ -50,7 +53,7 @@ def _search_path(override: Path | None) -> list[str]:
 def environment(override: Path | None) -> jinja2.Environment:
     """The one Jinja environment: strict, no autoescape, whitespace kept predictable."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_search_path(override)),
+        loader=_Loader(_search_path(override)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -64,6 +67,18 @@ def environment(override: Path | None) -> jinja2.Environment:
     env.filters["fit"] = fit
     env.bytecode_cache = CompiledTemplates(cache_root() / "jinja" / _compile_settings(env))
     return env
+
+
+class _Loader(jinja2.FileSystemLoader):
+    """Jinja's file loader, with a file that is not UTF-8 as a one-line error naming it."""
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        try:
+            return super().get_source(environment, template)
+        except UnicodeDecodeError as exc:
+            found = next((p for p in (Path(folder) / template for folder in self.searchpath) if p.is_file()), Path(template))
+            kind = "a template" if template.endswith(SUFFIX) else "a Python module" if template.endswith(".py") else "a text file"
+            raise fail(f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}), expected {kind}", Location(file=str(found))) from None
 
 
 class CompiledTemplates(jinja2.BytecodeCache):
@@ -226,6 +241,18 @@ def _indent_doc(text: str, width: int = 4, indent: bool = True) -> str:
     return body
 
 
+def _check_python(source: str, filename: str) -> None:
+    """Refuse a runtime override that is not valid Python: it is copied as it is (the
+    rendered modules are checked when black formats them; the built-in runtime by tests)."""
+    try:
+        compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        at = Location(file=filename, line=exc.lineno, column=exc.offset) if exc.lineno else Location(file=filename)
+        raise fail(f"runtime override is not valid Python ({exc.msg})", at) from None
+    except ValueError as exc:  # a NUL character, before Python 3.12
+        raise fail(f"runtime override is not valid Python ({exc})", Location(file=filename)) from None
+
+
 REVISION_DIR = "revision"
 SINGLE_ONLY = frozenset({"models.py"})
 """Package-level files only a one-revision package has (``models`` re-exports its models)."""
@@ -293,10 +320,13 @@ def render_bundle(package: ir.Bundle, env: jinja2.Environment) -> dict[str, str]
     out: dict[str, str] = {}
     header = RUNTIME_HEADER.format(version=package.generator_version, regenerate=package.regenerate)
     by_suffix = {r.protocol.suffix: r for r in package.revisions}
+    builtin = os.path.join(builtin_templates(), "")  # a copied file from elsewhere is an override
     for file in package.files:
         if file.verbatim:
             assert env.loader is not None
-            source, _, _ = env.loader.get_source(env, file.template)
+            source, filename, _ = env.loader.get_source(env, file.template)
+            if file.path.endswith(".py") and filename is not None and not filename.startswith(builtin):
+                _check_python(source, filename)
             out[file.path] = header + source
             continue
         try:

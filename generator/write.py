@@ -15,8 +15,10 @@ files are created with the process umask, and an existing folder keeps its permi
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -116,7 +118,7 @@ def _check_destination(folder: Path, files: dict[str, str]) -> None:
     for parent in (folder, *folder.parents):
         if parent.exists() or parent.is_symlink():
             if not parent.is_dir():
-                raise fail("output path is a file, not a folder", Location(file=str(parent)))
+                raise fail(f"output path is {_what_is(parent)}, not a folder", Location(file=str(parent)))
             break
     for rel in files:
         path = folder / rel
@@ -127,6 +129,23 @@ def _check_destination(folder: Path, files: dict[str, str]) -> None:
                 break
             if parent.exists() and not parent.is_dir():
                 raise fail("a file stands where the generator needs a folder", Location(file=str(parent)))
+
+
+def _what_is(path: Path) -> str:
+    """What stands at ``path`` that is not a folder, for the message that refuses it."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link that loops"
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR) and path.is_symlink():
+            try:
+                return f'a dangling symbolic link (to "{os.readlink(path)}", which does not exist)'
+            except OSError:
+                return "a dangling symbolic link"
+        return f"not readable ({(exc.strerror or str(exc)).lower()})"
+    kinds = ((stat.S_ISREG, "a file"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), "neither a file nor a folder")
 
 
 def _read(path: Path) -> str:

@@ -228,3 +228,71 @@ def test_generate_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) ->
         gc.enable()
     assert invoke("generate", "-o", str(tmp_path / "b"))[0] == 0
     assert gc.isenabled()
+
+
+def test_schema_from_standard_input(tmp_path: Path) -> None:
+    """SCHEMA "-" reads standard input (it was "no such file"): the package is the one the
+    file gives, named <stdin> in its header, and errors are located in <stdin>."""
+    result = CliRunner().invoke(main, ["generate", "-", "-o", str(tmp_path / "piped"), "--package", "p"], input=EXT_SCHEMA.read_bytes())
+    assert result.exit_code == 0, result.stderr
+    assert invoke("generate", str(EXT_SCHEMA), "-o", str(tmp_path / "file"), "--package", "p")[0] == 0
+    piped, from_file = tmp_path / "piped" / "p", tmp_path / "file" / "p"
+    assert sorted(p.name for p in piped.iterdir()) == sorted(p.name for p in from_file.iterdir())
+    header = (piped / "models_ext.py").read_text().splitlines()[:2]
+    assert header[0].endswith(" from <stdin>; do not edit.") and header[1].endswith(f"regenerate with: mcptasks-gen generate - -o {tmp_path / 'piped'} --package p")
+    assert (piped / "models_ext.py").read_text().split("\n", 2)[2] == (from_file / "models_ext.py").read_text().split("\n", 2)[2]
+    result = CliRunner().invoke(main, ["generate", "-", "-o", str(tmp_path / "bad")], input=b'{\n  "$defs": {,}\n}\n')
+    assert result.exit_code == 2 and result.stderr == "<stdin>:2:13: error: invalid JSON: expecting property name enclosed in double quotes\n"
+    result = CliRunner().invoke(main, ["generate", "-", "-", "-o", str(tmp_path / "twice")], input=b"{}")
+    assert result.exit_code == 2 and result.stderr == '<stdin>: error: standard input ("-") given as more than one schema; it can be read only once\n'
+    result = CliRunner().invoke(main, ["diff", "-", "-"], input=b"{}")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "can be read only once" in result.stderr
+    assert not (tmp_path / "bad").exists() and not (tmp_path / "twice").exists()
+    code, out, _ = invoke("generate", "--help")
+    assert code == 0 and 'SCHEMA "-" reads the schema from standard input' in " ".join(out.split()) and "64 MiB" in out
+
+
+def test_standard_input_has_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard input is read up to the same limit as a file (lowered here to 1 KiB)."""
+    from mcptasks_gen import load
+
+    monkeypatch.setattr(load, "MAX_BYTES", 1024)
+    result = CliRunner().invoke(main, ["generate", "-", "-o", str(tmp_path)], input=b" " * 1025)
+    assert result.exit_code == 2 and result.stderr == "<stdin>: error: larger than 1024 bytes (the generator's limit)\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        (b"x = 1\ndef f(:\n    pass\n", ":2:7", "runtime override is not valid Python (invalid syntax)"),
+        (b"x = 1\x00\n", "", "runtime override is not valid Python (source code string cannot contain null bytes)"),
+        (b'x = "\xff"\n', "", "not UTF-8 text (byte 0xff at offset 5), expected a Python module"),
+    ],
+    ids=["syntax", "nul", "not-utf8"],
+)
+def test_runtime_override_that_is_not_python(text: bytes, where: str, message: str, tmp_path: Path) -> None:
+    """A file under --templates DIR/runtime/ is copied as it is: one that Python cannot
+    read is refused with its file and line (it was written, exit 0; a non-UTF-8 one ended
+    in a traceback), and nothing is written. Rendered templates are checked by black."""
+    runtime = tmp_path / "tpl" / "runtime"
+    runtime.mkdir(parents=True)
+    (runtime / "stores.py").write_bytes(text)
+    code, _, err = invoke("generate", "-o", str(tmp_path / "o"), "--templates", str(tmp_path / "tpl"))
+    assert code == 2 and err == f"{runtime / 'stores.py'}{where}: error: {message}\n"
+    assert not (tmp_path / "o").exists()
+    (runtime / "stores.py").unlink()
+    (runtime / "extra.py").write_text("VALUE = 1\n")
+    code, _, err = invoke("generate", "-o", str(tmp_path / "o"), "--templates", str(tmp_path / "tpl"))
+    assert code == 0, err
+    assert (tmp_path / "o" / "mcp_tasks" / "extra.py").read_text().endswith("VALUE = 1\n")
+
+
+def test_template_that_is_not_utf8(tmp_path: Path) -> None:
+    """A template (or a template it imports) that is not UTF-8 is one line naming it (it was
+    a traceback)."""
+    templates = tmp_path / "tpl"
+    (templates / "package").mkdir(parents=True)
+    (templates / "package" / "extra.py.jinja").write_text('{% import "_mine.jinja" as mine %}\nVALUE = 1\n')
+    (templates / "_mine.jinja").write_bytes(b"\xfe{% macro x() %}{% endmacro %}")
+    code, _, err = invoke("generate", "-o", str(tmp_path / "o"), "--templates", str(templates))
+    assert code == 2 and err == f"{templates / '_mine.jinja'}: error: not UTF-8 text (byte 0xfe at offset 0), expected a template\n"

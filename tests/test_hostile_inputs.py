@@ -4,6 +4,7 @@ items 11-13)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -261,3 +262,234 @@ def test_keyword_of_the_wrong_json_type_is_a_one_line_error(keywords: dict[str, 
     _one_line_error(tmp_path, stderr, pointer)
     assert stderr.rstrip("\n").endswith(f"error: {message}"), stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_control_characters_in_a_message_are_escaped(tmp_path: Path) -> None:
+    """A name or value of the input quoted in a message keeps the message on one line: its
+    control characters are written as escapes (a newline in a ``$ref`` split the line)."""
+    code, _, err = _generate(tmp_path, json.dumps(_ext_with({"RefTask": {"type": "object", "properties": {"r\n": {"$ref": "#/$defs/a\nb\x00"}}}})))
+    assert code == 2, err
+    _one_line_error(tmp_path, err, "/$defs/RefTask/properties/r\\n/$ref")
+    assert err.rstrip("\n").endswith('error: dangling $ref "#/$defs/a\\nb\\x00" (no such definition)'), err
+
+
+def test_ref_fragments_are_percent_decoded(tmp_path: Path) -> None:
+    """A ``$ref`` is a URI fragment: percent-decoded, then a JSON pointer with ``~0``/``~1``
+    (``#/$defs/sp%20ace`` was reported dangling)."""
+    defs = {
+        "sp ace": {"type": "object", "properties": {"n": {"type": "integer"}}},
+        "a/b~c": {"type": "object", "properties": {"m": {"type": "string"}}},
+        "100%": {"type": "string", "maxLength": 3},
+        "PctTask": {
+            "type": "object",
+            "properties": {
+                "s": {"$ref": "#/$defs/sp%20ace"},
+                "t": {"$ref": "#/$defs/a~1b~0c"},
+                "u": {"$ref": "#/$defs/a%7E1b%7E0c"},
+                "v": {"$ref": "#/$defs/100%25"},
+                "w": {"$ref": "#/%24defs/sp%20ace/properties/n"},
+            },
+        },
+    }
+    code, _, err = _generate(tmp_path, json.dumps(_ext_with(defs)))
+    assert code == 0, err
+    script = (
+        "import p.models as m\n"
+        "t = m.PctTask.model_validate({'s': {'n': 1}, 't': {'m': 'x'}, 'u': {'m': 'y'}, 'v': 'abc', 'w': 2})\n"
+        "assert type(t.s).__name__ == 'SpAce' and type(t.t) is type(t.u) and t.u.m == 'y', t\n"
+        "assert t.to_wire() == {'s': {'n': 1}, 't': {'m': 'x'}, 'u': {'m': 'y'}, 'v': 'abc', 'w': 2}\n"
+        "try:\n    m.PctTask.model_validate({'v': 'abcd'})\nexcept ValueError:\n    pass\nelse:\n    raise AssertionError('maxLength of 100% not applied')\n"
+    )
+    result = _run(tmp_path / "out", script)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ("#/$defs/sp%20aces", 'dangling $ref "#/$defs/sp%20aces" (no such definition)'),
+        ("#anchor", '$ref "#anchor" names an anchor, which is not supported (only JSON pointer references "#/...")'),
+    ],
+)
+def test_unresolvable_ref_fragments(ref: str, message: str, tmp_path: Path) -> None:
+    """A fragment that names nothing once decoded dangles; a plain-name (anchor) fragment,
+    which was read as the whole document, is refused."""
+    code, _, err = _generate(tmp_path, json.dumps(_ext_with({"sp ace": {"type": "string"}, "RefTask": {"type": "object", "properties": {"r": {"$ref": ref}}}})))
+    assert code == 2, err
+    _one_line_error(tmp_path, err, "/$defs/RefTask/properties/r/$ref")
+    assert err.rstrip("\n").endswith(f"error: {message}"), err
+
+
+def test_duplicate_keys_are_refused_with_pointer_and_position(tmp_path: Path) -> None:
+    """A key given twice in one object (JSON parsers keep the last one silently) is one line
+    at the line:column of the second, naming its JSON pointer and where the first is."""
+    text = EXT_SCHEMA.read_text(encoding="utf-8")
+    anchor = '"Task": {'
+    at = text.index(anchor) + len(anchor)
+    text = text[:at] + '"description": "first",' + text[at:]
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    second = text.index('"description"', at + 5)
+    code, _, err = _generate(tmp_path, text)
+    assert code == 2, err
+    expected = (
+        f"{tmp_path / 'schema.json'}:{text.count(chr(10), 0, second) + 1}:{second - text.rfind(chr(10), 0, second)}: error: "
+        f'duplicate key "description" at #/$defs/Task/description (first at {line}:{column}; the keys of an object must be unique)\n'
+    )
+    assert err == expected
+    assert not (tmp_path / "out").exists()
+
+
+def _generate_path(tmp_path: Path, schema: str) -> tuple[int, str]:
+    """Run ``generate`` in-process on a schema path; exit code and stderr."""
+    result = CliRunner().invoke(main, ["generate", schema, "-o", str(tmp_path / "out"), "--package", "p"])
+    assert result.exc_info is None or result.exc_info[0] is SystemExit, result.exc_info
+    return result.exit_code, result.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_endless_input_is_refused_at_the_size_limit(tmp_path: Path) -> None:
+    """``/dev/zero`` as the schema: no more than 64 MiB is read, then one line (it hung)."""
+    code, err = _generate_path(tmp_path, "/dev/zero")
+    assert code == 2 and err == "/dev/zero: error: larger than 64 MiB (the generator's limit)\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_oversized_file_is_refused_by_its_size(tmp_path: Path) -> None:
+    """A regular file over the limit is refused by its size, before it is read (a sparse
+    file here: reading it would take 64 MiB of memory)."""
+    from mcptasks_gen.load import MAX_BYTES
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as fh:
+        fh.truncate(MAX_BYTES + 1)
+    code, err = _generate_path(tmp_path, str(big))
+    assert code == 2 and err == f"{big}: error: larger than 64 MiB (the generator's limit)\n"
+
+
+CORE_SCHEMA = ROOT / "schema" / "2025-11-25" / "schema.json"
+TASK_FIELD_SHAPES: dict[str, dict[str, Any]] = {
+    "object": {"extra": {"type": "object"}},
+    "array": {"extra": {"type": "array"}},
+    "root": {"extra": {"$ref": "#"}},
+    # Types whose model annotation carries Annotated metadata, Literal values or model classes.
+    "typed": {
+        "label": {"type": "string", "maxLength": 5},
+        "mode": {"enum": ["fast", "slow"]},
+        "counts": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "thing": {"$ref": "#/$defs/ExtraThing"},
+        "kind": {"oneOf": [{"$ref": "#/$defs/KindA"}, {"$ref": "#/$defs/KindB"}]},
+    },
+}
+EXTRA_DEFS: dict[str, Any] = {
+    "ExtraThing": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    "KindA": {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+    "KindB": {"type": "object", "properties": {"kind": {"const": "b"}, "b": {"type": "string"}}, "required": ["kind"]},
+}
+EXPECTED_HINTS = {
+    "object": {"extra": "dict[str, typing.Any] | None"},
+    "array": {"extra": "list[typing.Any] | None"},
+    "root": {"extra": "typing.Any"},
+    "typed": {"label": "str | None", "mode": "typing.Optional[typing.Literal['fast', 'slow']]", "counts": "list[int] | None"},
+}
+
+
+def _expected_hints(shape: str, models: tuple[str, ...]) -> dict[str, str]:
+    """What ``get_type_hints`` gives for the keys of ``TaskFields`` in a protocol module
+    whose classes come from ``models`` (both revisions' for a package of both)."""
+    hints = dict(EXPECTED_HINTS[shape])
+    if shape == "typed":
+        hints["thing"] = " | ".join(f"{m}.ExtraThing" for m in models) + " | None"
+        hints["kind"] = " | ".join(f"{m}.KindA | {m}.KindB" for m in models) + " | None"
+    return hints
+
+
+def _with_task_properties(schema: Path, properties: dict[str, Any]) -> str:
+    """An embedded schema whose ``Task`` has more optional properties (and ``EXTRA_DEFS``)."""
+    raw = json.loads(schema.read_text(encoding="utf-8"))
+    raw["$defs"].update(EXTRA_DEFS)
+    raw["$defs"]["Task"]["properties"].update(properties)
+    return json.dumps(raw)
+
+
+@pytest.fixture(scope="module")
+def task_field_packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """For each shape of ``TASK_FIELD_SHAPES``: a package of each revision (``<shape>_2025``,
+    ``<shape>_ext``) and one of both (``<shape>_dual``), side by side in one folder."""
+    out = tmp_path_factory.mktemp("task_fields")
+    for shape, properties in TASK_FIELD_SHAPES.items():
+        core, ext = out / f"{shape}-core.json", out / f"{shape}-ext.json"
+        core.write_text(_with_task_properties(CORE_SCHEMA, properties), encoding="utf-8")
+        ext.write_text(_with_task_properties(EXT_SCHEMA, properties), encoding="utf-8")
+        for package, schemas in ((f"{shape}_2025", [core]), (f"{shape}_ext", [ext]), (f"{shape}_dual", [core, ext])):
+            result = CliRunner().invoke(main, ["generate", *map(str, schemas), "-o", str(out), "--package", package])
+            assert result.exit_code == 0, result.stderr
+    return out
+
+
+@pytest.mark.parametrize("shape", sorted(TASK_FIELD_SHAPES))
+def test_task_fields_of_any_type_import_and_resolve(shape: str, task_field_packages: Path) -> None:
+    """An optional Task property of type object, array or ``{"$ref": "#"}`` (or one whose
+    model type has constraints, Literal values or model classes) is a key of ``TaskFields``
+    that the protocol modules can resolve: ``typing.get_type_hints`` works on every
+    ``TaskFields`` (it raised NameError on ``Any``, which the modules did not import)."""
+    script = (
+        "import importlib, json, sys, typing\n"
+        "hints = {}\n"
+        "for module in sys.argv[1:]:\n"
+        "    fields = importlib.import_module(module).TaskFields\n"
+        "    hints[module] = {k: str(v) for k, v in typing.get_type_hints(fields).items()}\n"
+        "print(json.dumps(hints))\n"
+    )
+    modules = {
+        f"{shape}_2025.protocol_2025": (f"{shape}_2025.models_2025",),
+        f"{shape}_ext.protocol_ext": (f"{shape}_ext.models_ext",),
+        f"{shape}_ext.protocol": (f"{shape}_ext.models_ext",),
+        f"{shape}_dual.protocol_2025": (f"{shape}_dual.models_2025",),
+        f"{shape}_dual.protocol_ext": (f"{shape}_dual.models_ext",),
+        f"{shape}_dual.protocol": (f"{shape}_dual.models_2025", f"{shape}_dual.models_ext"),
+    }
+    result = subprocess.run([sys.executable, "-c", script, *modules], cwd=task_field_packages, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(task_field_packages)})
+    assert result.returncode == 0, result.stderr
+    hints = json.loads(result.stdout)
+    for module, models in modules.items():
+        assert hints[module] == _expected_hints(shape, models), module
+
+
+def test_task_fields_of_any_type_type_check(task_field_packages: Path) -> None:
+    """The packages of ``task_field_packages`` pass ``mypy --strict`` (the object, array and
+    ``{"$ref": "#"}`` shapes failed with "Name 'Any' is not defined"): each package of both
+    revisions in full, and the protocol modules of the one-revision packages (the rest of
+    those is the same runtime)."""
+    targets: list[str] = []
+    for shape in TASK_FIELD_SHAPES:
+        targets += ["-p", f"{shape}_dual"]
+        targets += ["-m", f"{shape}_2025.protocol", "-m", f"{shape}_2025.protocol_2025", "-m", f"{shape}_ext.protocol", "-m", f"{shape}_ext.protocol_ext"]
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *targets],
+        cwd=task_field_packages, capture_output=True, text=True, env={**os.environ, "MYPYPATH": str(task_field_packages)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout
+
+
+def test_control_characters_in_descriptions_are_escaped(tmp_path: Path) -> None:
+    """A NUL (and any other control character, invisible format character or lone
+    surrogate) in a description goes into the docstrings as the text of its escape: the
+    package imports (a raw NUL made every module importing the models fail with "source
+    code string cannot contain null bytes"; a lone surrogate made the class fail in pydantic)
+    and each docstring shows the description with the escapes."""
+    odd = "\x00 \x01 \x1b \x7f \x9b \u202e \ufeff \ud800"
+    shown = "\\x00 \\x01 \\x1b \\x7f \\x9b \\u202e \\ufeff \\ud800"
+    raw = _ext_with({"OddTask": {"type": "object", "description": f"Odd {odd} task.", "properties": {"p": {"type": "string", "description": f"Odd {odd} field."}}}})
+    raw["$defs"]["TaskStatus"]["description"] = f"Statuses {odd}."
+    code, _, err = _generate(tmp_path, json.dumps(raw))
+    assert code == 0, err
+    out = tmp_path / "out"
+    source = (out / "p" / "models_ext.py").read_text(encoding="utf-8")
+    assert "\x00" not in source and "\x1b" not in source and "\u202e" not in source
+    result = _run(out, "import json, p.models as m\nprint(json.dumps([m.OddTask.__doc__, m.TaskStatus.__doc__]))\n")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [f"Odd {shown} task.", f"Statuses {shown}."]
+    odd_task = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "OddTask")
+    field_docs = [n.value.value for n in odd_task.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)]
+    assert f"Odd {shown} field." in field_docs  # the attribute docstring of ``p``

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -155,3 +155,29 @@ def test_output_below_a_file_is_a_one_line_error(tmp_path: Path) -> None:
     assert code == 2 and err == f"{tmp_path / 'file.json'}: error: output path is a file, not a folder\n"
     code, _, err = invoke("generate", "-o", str(tmp_path / "file.json" / "sub"), "--check")
     assert code == 2 and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (lambda out: out.symlink_to(out), "a symbolic link that loops"),
+        (lambda out: (out.symlink_to(out.with_name("b")), out.with_name("b").symlink_to(out)), "a symbolic link that loops"),
+        (lambda out: out.symlink_to("missing"), 'a dangling symbolic link (to "missing", which does not exist)'),
+    ],
+    ids=["self-loop", "loop", "dangling"],
+)
+def test_output_symlink_that_leads_nowhere_is_named_as_such(make: Callable[[Path], object], what: str, tmp_path: Path) -> None:
+    """A symbolic link loop or a dangling link as the output folder is called what it is
+    (both were "output path is a file"), for the folder itself and for a folder below it."""
+    out = tmp_path / "a"
+    make(out)
+    for args in (("-o", str(out)), ("-o", str(out / "sub")), ("-o", str(out), "--check")):
+        code, _, err = invoke("generate", *args)
+        assert code == 2 and err == f"{out}: error: output path is {what}, not a folder\n", err
+    assert out.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) in (["a"], ["a", "b"])
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null")
+def test_output_device_is_named_as_such() -> None:
+    code, _, err = invoke("generate", "-o", "/dev/null")
+    assert code == 2 and err == "/dev/null: error: output path is a character device, not a folder\n"
