@@ -1,9 +1,9 @@
-"""Requests per completed task and terminal-to-return delay: our extension client vs fastmcp_tasks,
-then our clients against our servers, polling and pushed.
+"""Requests per completed task and terminal-to-return delay: our extension client vs
+fastmcp_tasks, then our clients against our servers, polling and pushed.
 
-Both clients run the same tasks against one ``fastmcp[tasks]==4.1.4`` server (the fixture
-server in ``tests/peers``, advertising ``pollIntervalMs`` 200) through a counting TCP proxy
-on 127.0.0.1. For every task:
+Both clients run the same tasks against one ``fastmcp[tasks]==4.1.4`` server (the
+fixture server in ``tests/peers``, advertising ``pollIntervalMs`` 200) through a
+counting TCP proxy on 127.0.0.1. For every task:
 
 * requests: HTTP requests the client sent through the proxy, per completed task (the
   fastmcp client's session set-up is measured separately and subtracted);
@@ -12,12 +12,12 @@ on 127.0.0.1. For every task:
   terminal moment is taken as ``createdAt`` + the tool's sleep (the same estimate for
   both clients; the worker's own overhead adds the same few milliseconds to both).
 
-Then, against ``examples/server_ext.py`` and ``examples/server_2025.py`` (``pollIntervalMs``
-200, memory store), the delay from the terminal status (its ``lastUpdatedAt``) to the
-client returning: the extension client polling only (with its requests per task, counted
-by the same proxy), the extension client subscribed through ``subscriptions/listen``
-(``subscribe=True``), and the 2025-11-25 client (which also wakes on
-``notifications/tasks/status`` and collects the result with ``tasks/result``).
+Then, against ``examples/server_ext.py`` and ``examples/server_2025.py``
+(``pollIntervalMs`` 200, memory store), the delay from the terminal status (its
+``lastUpdatedAt``) to the client returning: the extension client polling only (with its
+requests per task, counted by the same proxy), the extension client subscribed through
+``subscriptions/listen`` (``subscribe=True``), and the 2025-11-25 client (which also
+wakes on ``notifications/tasks/status`` and collects the result with ``tasks/result``).
 
 Last, a tool that finishes at once (``--instant-tasks`` calls of ``slow_compute`` with
 ``seconds`` 0.002, one after the other, one client, no push): the time from the call to
@@ -128,7 +128,8 @@ class CountingProxy:
             try:
                 while chunk := await source.read(65536):
                     if count:
-                        # Request lines seen for the first time: in tail+chunk but not in tail alone.
+                        # Request lines seen for the first time: in tail+chunk but not
+                        # in tail alone.
                         window = tail + chunk
                         self.requests += _request_lines(window) - _request_lines(tail)
                         tail = window[-16:]
@@ -162,9 +163,12 @@ async def ours(url: str, durations: list[float]) -> list[float]:
     return delays
 
 
-async def ours_on_our_server(url: str, durations: list[float], subscribe: bool) -> list[float]:
+async def ours_on_our_server(
+    url: str, durations: list[float], subscribe: bool
+) -> list[float]:
     """Our client against our extension server, polling only or also subscribed
-    (``subscriptions/listen``): delay from the terminal ``lastUpdatedAt`` to returning."""
+    (``subscriptions/listen``): delay from the terminal ``lastUpdatedAt`` to returning.
+    """
     delays = []
     async with TasksClient(
         HttpTransport(url), store=MemoryTaskIdStore(), subscribe=subscribe
@@ -300,7 +304,8 @@ async def main() -> None:
         ]
 
     print(
-        f"{len(durations)} tasks of 0.2-1.2 s each, server pollIntervalMs 200, fastmcp[tasks]==4.1.4"
+        f"{len(durations)} tasks of 0.2-1.2 s each, server pollIntervalMs 200,"
+        " fastmcp[tasks]==4.1.4"
     )
     print(f"{'client':<28} {'req/task':>9} {'median ms':>11} {'p95 ms':>9}")
     print(summary("mcp_tasks_ext", our_requests, our_delays))
@@ -308,7 +313,13 @@ async def main() -> None:
     print(f"(fastmcp client session set-up, not counted above: {setup} requests)")
 
     port = procs.free_port()
-    command = [sys.executable, str(ROOT / "examples" / "server_ext.py"), "--memory", "--port", str(port)]
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "server_ext.py"),
+        "--memory",
+        "--port",
+        str(port),
+    ]
     with procs.run_server(command, port):
         proxy = CountingProxy(port)
         url = f"http://127.0.0.1:{await proxy.start()}/mcp"
@@ -324,7 +335,9 @@ async def main() -> None:
     example = (ROOT / "examples" / "server_ext.py").read_text()
     if "--answer-within-ms" in example:  # absent before inline answers existed
         port = procs.free_port()
-        with procs.run_server([*command[:-1], str(port), "--answer-within-ms", "50"], port):
+        with procs.run_server(
+            [*command[:-1], str(port), "--answer-within-ms", "50"], port
+        ):
             proxy = CountingProxy(port)
             url = f"http://127.0.0.1:{await proxy.start()}/mcp"
             await ours_instant(url, 2)
@@ -332,13 +345,22 @@ async def main() -> None:
             took = await ours_instant(url, count)
             inline = (proxy.requests / count, took)
     print()
-    print("against examples/server_ext.py (pollIntervalMs 200); delay from the terminal lastUpdatedAt")
+    print(
+        "against examples/server_ext.py (pollIntervalMs 200); delay from the terminal"
+        " lastUpdatedAt"
+    )
     print(f"{'client':<28} {'req/task':>9} {'median ms':>11} {'p95 ms':>9}")
     print(summary("mcp_tasks_ext, polling", polled_requests, polled))
     print(summary("mcp_tasks_ext, pushed", None, pushed))
 
     port = procs.free_port()
-    command = [sys.executable, str(ROOT / "examples" / "server_2025.py"), "--memory", "--port", str(port)]
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "server_2025.py"),
+        "--memory",
+        "--port",
+        str(port),
+    ]
     with procs.run_server(command, port):
         notified = await ours_2025(f"http://127.0.0.1:{port}/mcp", durations)
     print(summary("mcp_tasks_2025_11_25", None, notified))
@@ -348,10 +370,23 @@ async def main() -> None:
         f"a tool that finishes at once ({INSTANT_SECONDS * 1000:.0f} ms), {count} calls"
         " in a row, one client, no push; time from the call to the result"
     )
-    print(f"{'client -> server':<36} {'req/task':>9} {'median ms':>11} {'p95 ms':>9} {'tasks/s':>8}")
+    print(
+        f"{'client -> server':<36} {'req/task':>9} {'median ms':>11} {'p95 ms':>9}"
+        f" {'tasks/s':>8}"
+    )
     print(instant_row("fastmcp_tasks -> fastmcp", peer_instant_requests, peer_took))
-    print(instant_row("mcp_tasks_ext -> fastmcp", ours_on_peer_requests, ours_on_peer_took))
-    print(instant_row("mcp_tasks_ext -> server_ext, polling", instant_polled_requests, instant_polled))
+    print(
+        instant_row(
+            "mcp_tasks_ext -> fastmcp", ours_on_peer_requests, ours_on_peer_took
+        )
+    )
+    print(
+        instant_row(
+            "mcp_tasks_ext -> server_ext, polling",
+            instant_polled_requests,
+            instant_polled,
+        )
+    )
     if inline is not None:
         print(instant_row("mcp_tasks_ext -> server_ext, inline", *inline))
 

@@ -1,4 +1,5 @@
-"""Benchmark: two replicas on Redis against one replica on SQLite, with many stored tasks.
+"""Benchmark: two replicas on Redis against one replica on SQLite, with many stored
+tasks.
 
 Run from the repository root (needs ``redis-server`` on PATH)::
 
@@ -51,11 +52,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "generated"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from server_throughput import EXT_META, RawConnection  # noqa: E402
+
 from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.stores import SQLiteTaskStore, TaskRecord  # noqa: E402
 from mcp_tasks_ext.stores import _body as sqlite_body  # noqa: E402
-from server_throughput import EXT_META, RawConnection  # noqa: E402
-
 from tests.support.procs import (  # noqa: E402
     RedisHandle,
     ServerHandle,
@@ -90,7 +91,8 @@ def record(task_id: str, now: float) -> TaskRecord:
 
 
 async def seed_redis(url: str, ids: list[str]) -> float:
-    """Store every task in Redis; return the ``used_memory`` growth per task in bytes."""
+    """Store every task in Redis; return the ``used_memory`` growth per task in
+    bytes."""
     store = RedisTaskStore(url)
     await store.open()
     client: Any = store._redis()  # noqa: SLF001 - only to read INFO
@@ -317,7 +319,8 @@ async def run_cache(options: argparse.Namespace) -> dict[str, Any]:
     for far in ("200k", "beyond"):
         for near in ("hot", "small"):
             report[f"ratio_p99_{far}_{near}"] = statistics.median(
-                f["p99_ms"] / n["p99_ms"] for f, n in zip(samples[far], samples[near])
+                f["p99_ms"] / n["p99_ms"]
+                for f, n in zip(samples[far], samples[near], strict=True)
             )
     return report
 

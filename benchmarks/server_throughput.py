@@ -1,4 +1,5 @@
-"""Benchmark the generated Tasks servers: against the SDK peers, and dual against single.
+"""Benchmark the generated Tasks servers: against the SDK peers, and dual against
+single.
 
 Side by side, on this machine:
 
@@ -53,9 +54,9 @@ import asyncio
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
-import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -282,7 +283,8 @@ class Target:
 
 
 def example(script: str, store: str) -> Callable[[int, Path], list[str]]:
-    """The command line of ``examples/<script>`` on ``port`` with a memory or SQLite store."""
+    """The command line of ``examples/<script>`` on ``port`` with a memory or SQLite
+    store."""
 
     def command(port: int, tmp: Path) -> list[str]:
         where = (
@@ -595,8 +597,10 @@ async def measure_pair_in_process(
     turn for ``rounds`` interleaved rounds."""
     with tempfile.TemporaryDirectory() as tmp:
         servers = {
-            side: load_example(script).build_server(
-                None if store == "memory" else str(Path(tmp) / f"{side}.sqlite3")
+            side: (
+                load_example(script).build_server(
+                    None if store == "memory" else str(Path(tmp) / f"{side}.sqlite3")
+                )
             )
             for side, script in (("single", "server_ext.py"), ("dual", "server.py"))
         }
@@ -615,7 +619,9 @@ async def measure_pair_in_process(
     single, dual = statistics.median(samples["single"]), statistics.median(
         samples["dual"]
     )
-    ratio = statistics.median(d / s for s, d in zip(samples["single"], samples["dual"]))
+    ratio = statistics.median(
+        d / s for s, d in zip(samples["single"], samples["dual"], strict=True)
+    )
     return {
         "single_in_process": round(single),
         "dual_in_process": round(dual),
@@ -685,7 +691,8 @@ async def measure_group(
                 for side in names[start:] + names[:start]:
                     pid, senders = loads[side]
                     for connection in own_connections[side]:
-                        connection.close()  # uvicorn drops connections idle for 5 s: connect anew
+                        # uvicorn drops connections idle for 5 s: connect anew
+                        connection.close()
                     cpu = cpu_seconds(pid)
                     c1, n1 = await throughput(senders[:1], seconds)
                     for connection in own_connections[side][1:]:
@@ -717,7 +724,10 @@ async def measure_pair(pair: Pair, seconds: float, rounds: int) -> dict[str, Any
         digits = 3 if key == "cpu_ms" else 0
         figures[f"single_{key}"] = round(single, digits) if digits else round(single)
         figures[f"dual_{key}"] = round(dual, digits) if digits else round(dual)
-        ratios = [d / s for s, d in zip(samples["single"][key], samples["dual"][key])]
+        ratios = [
+            d / s
+            for s, d in zip(samples["single"][key], samples["dual"][key], strict=True)
+        ]
         figures[f"ratio_{key}"] = round(statistics.median(ratios), 3)
     return figures
 
@@ -738,7 +748,9 @@ async def measure_floors(seconds: float, rounds: int) -> dict[str, dict[str, Any
         for floor, key in ((FLOOR_JSON, "json"), (FLOOR_FIXED, "fixed")):
             ratios = [
                 ours / base
-                for ours, base in zip(rows["cpu_ms"], samples[floor]["cpu_ms"])
+                for ours, base in zip(
+                    rows["cpu_ms"], samples[floor]["cpu_ms"], strict=True
+                )
             ]
             entry[f"cpu_ratio_to_{key}_floor"] = round(statistics.median(ratios), 3)
         figures[name] = entry
@@ -786,7 +798,9 @@ async def child_rss(store: str, count: int) -> dict[str, Any]:
                     raise RuntimeError(f"task {index} refused: {reply}")
                 batch.append(reply["result"]["taskId"])
                 if len(batch) == 500 or index == count - 1:
-                    while server._workers:  # let the workers finish, as a real load would
+                    while (
+                        server._workers
+                    ):  # let the workers finish, as a real load would
                         await asyncio.sleep(0.001)
                     for _ in range(2):
                         for task_id in batch:
@@ -848,8 +862,10 @@ def main() -> None:
         "--rounds",
         type=int,
         default=6,
-        help="interleaved rounds of the dual/single comparison, each --seconds long per"
-        " load and side (even: each side goes first as often)",
+        help=(
+            "interleaved rounds of the dual/single comparison, each --seconds long per"
+            " load and side (even: each side goes first as often)"
+        ),
     )
     parser.add_argument(
         "--json", action="store_true", help="also print the figures as JSON"
@@ -919,7 +935,8 @@ def main() -> None:
     ]
     if figures:
         print(
-            f"\ntasks/get throughput (req/s) and memory; {os.cpu_count()} CPUs, load generator on the same machine"
+            f"\ntasks/get throughput (req/s) and memory; {os.cpu_count()} CPUs, load"
+            " generator on the same machine"
         )
         print("| server | " + " | ".join(title for _, title in columns) + " |")
         print("|---" * (len(columns) + 1) + "|")
@@ -952,10 +969,10 @@ def compare_floors(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
         shown = {k: v for k, v in entry.items() if k != "rounds"}
         print(f"  {name}: {shown}", file=sys.stderr)
     print(
-        f"\nextension tasks/get against the floors (benchmarks/floor_server.py, same"
+        "\nextension tasks/get against the floors (benchmarks/floor_server.py, same"
         f" uvicorn settings): medians of {options.rounds} interleaved rounds of"
         f" {options.seconds:g} s per load; ratio = median of the rounds' ours / floor"
-        f" (server CPU per request)"
+        " (server CPU per request)"
     )
     print(
         "| server | HTTP c=1 | HTTP c=8 | server CPU ms/req | ratio to JSON-echo floor"
@@ -996,18 +1013,20 @@ def compare_dual(options: argparse.Namespace) -> dict[str, dict[str, Any]]:
         }
         print(f"  {shown}", file=sys.stderr)
     print(
-        f"\ndual server (examples/server.py) against the single-revision servers: "
+        "\ndual server (examples/server.py) against the single-revision servers: "
         f"tasks/get, medians of {options.rounds} interleaved rounds of "
         f"{options.seconds:g} s per load; ratio = median of the rounds' dual / single"
     )
     print(
-        "| load, store | HTTP c=1 single / dual (ratio) | HTTP c=8 single / dual (ratio)"
-        " | server CPU ms/req single / dual (ratio) | in process single / dual (ratio) |"
+        "| load, store | HTTP c=1 single / dual (ratio) | HTTP c=8 single / dual"
+        " (ratio) | server CPU ms/req single / dual (ratio) | in process single / dual"
+        " (ratio) |"
     )
     print("|---|---|---|---|---|")
     for name, entry in pairs.items():
         cells = [
-            f"{entry[f'single_{key}']} / {entry[f'dual_{key}']} ({entry[f'ratio_{key}']:.2f})"
+            f"{entry[f'single_{key}']} / {entry[f'dual_{key}']}"
+            f" ({entry[f'ratio_{key}']:.2f})"
             for key in ("c1", "c8", "cpu_ms")
         ]
         if "ratio_in_process" in entry:

@@ -2,7 +2,8 @@
 
 Call a tool, watch its task, answer the server's questions, get the result::
 
-    python examples/client.py URL TOOL [JSON-ARGS] [--revision 2025-11-25|ext-2026-07-28]
+    python examples/client.py URL TOOL [JSON-ARGS] [--revision
+    2025-11-25|ext-2026-07-28]
 
 The client finds out which Tasks revision the server speaks (2025-11-25 or the Tasks
 extension) and speaks it; ``--revision`` pins one instead.
@@ -56,7 +57,8 @@ from mcp_tasks import transport as transports  # noqa: E402
 
 
 class StatusLine:
-    """One line on stderr showing the latest task status, redrawn while the task runs."""
+    """One line on stderr showing the latest task status, redrawn while the task
+    runs."""
 
     def __init__(self) -> None:
         self.started = time.monotonic()
@@ -132,7 +134,8 @@ def parse_action(text: str) -> str:
 
 
 def choices(schema: dict[str, Any]) -> list[str]:
-    """The values an enum schema allows (``enum``, or the ``const`` of ``oneOf``/``anyOf``)."""
+    """The values an enum schema allows (``enum``, or the ``const`` of
+    ``oneOf``/``anyOf``)."""
     if isinstance(schema.get("enum"), list):
         return [str(value) for value in schema["enum"]]
     for key in ("oneOf", "anyOf"):
@@ -410,18 +413,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--revision",
         choices=sorted(SPEC_REVISIONS),
-        help="the Tasks revision the server speaks (default: found out from the server)",
+        help=(
+            "the Tasks revision the server speaks (default: found out from the server)"
+        ),
     )
     parser.add_argument(
         "--store",
-        help="SQLite file for task IDs (default: $MCP_TASKS_STORE, else "
-        f"{stores.default_store_path()})",
+        help=(
+            "SQLite file for task IDs (default: $MCP_TASKS_STORE, else "
+            f"{stores.default_store_path()})"
+        ),
     )
     parser.add_argument(
         "--timeout",
         type=float,
-        help="give up waiting after this many seconds (default: wait until the task"
-        " ends)",
+        help=(
+            "give up waiting after this many seconds (default: wait until the task"
+            " ends)"
+        ),
     )
     parser.add_argument(
         "--resume",

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))

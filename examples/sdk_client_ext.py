@@ -3,12 +3,13 @@ generated Tasks-extension package, through ``mcp_tasks_ext.sdk.client_extension`
 
 ``client.call_tool`` stays a plain call: when the server answers with a task, the
 extension polls it, answers its input requests with the client's elicitation callback
-(here: a prompt on the terminal), keeps the task ID in ``--store`` until the task ends and
-returns the ``CallToolResult``. ``--resume [TASK_ID]`` continues a stored task (the last
-one when no ID is given), for example after the process was killed. Run it with an
+(here: a prompt on the terminal), keeps the task ID in ``--store`` until the task ends
+and returns the ``CallToolResult``. ``--resume [TASK_ID]`` continues a stored task (the
+last one when no ID is given), for example after the process was killed. Run it with an
 interpreter that has ``mcp>=2.3``, for example the fastmcp peer virtualenv::
 
-    $MCPTASKS_PEERS/venv-fastmcp/bin/python examples/sdk_client_ext.py http://127.0.0.1:8000/mcp slow_compute '{"seconds": 2}'
+    $MCPTASKS_PEERS/venv-fastmcp/bin/python examples/sdk_client_ext.py
+    http://127.0.0.1:8000/mcp slow_compute '{"seconds": 2}'
 
 Exit codes: 0 done, 1 the tool or task failed, 2 cancelled or a bad command line.
 """
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 from mcp.client import Client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp_types import ElicitResult  # noqa: E402
+
 from mcp_tasks_ext.client import TaskCancelled  # noqa: E402
 from mcp_tasks_ext.sdk import client_extension  # noqa: E402
 from mcp_tasks_ext.task_ids import SqliteTaskIdStore  # noqa: E402

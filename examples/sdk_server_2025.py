@@ -1,13 +1,14 @@
-"""A ``FastMCP`` app (official Python SDK, ``mcp`` 1.x) with durable MCP 2025-11-25 tasks
-from the generated package, through ``mcp_tasks_2025_11_25.sdk.fastmcp_tasks``.
+"""A ``FastMCP`` app (official Python SDK, ``mcp`` 1.x) with durable MCP 2025-11-25
+tasks from the generated package, through ``mcp_tasks_2025_11_25.sdk.fastmcp_tasks``.
 
 The tools stay ordinary ``@app.tool()`` functions; ``@tasks.task_tool(...)`` marks the
 ones that may (``"optional"``) or must (``"required"``) run as tasks. Inside a task,
-``task_context()`` gives the ``ToolContext`` (status messages, elicitation, cancellation).
-Run it with an interpreter that has ``mcp==1.30`` installed, for example the mcp1 peer
-virtualenv (endpoint ``/mcp``)::
+``task_context()`` gives the ``ToolContext`` (status messages, elicitation,
+cancellation). Run it with an interpreter that has ``mcp==1.30`` installed, for example
+the mcp1 peer virtualenv (endpoint ``/mcp``)::
 
-    $MCPTASKS_PEERS/venv-mcp1/bin/python examples/sdk_server_2025.py --host 127.0.0.1 --port 8000
+    $MCPTASKS_PEERS/venv-mcp1/bin/python examples/sdk_server_2025.py --host 127.0.0.1
+    --port 8000
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 import uvicorn  # noqa: E402
 from mcp.server.fastmcp import FastMCP  # noqa: E402
 from mcp.server.fastmcp.exceptions import ToolError  # noqa: E402
+
 from mcp_tasks_2025_11_25.sdk import fastmcp_tasks, task_context  # noqa: E402
 from mcp_tasks_2025_11_25.server import Limits, TasksServer  # noqa: E402
 from mcp_tasks_2025_11_25.stores import (  # noqa: E402
@@ -53,7 +55,8 @@ def build_app(db: str | None) -> tuple[FastMCP, TasksServer]:
     @tasks.task_tool()
     @app.tool()
     async def slow_compute(seconds: float = 1.0, label: str = "") -> str:
-        """Sleep ``seconds`` seconds, reporting progress in the task's status message."""
+        """Sleep ``seconds`` seconds, reporting progress in the task's status
+        message."""
         ctx = task_context()
         if ctx is not None:
             await ctx.report(f"computing {label} for {seconds}s")

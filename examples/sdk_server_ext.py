@@ -3,14 +3,15 @@ generated Tasks-extension package, through ``mcp_tasks_ext.sdk.server_extension`
 
 The tools stay ordinary ``@mcp.tool()`` functions; ``@tasks.task_tool(...)`` marks the
 ones that may (``"optional"``) or must (``"required"``) run as tasks. Inside a task,
-``task_context()`` gives the ``ToolContext`` (status messages, elicitation, cancellation).
-The tools are the fixtures of the official conformance suite (``greet``,
+``task_context()`` gives the ``ToolContext`` (status messages, elicitation,
+cancellation). The tools are the fixtures of the official conformance suite (``greet``,
 ``slow_compute``, ``failing_job``, ``protocol_error_job``, ``confirm_delete``,
-``multi_input``, ``test_tool_with_task``), as in ``examples/server_ext.py``.
-Run it with an interpreter that has ``mcp>=2.3`` and ``uvicorn``, for example the
-fastmcp peer virtualenv::
+``multi_input``, ``test_tool_with_task``), as in ``examples/server_ext.py``. Run it with
+an interpreter that has ``mcp>=2.3`` and ``uvicorn``, for example the fastmcp peer
+virtualenv::
 
-    $MCPTASKS_PEERS/venv-fastmcp/bin/python examples/sdk_server_ext.py --host 127.0.0.1 --port 8000
+    $MCPTASKS_PEERS/venv-fastmcp/bin/python examples/sdk_server_ext.py --host 127.0.0.1
+    --port 8000
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import uvicorn  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
+
 from mcp_tasks_ext.sdk import server_extension, task_context  # noqa: E402
 from mcp_tasks_ext.server import Limits, TasksServer, ToolContext  # noqa: E402
 from mcp_tasks_ext.stores import InMemoryTaskStore, SQLiteTaskStore  # noqa: E402
@@ -78,7 +80,8 @@ def build_app(db: str | None) -> MCPServer:
     @tasks.task_tool()
     @mcp.tool()
     async def slow_compute(seconds: float = 1.0, label: str = "") -> str:
-        """Sleep ``seconds`` seconds, reporting progress in the task's status message."""
+        """Sleep ``seconds`` seconds, reporting progress in the task's status
+        message."""
         ctx = task_context()
         if ctx is not None:
             await ctx.report(f"computing {label} for {seconds}s")

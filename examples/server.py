@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from example_tools import add_tools, principal  # noqa: E402
+
 from mcp_tasks.asgi import serve  # noqa: E402
 from mcp_tasks.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks.server import TasksServer  # noqa: E402

@@ -6,7 +6,8 @@ Run from the repository root::
 
 and point a client at ``http://127.0.0.1:8000/mcp``. Tasks are kept in a SQLite file
 (``--db``, default ``mcp-tasks-2025.sqlite3``) or in memory (``--memory``). The same
-server hosted in the official Python SDK (``mcp`` 1.x) is ``examples/server_2025_mcp1.py``.
+server hosted in the official Python SDK (``mcp`` 1.x) is
+``examples/server_2025_mcp1.py``.
 
 Each task belongs to the caller's ``Authorization`` header value ("anonymous" when
 there is none), which also enables ``tasks/list``; put a real authentication check in
@@ -14,7 +15,8 @@ there is none), which also enables ``tasks/list``; put a real authentication che
 
 Tools: ``greet`` (never a task), ``slow_compute``, ``failing_job`` (tool error),
 ``protocol_error_job`` (JSON-RPC error), ``confirm_delete`` and ``multi_input`` (ask for
-input mid-flight), ``long_report`` (progress messages) and ``must_task`` (only as a task).
+input mid-flight), ``long_report`` (progress messages) and ``must_task`` (only as a
+task).
 """
 
 from __future__ import annotations

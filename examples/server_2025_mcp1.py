@@ -1,11 +1,13 @@
-"""The example 2025-11-25 Tasks server hosted inside the official Python SDK (``mcp`` 1.x).
+"""The example 2025-11-25 Tasks server hosted inside the official Python SDK (``mcp``
+1.x).
 
 Same tools as ``server_2025.py``; the SDK's low-level ``Server`` and its
 ``StreamableHTTPSessionManager`` serve streamable HTTP (endpoint ``/mcp/``) and
 ``TasksServer.mount`` plugs the generated skeleton into it. Run it with an interpreter
 that has ``mcp==1.30.0`` installed, for example the mcp1 peer virtualenv::
 
-    $MCPTASKS_PEERS/venv-mcp1/bin/python examples/server_2025_mcp1.py --host 127.0.0.1 --port 8000
+    $MCPTASKS_PEERS/venv-mcp1/bin/python examples/server_2025_mcp1.py --host 127.0.0.1
+    --port 8000
 """
 
 from __future__ import annotations

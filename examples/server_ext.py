@@ -29,14 +29,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from example_tools import add_tools, principal  # noqa: E402
+
 from mcp_tasks_ext.asgi import serve  # noqa: E402
+from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.server import (  # noqa: E402
     JsonRpcError,
     Limits,
     TasksServer,
     ToolError,
 )
-from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.stores import (  # noqa: E402
     InMemoryTaskStore,
     SQLiteTaskStore,

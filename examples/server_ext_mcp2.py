@@ -1,11 +1,13 @@
-"""The example Tasks-extension server hosted inside the official Python SDK (``mcp`` 2.x).
+"""The example Tasks-extension server hosted inside the official Python SDK (``mcp``
+2.x).
 
 Same tools as ``server_ext.py``; the SDK's low-level ``Server`` serves streamable HTTP
 (stateless, JSON responses) and ``TasksServer.mount`` plugs the generated skeleton into
 it. Run it with an interpreter that has ``mcp>=2.3`` and ``uvicorn`` installed, for
 example the fastmcp peer virtualenv::
 
-    $MCPTASKS_PEERS/venv-fastmcp/bin/python examples/server_ext_mcp2.py --host 127.0.0.1 --port 8000
+    $MCPTASKS_PEERS/venv-fastmcp/bin/python examples/server_ext_mcp2.py --host 127.0.0.1
+    --port 8000
 """
 
 from __future__ import annotations

@@ -1,83 +1,90 @@
-"""Compare the generated API of two schemas and judge every change, for clients and servers.
+"""Compare the generated API of two schemas and judge every change, for clients and
+servers.
 
-Input: two ``ir.Package`` (old, new). Output: ``Diff``, a tuple of frozen ``Change`` records.
-Pure: no I/O, no printing (``report`` renders, ``cli`` prints).
+Input: two ``ir.Package`` (old, new). Output: ``Diff``, a tuple of frozen ``Change``
+records. Pure: no I/O, no printing (``report`` renders, ``cli`` prints).
 
-What is compared is the generated API, not the schema text: classes by name, object fields by
-wire name, enum values, ``Literal`` values, union members, Tasks methods and notifications
-with their params and result types, and the revision's error codes. Prose (descriptions,
-docstrings) and order (of ``$defs``, properties, enum values, union members) never count.
+What is compared is the generated API, not the schema text: classes by name, object
+fields by wire name, enum values, ``Literal`` values, union members, Tasks methods and
+notifications with their params and result types, and the revision's error codes. Prose
+(descriptions, docstrings) and order (of ``$defs``, properties, enum values, union
+members) never count.
 
 The question each verdict answers: *code written against OLD (a client, or a server) is
 regenerated against NEW and now talks to a peer that speaks NEW -- can it stop working*
 (fail to type-check, fail validation, or mishandle data)? ``breaking`` if it can,
 ``compatible`` if it cannot.
 
-Who is affected depends on which way a type flows. Every class gets a flow from the methods
-of both packages: reached (through field and union annotations) from a request message is
-``client->server`` (the client *produces* it, the server *consumes* it); reached from a
-result, a Tasks notification or ``CreateTaskResult`` (the answer to a task-augmented
-``tools/call``) is ``server->client``; reached from both, or from none of these
-(capabilities, ``CallToolRequest``, ...), is ``both`` and gets the stricter verdict on each
-side. Data changes are judged for the producer and the consumer:
+Who is affected depends on which way a type flows. Every class gets a flow from the
+methods of both packages: reached (through field and union annotations) from a request
+message is ``client->server`` (the client *produces* it, the server *consumes* it);
+reached from a result, a Tasks notification or ``CreateTaskResult`` (the answer to a
+task-augmented ``tools/call``) is ``server->client``; reached from both, or from none of
+these (capabilities, ``CallToolRequest``, ...), is ``both`` and gets the stricter
+verdict on each side. Data changes are judged for the producer and the consumer:
 
-=====================================  ==========  ==========  ==============================
-change                                 producer    consumer    why
-=====================================  ==========  ==========  ==============================
-type-added                             compatible  compatible  nothing uses it yet
-type-removed                           breaking    breaking    imports and references fail
-type-kind-changed (object/enum/union)  breaking    breaking    construction and access differ
-type-closed (unknown fields rejected)  breaking    compatible  extra fields a producer set fail
-type-opened                            compatible  compatible
-field-added, optional                  compatible  compatible  may be omitted, may be ignored
-field-added, required constant         compatible  compatible  defaulted and always sent
-field-added, required                  breaking    compatible  every constructor must set it
-field-removed                          breaking    breaking    keyword and attribute are gone
-field-renamed (wire and/or attribute)  breaking    breaking    old name unknown on the wire
-field-inlined / field-nested           breaking    breaking    the object's shape moved
-field-required (was optional)          breaking    compatible  must now always be set
-field-optional (was required)          compatible  breaking    readers must handle ``None``
-field-retyped, wider (more accepted)   compatible  breaking    readers see values they never saw
-field-retyped, narrower                breaking    compatible  some values can no longer be sent
-field-retyped, otherwise               breaking    breaking
-field-retyped, same fields, new class  breaking    compatible  builders must name the new class
-const-changed                          breaking    breaking    the discriminating value moved
-value-added (enum, ``Literal``)        compatible  breaking    exhaustive handling misses it
-value-removed                          breaking    compatible  it can no longer be sent
-root-retyped (union members ...)       as field-retyped (wider / narrower / otherwise)
-=====================================  ==========  ==========  ==============================
+=====================================  ==========  ==========
+============================== change                                 producer
+consumer    why =====================================  ==========  ==========
+============================== type-added                             compatible
+compatible  nothing uses it yet type-removed                           breaking
+breaking    imports and references fail type-kind-changed (object/enum/union)  breaking
+breaking    construction and access differ type-closed (unknown fields rejected)
+breaking    compatible  extra fields a producer set fail type-opened
+compatible  compatible field-added, optional                  compatible  compatible
+may be omitted, may be ignored field-added, required constant         compatible
+compatible  defaulted and always sent field-added, required                  breaking
+compatible  every constructor must set it field-removed
+breaking    breaking    keyword and attribute are gone field-renamed (wire and/or
+attribute)  breaking    breaking    old name unknown on the wire field-inlined /
+field-nested           breaking    breaking    the object's shape moved field-required
+(was optional)          breaking    compatible  must now always be set field-optional
+(was required)          compatible  breaking    readers must handle ``None``
+field-retyped, wider (more accepted)   compatible  breaking    readers see values they
+never saw field-retyped, narrower                breaking    compatible  some values can
+no longer be sent field-retyped, otherwise               breaking    breaking
+field-retyped, same fields, new class  breaking    compatible  builders must name the
+new class const-changed                          breaking    breaking    the
+discriminating value moved value-added (enum, ``Literal``)        compatible  breaking
+exhaustive handling misses it value-removed                          breaking
+compatible  it can no longer be sent root-retyped (union members ...)       as
+field-retyped (wider / narrower / otherwise) =====================================
+==========  ==========  ==============================
 
-``client->server``: client = producer, server = consumer. ``server->client``: the reverse.
-``both``: each side gets the stricter of the two.
+``client->server``: client = producer, server = consumer. ``server->client``: the
+reverse. ``both``: each side gets the stricter of the two.
 
 Methods are judged by role: the client calls requests and receives notifications, the
 server handles requests and sends notifications.
 
-=====================================  ==========  ==========  ==============================
-change                                 client      server      why
-=====================================  ==========  ==========  ==============================
-method-added (request)                 compatible  breaking    servers must handle it
-method-added (notification)            compatible  compatible  may be ignored / never sent
-method-removed (request)               breaking    compatible  the call is gone; handler idle
-method-removed (notification)          breaking    breaking    updates stop; sender code fails
-method-renamed                         breaking    breaking    dispatch is by method name
-method-kind-changed                    breaking    breaking    request <-> notification
-method-params-changed                  as field-retyped, with the sender as producer: the
-                                       client for a request, the server for a notification
-method-result-changed                  as field-retyped, with server = producer, client = consumer
-error-code-added                       compatible  compatible  JSON-RPC peers handle any code
-error-code-removed / -changed          breaking    breaking    ``ErrorCode.X`` references fail
-=====================================  ==========  ==========  ==============================
+=====================================  ==========  ==========
+============================== change                                 client      server
+why =====================================  ==========  ==========
+============================== method-added (request)                 compatible
+breaking    servers must handle it method-added (notification)            compatible
+compatible  may be ignored / never sent method-removed (request)               breaking
+compatible  the call is gone; handler idle method-removed (notification)
+breaking    breaking    updates stop; sender code fails method-renamed
+breaking    breaking    dispatch is by method name method-kind-changed
+breaking    breaking    request <-> notification method-params-changed
+as field-retyped, with the sender as producer: the
+                                       client for a request, the server for a
+                                       notification
+method-result-changed                  as field-retyped, with server = producer, client
+= consumer error-code-added                       compatible  compatible  JSON-RPC peers
+handle any code error-code-removed / -changed          breaking    breaking
+``ErrorCode.X`` references fail =====================================  ==========
+==========  ==============================
 
 Rename heuristics (documented because they are guesses). Within one object, a field
 removed and a field added are one renamed field when (1) their attribute names are equal
-(only the wire name changed, e.g. ``_meta`` -> ``meta``), or (2) their wire names are the
-same word once case, separators and a trailing unit suffix (``Ms``, ``Millis``,
+(only the wire name changed, e.g. ``_meta`` -> ``meta``), or (2) their wire names are
+the same word once case, separators and a trailing unit suffix (``Ms``, ``Millis``,
 ``Milliseconds``, ``Seconds``, ``Secs``, ``Sec``) are ignored (``ttl`` -> ``ttlMs``,
-``pollInterval`` -> ``pollIntervalMs``) and their types agree apart from ``None``; a pair is
-taken only when the match is unique both ways. A removed field whose type was an object
-``C`` while the fields of ``C`` (matched the same way: every required one, and at least
-60% and two of all) were added to the owner is reported once as ``field-inlined``
+``pollInterval`` -> ``pollIntervalMs``) and their types agree apart from ``None``; a
+pair is taken only when the match is unique both ways. A removed field whose type was an
+object ``C`` while the fields of ``C`` (matched the same way: every required one, and at
+least 60% and two of all) were added to the owner is reported once as ``field-inlined``
 (``CreateTaskResult.task``), and the reverse as ``field-nested``. Two methods are one
 renamed method when they are both requests or both notifications and either share the
 message class (``TaskStatusNotification``) or one name is a path prefix of the other
@@ -130,7 +137,9 @@ class Change:
     server: Verdict
     old: str = ""  # the old name / annotation / value, "" when there is none
     new: str = ""
-    flow: Flow = ""  # which way the affected type travels ("" for methods and error codes)
+    flow: Flow = (
+        ""  # which way the affected type travels ("" for methods and error codes)
+    )
 
     @property
     def category(self) -> str:
@@ -165,12 +174,18 @@ class Diff:
         """Whether any change breaks either side."""
         return any(c.breaking for c in self.changes)
 
-    def count(self, *, client: Verdict | None = None, server: Verdict | None = None) -> int:
+    def count(
+        self, *, client: Verdict | None = None, server: Verdict | None = None
+    ) -> int:
         """How many changes have the given verdicts."""
-        return sum(1 for c in self.changes if client in (None, c.client) and server in (None, c.server))
+        return sum(
+            1
+            for c in self.changes
+            if client in (None, c.client) and server in (None, c.server)
+        )
 
 
-# -- annotations -----------------------------------------------------------------------------
+# -- annotations -----------------------------------------------------------------------
 
 
 def _args(term: str) -> list[str]:
@@ -179,9 +194,12 @@ def _args(term: str) -> list[str]:
 
 
 def terms(annotation: str) -> frozenset[str]:
-    """An annotation as a set of canonical union members (order and ``Annotated`` dropped)."""
+    """An annotation as a set of canonical union members (order and ``Annotated``
+    dropped)."""
     text = annotation.strip()
-    if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"":  # a forward reference
+    if (
+        len(text) > 1 and text[0] == text[-1] and text[0] in "'\""
+    ):  # a forward reference
         text = text[1:-1]
     out: set[str] = set()
     for part in split_top_level(text, "|"):
@@ -235,12 +253,17 @@ def relation(old: frozenset[str], new: frozenset[str]) -> str:
             removed.discard(gone[0])
             added.discard(came[0])
             inner.append(relation(terms(_args(gone[0])[-1]), terms(_args(came[0])[-1])))
-    own = "same" if not removed and not added else "wider" if not removed else "narrower" if not added else "different"
+    own = (
+        "same"
+        if not removed and not added
+        else "wider" if not removed else "narrower" if not added else "different"
+    )
     return _combine([own, *inner])
 
 
 def _literals(members: frozenset[str]) -> frozenset[str] | None:
-    """The literal values when every member (``None`` aside) is a ``Literal``, else ``None``."""
+    """The literal values when every member (``None`` aside) is a ``Literal``, else
+    ``None``."""
     values = members - {"None"}
     if values and all(m.startswith("Literal[") for m in values):
         return frozenset(m[len("Literal[") : -1] for m in values)
@@ -248,20 +271,29 @@ def _literals(members: frozenset[str]) -> frozenset[str] | None:
 
 
 def _value_terms(f: ir.Field) -> frozenset[str]:
-    """The members of a field's type; the ``None`` an optional field always allows is dropped."""
+    """The members of a field's type; the ``None`` an optional field always allows is
+    dropped."""
     members = terms(f.annotation)
     return members - {"None"} if not f.required else members
 
 
 def show(annotation: str, models: dict[str, ir.Model]) -> str:
-    """An annotation with long unions, lists and maps spelled by the name of their root class.
+    """An annotation with long unions, lists and maps spelled by the name of their root
+    class.
 
-    normalize spells a union in place wherever it is used; named again, a field typed with a
-    union compares equal across packages and the union's own changes are reported once, on
-    its class.
+    normalize spells a union in place wherever it is used; named again, a field typed
+    with a union compares equal across packages and the union's own changes are reported
+    once, on its class.
     """
     out = annotation
-    roots = sorted((m for m in models.values() if isinstance(m, ir.RootModel) and len(m.annotation) > 40), key=lambda m: (-len(m.annotation), m.name))
+    roots = sorted(
+        (
+            m
+            for m in models.values()
+            if isinstance(m, ir.RootModel) and len(m.annotation) > 40
+        ),
+        key=lambda m: (-len(m.annotation), m.name),
+    )
     for root in roots:
         if root.annotation in out:
             out = out.replace(root.annotation, root.name)
@@ -275,13 +307,18 @@ def _referenced(annotation: str, names: set[str]) -> set[str]:
     return {n for n in _NAME.findall(annotation) if n in names}
 
 
-# -- verdicts ---------------------------------------------------------------------------------
+# -- verdicts --------------------------------------------------------------------------
 
-_RETYPE: dict[str, tuple[Verdict, Verdict]] = {"wider": (COMPATIBLE, BREAKING), "narrower": (BREAKING, COMPATIBLE), "different": (BREAKING, BREAKING)}
+_RETYPE: dict[str, tuple[Verdict, Verdict]] = {
+    "wider": (COMPATIBLE, BREAKING),
+    "narrower": (BREAKING, COMPATIBLE),
+    "different": (BREAKING, BREAKING),
+}
 
 
 def _sides(flow: Flow, producer: Verdict, consumer: Verdict) -> tuple[Verdict, Verdict]:
-    """(client, server) verdicts from (producer, consumer) verdicts and the type's flow."""
+    """(client, server) verdicts from (producer, consumer) verdicts and the type's
+    flow."""
     if flow == "client->server":
         return producer, consumer
     if flow == "server->client":
@@ -296,14 +333,20 @@ _SERVER_SENT = ("CreateTaskResult",)
 
 
 def _flows(pkg: ir.Package) -> dict[str, set[str]]:
-    """Which ways each class travels, from the package's methods through its annotations."""
+    """Which ways each class travels, from the package's methods through its
+    annotations."""
     models: dict[str, ir.Model] = {m.name: m for m in pkg.models}
     names = set(models)
 
     def refs(annotation: str) -> set[str]:
-        return _referenced(annotation, names) | _referenced(show(annotation, models), names)
+        return _referenced(annotation, names) | _referenced(
+            show(annotation, models), names
+        )
 
-    seeds: dict[str, set[str]] = {"client->server": set(), "server->client": {n for n in _SERVER_SENT if n in names}}
+    seeds: dict[str, set[str]] = {
+        "client->server": set(),
+        "server->client": {n for n in _SERVER_SENT if n in names},
+    }
     for method in pkg.methods:
         if method.notification:
             seeds["server->client"] |= {method.message} & names
@@ -328,7 +371,7 @@ def _flows(pkg: ir.Package) -> dict[str, set[str]]:
     return found
 
 
-# -- the comparison ---------------------------------------------------------------------------
+# -- the comparison --------------------------------------------------------------------
 
 _UNIT = re.compile(r"(?<=[a-z0-9])(Ms|Millis|Milliseconds|Seconds|Secs|Sec)$")
 
@@ -346,48 +389,116 @@ class _Comparer:
         self.old_models: dict[str, ir.Model] = {m.name: m for m in old.models}
         self.new_models: dict[str, ir.Model] = {m.name: m for m in new.models}
         old_flows, new_flows = _flows(old), _flows(new)
-        self.flows = {n: old_flows.get(n, set()) | new_flows.get(n, set()) for n in {*old_flows, *new_flows}}
+        self.flows = {
+            n: old_flows.get(n, set()) | new_flows.get(n, set())
+            for n in {*old_flows, *new_flows}
+        }
         self.changes: list[Change] = []
 
     def flow(self, name: str) -> Flow:
         """The flow of a class in either package ("both" when unknown or mixed)."""
         ways = self.flows.get(name, set())
-        return "client->server" if ways == {"client->server"} else "server->client" if ways == {"server->client"} else "both"
+        return (
+            "client->server"
+            if ways == {"client->server"}
+            else "server->client" if ways == {"server->client"} else "both"
+        )
 
-    def add(self, kind: str, subject: str, detail: str, producer: Verdict, consumer: Verdict, *, owner: str, old: str = "", new: str = "") -> None:
+    def add(
+        self,
+        kind: str,
+        subject: str,
+        detail: str,
+        producer: Verdict,
+        consumer: Verdict,
+        *,
+        owner: str,
+        old: str = "",
+        new: str = "",
+    ) -> None:
         """Record a data change judged for producer and consumer of ``owner``."""
         flow = self.flow(owner)
         client, server = _sides(flow, producer, consumer)
-        self.changes.append(Change(kind=kind, subject=subject, detail=detail, client=client, server=server, old=old, new=new, flow=flow))
+        self.changes.append(
+            Change(
+                kind=kind,
+                subject=subject,
+                detail=detail,
+                client=client,
+                server=server,
+                old=old,
+                new=new,
+                flow=flow,
+            )
+        )
 
-    def add_role(self, kind: str, subject: str, detail: str, client: Verdict, server: Verdict, *, old: str = "", new: str = "") -> None:
+    def add_role(
+        self,
+        kind: str,
+        subject: str,
+        detail: str,
+        client: Verdict,
+        server: Verdict,
+        *,
+        old: str = "",
+        new: str = "",
+    ) -> None:
         """Record a change judged by role (methods, error codes)."""
-        self.changes.append(Change(kind=kind, subject=subject, detail=detail, client=client, server=server, old=old, new=new))
+        self.changes.append(
+            Change(
+                kind=kind,
+                subject=subject,
+                detail=detail,
+                client=client,
+                server=server,
+                old=old,
+                new=new,
+            )
+        )
 
-    # -- types ---------------------------------------------------------------------------
+    # -- types -------------------------------------------------------------------------
 
     def types(self) -> None:
         """Classes added, removed, or changed."""
         for name in sorted(self.new_models.keys() - self.old_models.keys()):
             model = self.new_models[name]
-            self.add("type-added", name, f"new {_kind_label(model)} {name}", COMPATIBLE, COMPATIBLE, owner=name, new=name)
+            self.add(
+                "type-added",
+                name,
+                f"new {_kind_label(model)} {name}",
+                COMPATIBLE,
+                COMPATIBLE,
+                owner=name,
+                new=name,
+            )
         for name in sorted(self.old_models.keys() - self.new_models.keys()):
             model = self.old_models[name]
-            self.add("type-removed", name, f"{_kind_label(model)} {name} removed", BREAKING, BREAKING, owner=name, old=name)
+            self.add(
+                "type-removed",
+                name,
+                f"{_kind_label(model)} {name} removed",
+                BREAKING,
+                BREAKING,
+                owner=name,
+                old=name,
+            )
         for name in sorted(self.old_models.keys() & self.new_models.keys()):
             before, after = self.old_models[name], self.new_models[name]
             if before.kind != after.kind:
                 self.add(
                     "type-kind-changed",
                     name,
-                    f"{name} changed from {_kind_label(before)} to {_kind_label(after)}{_shape(after, self)}",
+                    f"{name} changed from {_kind_label(before)} to"
+                    f" {_kind_label(after)}{_shape(after, self)}",
                     BREAKING,
                     BREAKING,
                     owner=name,
                     old=before.kind,
                     new=after.kind,
                 )
-            elif isinstance(before, ir.ObjectModel) and isinstance(after, ir.ObjectModel):
+            elif isinstance(before, ir.ObjectModel) and isinstance(
+                after, ir.ObjectModel
+            ):
                 self.objects(before, after)
             elif isinstance(before, ir.EnumModel) and isinstance(after, ir.EnumModel):
                 self.enums(before, after)
@@ -399,69 +510,191 @@ class _Comparer:
         old_values = [m.raw for m in before.members]
         new_values = [m.raw for m in after.members]
         for value in sorted(set(new_values) - set(old_values)):
-            self.add("value-added", before.name, f"{before.name} gained value {value!r}", COMPATIBLE, BREAKING, owner=before.name, new=value)
+            self.add(
+                "value-added",
+                before.name,
+                f"{before.name} gained value {value!r}",
+                COMPATIBLE,
+                BREAKING,
+                owner=before.name,
+                new=value,
+            )
         for value in sorted(set(old_values) - set(new_values)):
-            self.add("value-removed", before.name, f"{before.name} lost value {value!r}", BREAKING, COMPATIBLE, owner=before.name, old=value)
+            self.add(
+                "value-removed",
+                before.name,
+                f"{before.name} lost value {value!r}",
+                BREAKING,
+                COMPATIBLE,
+                owner=before.name,
+                old=value,
+            )
 
     def roots(self, before: ir.RootModel, after: ir.RootModel) -> None:
         """A union, list, map or scalar class whose type changed."""
-        self.retyped(before.name, before.name, terms(before.annotation), terms(after.annotation), _short(before.annotation), _short(after.annotation), kind="root-retyped", constant=False)
+        self.retyped(
+            before.name,
+            before.name,
+            terms(before.annotation),
+            terms(after.annotation),
+            _short(before.annotation),
+            _short(after.annotation),
+            kind="root-retyped",
+            constant=False,
+        )
 
     def same_shape(self, old: frozenset[str], new: frozenset[str]) -> bool:
-        """Whether two types are one object class each, with the same fields (a renamed class)."""
+        """Whether two types are one object class each, with the same fields (a
+        renamed class)."""
         if len(old) != 1 or len(new) != 1 or old == new:
             return False
-        a, b = self.old_models.get(next(iter(old))), self.new_models.get(next(iter(new)))
-        return isinstance(a, ir.ObjectModel) and isinstance(b, ir.ObjectModel) and _signature(a) == _signature(b)
+        a, b = self.old_models.get(next(iter(old))), self.new_models.get(
+            next(iter(new))
+        )
+        return (
+            isinstance(a, ir.ObjectModel)
+            and isinstance(b, ir.ObjectModel)
+            and _signature(a) == _signature(b)
+        )
 
-    def retyped(self, subject: str, owner: str, old: frozenset[str], new: frozenset[str], old_text: str, new_text: str, *, kind: str, constant: bool) -> None:
-        """Report a type change: literal values, a constant, or a wider/narrower/other type."""
+    def retyped(
+        self,
+        subject: str,
+        owner: str,
+        old: frozenset[str],
+        new: frozenset[str],
+        old_text: str,
+        new_text: str,
+        *,
+        kind: str,
+        constant: bool,
+    ) -> None:
+        """Report a type change: literal values, a constant, or a
+        wider/narrower/other type."""
         how = relation(old, new)
         if how == "same":
             return
         if self.same_shape(old, new):
-            detail = f"{subject} class {old_text} -> {new_text} (same fields on the wire; code that builds the old class must name the new one)"
-            self.add(kind, subject, detail, BREAKING, COMPATIBLE, owner=owner, old=old_text, new=new_text)
+            detail = (
+                f"{subject} class {old_text} -> {new_text} (same fields on the wire;"
+                " code that builds the old class must name the new one)"
+            )
+            self.add(
+                kind,
+                subject,
+                detail,
+                BREAKING,
+                COMPATIBLE,
+                owner=owner,
+                old=old_text,
+                new=new_text,
+            )
             return
         old_values, new_values = _literals(old), _literals(new)
         nullable_same = ("None" in old) == ("None" in new)
         if old_values is not None and new_values is not None and nullable_same:
             if constant:
-                self.add("const-changed", subject, f"{subject} constant {_values(old_values)} -> {_values(new_values)}", BREAKING, BREAKING, owner=owner, old=_values(old_values), new=_values(new_values))
+                self.add(
+                    "const-changed",
+                    subject,
+                    f"{subject} constant {_values(old_values)} ->"
+                    f" {_values(new_values)}",
+                    BREAKING,
+                    BREAKING,
+                    owner=owner,
+                    old=_values(old_values),
+                    new=_values(new_values),
+                )
                 return
             for value in sorted(new_values - old_values):
-                self.add("value-added", subject, f"{subject} accepts new value {value}", COMPATIBLE, BREAKING, owner=owner, new=value)
+                self.add(
+                    "value-added",
+                    subject,
+                    f"{subject} accepts new value {value}",
+                    COMPATIBLE,
+                    BREAKING,
+                    owner=owner,
+                    new=value,
+                )
             for value in sorted(old_values - new_values):
-                self.add("value-removed", subject, f"{subject} no longer accepts value {value}", BREAKING, COMPATIBLE, owner=owner, old=value)
+                self.add(
+                    "value-removed",
+                    subject,
+                    f"{subject} no longer accepts value {value}",
+                    BREAKING,
+                    COMPATIBLE,
+                    owner=owner,
+                    old=value,
+                )
             return
         shown_old, shown_new = old_text, new_text
         gained = sorted(new - old)
         lost = sorted(old - new)
         parts = []
-        if how in ("wider", "narrower") and len(gained) + len(lost) <= 4 and not any("[" in t for t in (*gained, *lost) if not t.startswith("Literal[")):
+        if (
+            how in ("wider", "narrower")
+            and len(gained) + len(lost) <= 4
+            and not any(
+                "[" in t for t in (*gained, *lost) if not t.startswith("Literal[")
+            )
+        ):
             if gained:
                 parts.append("now also " + " | ".join(gained))
             if lost:
                 parts.append("no longer " + " | ".join(lost))
-        note = f" ({'; '.join(parts)})" if parts else f" ({how})" if how != "different" else ""
+        note = (
+            f" ({'; '.join(parts)})"
+            if parts
+            else f" ({how})" if how != "different" else ""
+        )
         producer, consumer = _RETYPE[how]
-        self.add(kind, subject, f"{subject} type {shown_old} -> {shown_new}{note}", producer, consumer, owner=owner, old=shown_old, new=shown_new)
+        self.add(
+            kind,
+            subject,
+            f"{subject} type {shown_old} -> {shown_new}{note}",
+            producer,
+            consumer,
+            owner=owner,
+            old=shown_old,
+            new=shown_new,
+        )
 
-    # -- fields --------------------------------------------------------------------------
+    # -- fields ------------------------------------------------------------------------
 
     def objects(self, before: ir.ObjectModel, after: ir.ObjectModel) -> None:
         """Field changes of an object class."""
         name = before.name
         if before.closed != after.closed:
             if after.closed:
-                self.add("type-closed", name, f"{name} now rejects unknown fields", BREAKING, COMPATIBLE, owner=name)
+                self.add(
+                    "type-closed",
+                    name,
+                    f"{name} now rejects unknown fields",
+                    BREAKING,
+                    COMPATIBLE,
+                    owner=name,
+                )
             else:
-                self.add("type-opened", name, f"{name} now keeps unknown fields", COMPATIBLE, COMPATIBLE, owner=name)
+                self.add(
+                    "type-opened",
+                    name,
+                    f"{name} now keeps unknown fields",
+                    COMPATIBLE,
+                    COMPATIBLE,
+                    owner=name,
+                )
         old_fields = {f.wire_name: f for f in before.fields}
         new_fields = {f.wire_name: f for f in after.fields}
-        pairs = [(old_fields[w], new_fields[w]) for w in sorted(old_fields.keys() & new_fields.keys())]
-        removed = {w: old_fields[w] for w in sorted(old_fields.keys() - new_fields.keys())}
-        added = {w: new_fields[w] for w in sorted(new_fields.keys() - old_fields.keys())}
+        pairs = [
+            (old_fields[w], new_fields[w])
+            for w in sorted(old_fields.keys() & new_fields.keys())
+        ]
+        removed = {
+            w: old_fields[w] for w in sorted(old_fields.keys() - new_fields.keys())
+        }
+        added = {
+            w: new_fields[w] for w in sorted(new_fields.keys() - old_fields.keys())
+        }
         for a, b in _pair_renames(removed, added):
             del removed[a.wire_name], added[b.wire_name]
             self.renamed(name, a, b)
@@ -469,43 +702,139 @@ class _Comparer:
         self.moved(before, after, removed, added)
         for f in removed.values():
             req = "required" if f.required else "optional"
-            self.add("field-removed", f"{name}.{f.wire_name}", f"{req} field {f.wire_name} ({f.name}) removed from {name}", BREAKING, BREAKING, owner=name, old=f.wire_name)
+            self.add(
+                "field-removed",
+                f"{name}.{f.wire_name}",
+                f"{req} field {f.wire_name} ({f.name}) removed from {name}",
+                BREAKING,
+                BREAKING,
+                owner=name,
+                old=f.wire_name,
+            )
         for f in added.values():
             if f.constant:
-                self.add("field-added", f"{name}.{f.wire_name}", f"constant field {f.wire_name} = {f.default} added to {name} (defaulted, always sent)", COMPATIBLE, COMPATIBLE, owner=name, new=f.wire_name)
+                self.add(
+                    "field-added",
+                    f"{name}.{f.wire_name}",
+                    f"constant field {f.wire_name} = {f.default} added to {name}"
+                    " (defaulted, always sent)",
+                    COMPATIBLE,
+                    COMPATIBLE,
+                    owner=name,
+                    new=f.wire_name,
+                )
             elif f.required:
-                self.add("field-added", f"{name}.{f.wire_name}", f"required field {f.wire_name}: {show(f.annotation, self.new_models)} added to {name}", BREAKING, COMPATIBLE, owner=name, new=f.wire_name)
+                self.add(
+                    "field-added",
+                    f"{name}.{f.wire_name}",
+                    f"required field {f.wire_name}:"
+                    f" {show(f.annotation, self.new_models)} added to {name}",
+                    BREAKING,
+                    COMPATIBLE,
+                    owner=name,
+                    new=f.wire_name,
+                )
             else:
-                self.add("field-added", f"{name}.{f.wire_name}", f"optional field {f.wire_name}: {show(f.annotation, self.new_models)} added to {name}", COMPATIBLE, COMPATIBLE, owner=name, new=f.wire_name)
+                self.add(
+                    "field-added",
+                    f"{name}.{f.wire_name}",
+                    f"optional field {f.wire_name}:"
+                    f" {show(f.annotation, self.new_models)} added to {name}",
+                    COMPATIBLE,
+                    COMPATIBLE,
+                    owner=name,
+                    new=f.wire_name,
+                )
         for a, b in sorted(pairs, key=lambda p: p[1].wire_name):
             self.field(name, a, b)
 
     def renamed(self, owner: str, a: ir.Field, b: ir.Field) -> None:
         """A field that kept its meaning under a new wire name."""
-        why = "same attribute" if a.name == b.name else "same word, unit suffix changed" if a.wire_name.lower() != b.wire_name.lower() else "same word"
-        attr = f"attribute {a.name} unchanged" if a.name == b.name else f"attribute {a.name} -> {b.name}"
-        self.add("field-renamed", f"{owner}.{a.wire_name}", f"{owner}.{a.wire_name} renamed to {b.wire_name} ({attr}; {why})", BREAKING, BREAKING, owner=owner, old=a.wire_name, new=b.wire_name)
+        why = (
+            "same attribute"
+            if a.name == b.name
+            else (
+                "same word, unit suffix changed"
+                if a.wire_name.lower() != b.wire_name.lower()
+                else "same word"
+            )
+        )
+        attr = (
+            f"attribute {a.name} unchanged"
+            if a.name == b.name
+            else f"attribute {a.name} -> {b.name}"
+        )
+        self.add(
+            "field-renamed",
+            f"{owner}.{a.wire_name}",
+            f"{owner}.{a.wire_name} renamed to {b.wire_name} ({attr}; {why})",
+            BREAKING,
+            BREAKING,
+            owner=owner,
+            old=a.wire_name,
+            new=b.wire_name,
+        )
 
     def field(self, owner: str, a: ir.Field, b: ir.Field) -> None:
         """Type and presence changes of one field present on both sides."""
         subject = f"{owner}.{b.wire_name}"
         if a.required != b.required:
             if b.required and b.constant:
-                self.add("field-required", subject, f"{subject} is now a required constant {b.default} (defaulted, always sent)", COMPATIBLE, COMPATIBLE, owner=owner)
+                self.add(
+                    "field-required",
+                    subject,
+                    f"{subject} is now a required constant {b.default} (defaulted,"
+                    " always sent)",
+                    COMPATIBLE,
+                    COMPATIBLE,
+                    owner=owner,
+                )
             elif b.required:
-                self.add("field-required", subject, f"{subject} is now required", BREAKING, COMPATIBLE, owner=owner)
+                self.add(
+                    "field-required",
+                    subject,
+                    f"{subject} is now required",
+                    BREAKING,
+                    COMPATIBLE,
+                    owner=owner,
+                )
             else:
-                self.add("field-optional", subject, f"{subject} is now optional (readers must handle None)", COMPATIBLE, BREAKING, owner=owner)
-        before, after = show(_strip_none(a), self.old_models), show(_strip_none(b), self.new_models)
+                self.add(
+                    "field-optional",
+                    subject,
+                    f"{subject} is now optional (readers must handle None)",
+                    COMPATIBLE,
+                    BREAKING,
+                    owner=owner,
+                )
+        before, after = show(_strip_none(a), self.old_models), show(
+            _strip_none(b), self.new_models
+        )
         old_terms, new_terms = terms(before), terms(after)
         if not a.required:
             old_terms -= {"None"}
         if not b.required:
             new_terms -= {"None"}
-        self.retyped(subject, owner, old_terms, new_terms, before, after, kind="field-retyped", constant=a.constant or b.constant)
+        self.retyped(
+            subject,
+            owner,
+            old_terms,
+            new_terms,
+            before,
+            after,
+            kind="field-retyped",
+            constant=a.constant or b.constant,
+        )
 
-    def moved(self, before: ir.ObjectModel, after: ir.ObjectModel, removed: dict[str, ir.Field], added: dict[str, ir.Field]) -> None:
-        """A nested object whose fields moved up into the owner (inlined), or the reverse."""
+    def moved(
+        self,
+        before: ir.ObjectModel,
+        after: ir.ObjectModel,
+        removed: dict[str, ir.Field],
+        added: dict[str, ir.Field],
+    ) -> None:
+        """A nested object whose fields moved up into the owner (inlined), or the
+        reverse."""
         for wire, f in list(removed.items()):
             inner = _single_object(f, self.old_models)
             if inner is None:
@@ -516,9 +845,28 @@ class _Comparer:
             for _, b in matched:
                 del added[b.wire_name]
             del removed[wire]
-            moved = ", ".join(b.wire_name if a.wire_name == b.wire_name else f"{b.wire_name} (was {a.wire_name})" for a, b in matched)
-            detail = f"{before.name} no longer nests {wire} ({inner.name}): its fields are now top-level fields of {before.name}: {moved}"
-            self.add("field-inlined", f"{before.name}.{wire}", detail, BREAKING, BREAKING, owner=before.name, old=f"{wire}: {inner.name}", new=", ".join(b.wire_name for _, b in matched))
+            moved = ", ".join(
+                (
+                    b.wire_name
+                    if a.wire_name == b.wire_name
+                    else f"{b.wire_name} (was {a.wire_name})"
+                )
+                for a, b in matched
+            )
+            detail = (
+                f"{before.name} no longer nests {wire} ({inner.name}): its fields are"
+                f" now top-level fields of {before.name}: {moved}"
+            )
+            self.add(
+                "field-inlined",
+                f"{before.name}.{wire}",
+                detail,
+                BREAKING,
+                BREAKING,
+                owner=before.name,
+                old=f"{wire}: {inner.name}",
+                new=", ".join(b.wire_name for _, b in matched),
+            )
         for wire, f in list(added.items()):
             inner = _single_object(f, self.new_models)
             if inner is None:
@@ -529,14 +877,34 @@ class _Comparer:
             for a, _ in matched:
                 del removed[a.wire_name]
             del added[wire]
-            moved = ", ".join(a.wire_name if a.wire_name == b.wire_name else f"{a.wire_name} (now {b.wire_name})" for a, b in matched)
-            detail = f"{before.name} now nests its top-level fields {moved} in {wire} ({inner.name})"
-            self.add("field-nested", f"{before.name}.{wire}", detail, BREAKING, BREAKING, owner=before.name, old=", ".join(a.wire_name for a, _ in matched), new=f"{wire}: {inner.name}")
+            moved = ", ".join(
+                (
+                    a.wire_name
+                    if a.wire_name == b.wire_name
+                    else f"{a.wire_name} (now {b.wire_name})"
+                )
+                for a, b in matched
+            )
+            detail = (
+                f"{before.name} now nests its top-level fields {moved} in {wire}"
+                f" ({inner.name})"
+            )
+            self.add(
+                "field-nested",
+                f"{before.name}.{wire}",
+                detail,
+                BREAKING,
+                BREAKING,
+                owner=before.name,
+                old=", ".join(a.wire_name for a, _ in matched),
+                new=f"{wire}: {inner.name}",
+            )
 
-    # -- methods and error codes ---------------------------------------------------------
+    # -- methods and error codes -------------------------------------------------------
 
     def methods(self) -> None:
-        """Methods and notifications added, removed, renamed, or with new params/results."""
+        """Methods and notifications added, removed, renamed, or with new
+        params/results."""
         old = {m.name: m for m in self.old.methods}
         new = {m.name: m for m in self.new.methods}
         removed = {n: old[n] for n in sorted(old.keys() - new.keys())}
@@ -544,34 +912,94 @@ class _Comparer:
         pairs = [(old[n], new[n]) for n in sorted(old.keys() & new.keys())]
         for name, a in list(removed.items()):
             candidates = [b for b in added.values() if _same_method(a, b)]
-            back = [x for x in removed.values() if candidates and _same_method(x, candidates[0])]
+            back = [
+                x
+                for x in removed.values()
+                if candidates and _same_method(x, candidates[0])
+            ]
             if len(candidates) == 1 and len(back) == 1:
                 b = candidates[0]
                 del removed[name], added[b.name]
                 what = "notification" if a.notification else "request"
-                classes = f"class {a.message}" if a.message == b.message else f"class {a.message} -> {b.message}"
-                self.add_role("method-renamed", a.name, f"{what} {a.name} renamed to {b.name} ({classes})", BREAKING, BREAKING, old=a.name, new=b.name)
+                classes = (
+                    f"class {a.message}"
+                    if a.message == b.message
+                    else f"class {a.message} -> {b.message}"
+                )
+                self.add_role(
+                    "method-renamed",
+                    a.name,
+                    f"{what} {a.name} renamed to {b.name} ({classes})",
+                    BREAKING,
+                    BREAKING,
+                    old=a.name,
+                    new=b.name,
+                )
                 pairs.append((a, b))
         for m in removed.values():
             if m.notification:
-                self.add_role("method-removed", m.name, f"notification {m.name} ({m.message}) removed", BREAKING, BREAKING, old=m.name)
+                self.add_role(
+                    "method-removed",
+                    m.name,
+                    f"notification {m.name} ({m.message}) removed",
+                    BREAKING,
+                    BREAKING,
+                    old=m.name,
+                )
             else:
-                self.add_role("method-removed", m.name, f"request {m.name} ({m.message} -> {m.result}) removed", BREAKING, COMPATIBLE, old=m.name)
+                self.add_role(
+                    "method-removed",
+                    m.name,
+                    f"request {m.name} ({m.message} -> {m.result}) removed",
+                    BREAKING,
+                    COMPATIBLE,
+                    old=m.name,
+                )
         for m in added.values():
             if m.notification:
-                self.add_role("method-added", m.name, f"new notification {m.name} ({m.message})", COMPATIBLE, COMPATIBLE, new=m.name)
+                self.add_role(
+                    "method-added",
+                    m.name,
+                    f"new notification {m.name} ({m.message})",
+                    COMPATIBLE,
+                    COMPATIBLE,
+                    new=m.name,
+                )
             else:
-                self.add_role("method-added", m.name, f"new request {m.name} ({m.message} -> {m.result}); servers must handle it", COMPATIBLE, BREAKING, new=m.name)
+                self.add_role(
+                    "method-added",
+                    m.name,
+                    f"new request {m.name} ({m.message} -> {m.result}); servers must"
+                    " handle it",
+                    COMPATIBLE,
+                    BREAKING,
+                    new=m.name,
+                )
         for a, b in sorted(pairs, key=lambda p: p[1].name):
             if a.notification != b.notification:
-                kinds = ("notification", "request") if a.notification else ("request", "notification")
-                self.add_role("method-kind-changed", b.name, f"{b.name} changed from {kinds[0]} to {kinds[1]}", BREAKING, BREAKING)
-            self.signature("params", b.name, a.params, b.params, notification=b.notification)
+                kinds = (
+                    ("notification", "request")
+                    if a.notification
+                    else ("request", "notification")
+                )
+                self.add_role(
+                    "method-kind-changed",
+                    b.name,
+                    f"{b.name} changed from {kinds[0]} to {kinds[1]}",
+                    BREAKING,
+                    BREAKING,
+                )
+            self.signature(
+                "params", b.name, a.params, b.params, notification=b.notification
+            )
             if not (a.notification or b.notification):
                 self.signature("result", b.name, a.result, b.result)
 
-    def signature(self, part: str, method: str, old: str, new: str, *, notification: bool = False) -> None:
-        """A method's params or result type: same, same fields under a new class, or changed.
+    def signature(
+        self, part: str, method: str, old: str, new: str, *, notification: bool = False
+    ) -> None:
+        """A method's params or result type: same, same fields under a new class, or
+        changed.
 
         Params are produced by the sender: the client for a request, the server for a
         notification (the same direction as the message's ``params`` field); results by
@@ -583,15 +1011,24 @@ class _Comparer:
         if how == "same":
             return
         kind = f"method-{part}-changed"
-        if self.same_shape(old_terms - {"None"}, new_terms - {"None"}) and ("None" in old_terms) == ("None" in new_terms):
+        if self.same_shape(old_terms - {"None"}, new_terms - {"None"}) and (
+            "None" in old_terms
+        ) == ("None" in new_terms):
             producer, consumer = BREAKING, COMPATIBLE
-            detail = f"{method} {part} class {shown_old} -> {shown_new} (same fields on the wire; code that builds the old class must name the new one)"
+            detail = (
+                f"{method} {part} class {shown_old} -> {shown_new} (same fields on the"
+                " wire; code that builds the old class must name the new one)"
+            )
         else:
             producer, consumer = _RETYPE[how]
-            detail = f"{method} {part} {shown_old} -> {shown_new}" + (f" ({how})" if how != "different" else "")
+            detail = f"{method} {part} {shown_old} -> {shown_new}" + (
+                f" ({how})" if how != "different" else ""
+            )
         client_sends = part == "params" and not notification
         client, server = (producer, consumer) if client_sends else (consumer, producer)
-        self.add_role(kind, method, detail, client, server, old=shown_old, new=shown_new)
+        self.add_role(
+            kind, method, detail, client, server, old=shown_old, new=shown_new
+        )
 
     def error_codes(self) -> None:
         """Error codes added, removed, or renumbered."""
@@ -599,13 +1036,36 @@ class _Comparer:
         new = {e.name: e for e in self.new.error_codes}
         for name in sorted(new.keys() - old.keys()):
             e = new[name]
-            self.add_role("error-code-added", f"ErrorCode.{name}", f"new error code {name} = {e.code}", COMPATIBLE, COMPATIBLE, new=str(e.code))
+            self.add_role(
+                "error-code-added",
+                f"ErrorCode.{name}",
+                f"new error code {name} = {e.code}",
+                COMPATIBLE,
+                COMPATIBLE,
+                new=str(e.code),
+            )
         for name in sorted(old.keys() - new.keys()):
             e = old[name]
-            self.add_role("error-code-removed", f"ErrorCode.{name}", f"error code {name} = {e.code} removed", BREAKING, BREAKING, old=str(e.code))
+            self.add_role(
+                "error-code-removed",
+                f"ErrorCode.{name}",
+                f"error code {name} = {e.code} removed",
+                BREAKING,
+                BREAKING,
+                old=str(e.code),
+            )
         for name in sorted(old.keys() & new.keys()):
             if old[name].code != new[name].code:
-                self.add_role("error-code-changed", f"ErrorCode.{name}", f"error code {name} renumbered {old[name].code} -> {new[name].code}", BREAKING, BREAKING, old=str(old[name].code), new=str(new[name].code))
+                self.add_role(
+                    "error-code-changed",
+                    f"ErrorCode.{name}",
+                    f"error code {name} renumbered {old[name].code} ->"
+                    f" {new[name].code}",
+                    BREAKING,
+                    BREAKING,
+                    old=str(old[name].code),
+                    new=str(new[name].code),
+                )
 
 
 def _kind_label(model: ir.Model) -> str:
@@ -617,7 +1077,11 @@ def _kind_label(model: ir.Model) -> str:
     if len(members) > 1:
         return "union"
     only = next(iter(members), "")
-    return "list" if only.startswith("list[") else "map" if only.startswith("dict[") else "type alias"
+    return (
+        "list"
+        if only.startswith("list[")
+        else "map" if only.startswith("dict[") else "type alias"
+    )
 
 
 def _shape(model: ir.Model, cmp: _Comparer) -> str:
@@ -642,24 +1106,35 @@ def _strip_none(f: ir.Field) -> str:
 
 
 def _same_concept(a: ir.Field, b: ir.Field) -> bool:
-    """Whether a removed and an added field are one renamed field (see the module docstring)."""
+    """Whether a removed and an added field are one renamed field (see the module
+    docstring)."""
     if a.name == b.name:
         return True
-    return _concept(a.wire_name) == _concept(b.wire_name) and _value_terms(a) - {"None"} == _value_terms(b) - {"None"}
+    return _concept(a.wire_name) == _concept(b.wire_name) and _value_terms(a) - {
+        "None"
+    } == _value_terms(b) - {"None"}
 
 
-def _pair_renames(removed: dict[str, ir.Field], added: dict[str, ir.Field]) -> list[tuple[ir.Field, ir.Field]]:
+def _pair_renames(
+    removed: dict[str, ir.Field], added: dict[str, ir.Field]
+) -> list[tuple[ir.Field, ir.Field]]:
     """Unique removed/added pairs that are the same field under a new name."""
     pairs = []
     for a in removed.values():
         candidates = [b for b in added.values() if _same_concept(a, b)]
-        if len(candidates) == 1 and sum(1 for x in removed.values() if _same_concept(x, candidates[0])) == 1:
+        if (
+            len(candidates) == 1
+            and sum(1 for x in removed.values() if _same_concept(x, candidates[0])) == 1
+        ):
             pairs.append((a, candidates[0]))
     return pairs
 
 
-def _match_all(inner: tuple[ir.Field, ...], pool: dict[str, ir.Field]) -> list[tuple[ir.Field, ir.Field]] | None:
-    """Match an object's fields to fields in ``pool``: all required ones and most others."""
+def _match_all(
+    inner: tuple[ir.Field, ...], pool: dict[str, ir.Field]
+) -> list[tuple[ir.Field, ir.Field]] | None:
+    """Match an object's fields to fields in ``pool``: all required ones and most
+    others."""
     matched = []
     for f in inner:
         hit = pool.get(f.wire_name)
@@ -688,14 +1163,21 @@ def _single_object(f: ir.Field, models: dict[str, ir.Model]) -> ir.ObjectModel |
 
 
 def _signature(model: ir.ObjectModel) -> frozenset[tuple[str, frozenset[str], bool]]:
-    return frozenset((f.wire_name, terms(f.annotation), f.required) for f in model.fields)
+    return frozenset(
+        (f.wire_name, terms(f.annotation), f.required) for f in model.fields
+    )
 
 
 def _same_method(a: ir.Method, b: ir.Method) -> bool:
-    """Whether a removed and an added method are one renamed method (see the module docstring)."""
+    """Whether a removed and an added method are one renamed method (see the module
+    docstring)."""
     if a.notification != b.notification:
         return False
-    return a.message == b.message or b.name.startswith(a.name + "/") or a.name.startswith(b.name + "/")
+    return (
+        a.message == b.message
+        or b.name.startswith(a.name + "/")
+        or a.name.startswith(b.name + "/")
+    )
 
 
 _ORDER = {key: i for i, (key, _) in enumerate(CATEGORIES)}
@@ -707,9 +1189,23 @@ def compare(old: ir.Package, new: ir.Package) -> Diff:
     cmp.methods()
     cmp.error_codes()
     cmp.types()
-    changes = sorted(cmp.changes, key=lambda c: (_ORDER[c.category], c.subject.lower(), c.subject, c.kind, c.old, c.new))
+    changes = sorted(
+        cmp.changes,
+        key=lambda c: (
+            _ORDER[c.category],
+            c.subject.lower(),
+            c.subject,
+            c.kind,
+            c.old,
+            c.new,
+        ),
+    )
     return Diff(
-        old=Side(schema=old.schema_name, revision=old.revision, sha256=old.schema_sha256),
-        new=Side(schema=new.schema_name, revision=new.revision, sha256=new.schema_sha256),
+        old=Side(
+            schema=old.schema_name, revision=old.revision, sha256=old.schema_sha256
+        ),
+        new=Side(
+            schema=new.schema_name, revision=new.revision, sha256=new.schema_sha256
+        ),
         changes=tuple(changes),
     )

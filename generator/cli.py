@@ -1,8 +1,8 @@
 """The ``mcptasks-gen`` command line.
 
-Input: arguments. Output: files (through ``write``), messages, and the exit status:
-0 success, 1 ``--check`` found stale files (or ``diff`` found breaking changes),
-2 bad input (one line on stderr naming the file and, where it applies, the JSON pointer).
+Input: arguments. Output: files (through ``write``), messages, and the exit status: 0
+success, 1 ``--check`` found stale files (or ``diff`` found breaking changes), 2 bad
+input (one line on stderr naming the file and, where it applies, the JSON pointer).
 """
 
 from __future__ import annotations
@@ -63,31 +63,35 @@ Exit status:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mcptasks-gen")
 def main() -> None:
-    """Generate typed Python packages (models, async client, server skeleton) for MCP Tasks.
+    """Generate typed Python packages (models, async client, server skeleton) for MCP
+    Tasks.
 
     \b
     Examples:
-      mcptasks-gen generate                     # targets from pyproject.toml, or the default
+      # targets from pyproject.toml, or the default
+      mcptasks-gen generate
       mcptasks-gen generate schema.json -o vendor/ --package acme_tasks
-      mcptasks-gen generate --check             # CI / pre-commit: is the output current?
+      # CI / pre-commit: is the output current?
+      mcptasks-gen generate --check
       mcptasks-gen diff old.json new.json       # what changed in the generated API
     """
 
 
 def run() -> None:
-    """The console entry point (``mcptasks-gen``, ``python -m mcptasks_gen``): ``main``, then
-    the process ends without tearing the interpreter down.
+    """The console entry point (``mcptasks-gen``, ``python -m mcptasks_gen``): ``main``,
+    then the process ends without tearing the interpreter down.
 
     By the time a command returns, every file it writes is closed and in place; what the
-    interpreter would still do is free every object of the run one by one and make a last
-    pass of the cyclic collector over them all (black's syntax trees above all), about a
-    twentieth of a ``generate`` run's CPU time for nothing. So the output streams are flushed
-    and the process exits at once, with the command's status (atexit handlers do not run; the
-    command registers none). Tests call ``main`` in-process and keep the ordinary exit.
+    interpreter would still do is free every object of the run one by one and make a
+    last pass of the cyclic collector over them all (black's syntax trees above all),
+    about a twentieth of a ``generate`` run's CPU time for nothing. So the output
+    streams are flushed and the process exits at once, with the command's status (atexit
+    handlers do not run; the command registers none). Tests call ``main`` in-process and
+    keep the ordinary exit.
 
-    The cyclic garbage collector stays off for the whole process, not only while ``generate``
-    runs: re-enabled at its end, its first pass would walk everything the run made (about
-    4 ms) just before the exit frees it all at once.
+    The cyclic garbage collector stays off for the whole process, not only while
+    ``generate`` runs: re-enabled at its end, its first pass would walk everything the
+    run made (about 4 ms) just before the exit frees it all at once.
     """
     gc.disable()
     try:
@@ -100,25 +104,72 @@ def run() -> None:
             sys.stdout.flush()
             sys.stderr.flush()
         except (OSError, ValueError):
-            raise exc from None  # a closed or broken stream: let the interpreter report it
+            # a closed or broken stream: let the interpreter report it
+            raise exc from None
         os._exit(status or 0)
 
 
 @main.command(help=GENERATE_HELP)
 @click.argument("schemas", nargs=-1, type=click.Path(dir_okay=True, path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="Folder that receives the package folder (default: .).")
-@click.option("--package", help="Import name of the generated package (default: mcp_tasks).")
-@click.option("--revision", help=f"Force the Tasks revision ({', '.join(REVISIONS)}); without SCHEMA, picks the embedded schema.")
-@click.option("--templates", type=click.Path(path_type=Path), help="Folder of template overrides, searched before the built-in templates.")
-@click.option("--status", "statuses", multiple=True, metavar="STATUS=CLASS", help="Classify a task status the runtime does not know: active, input or terminal (repeatable).")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 with a unified diff when the output is stale.")
-@click.option("--force", is_flag=True, help="Also replace files the generator makes that lack its header (each is listed); nothing else is ever touched.")
-def generate(schemas: tuple[Path, ...], output: Path | None, package: str | None, revision: str | None, templates: Path | None, statuses: tuple[str, ...], check: bool, force: bool) -> None:
-    # A short run that keeps almost everything it makes until it ends: the cyclic garbage
-    # collector would walk the growing heap (black's syntax trees above all) again and again
-    # for next to nothing, about a tenth of the run's CPU time. It is off while the command
-    # runs (and stays off when it was off: see ``run``); what a package leaves behind is
-    # collected before the next one.
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="Folder that receives the package folder (default: .).",
+)
+@click.option(
+    "--package", help="Import name of the generated package (default: mcp_tasks)."
+)
+@click.option(
+    "--revision",
+    help=(
+        f"Force the Tasks revision ({', '.join(REVISIONS)}); without SCHEMA, picks the"
+        " embedded schema."
+    ),
+)
+@click.option(
+    "--templates",
+    type=click.Path(path_type=Path),
+    help="Folder of template overrides, searched before the built-in templates.",
+)
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    metavar="STATUS=CLASS",
+    help=(
+        "Classify a task status the runtime does not know: active, input or terminal"
+        " (repeatable)."
+    ),
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 with a unified diff when the output is stale.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help=(
+        "Also replace files the generator makes that lack its header (each is listed);"
+        " nothing else is ever touched."
+    ),
+)
+def generate(
+    schemas: tuple[Path, ...],
+    output: Path | None,
+    package: str | None,
+    revision: str | None,
+    templates: Path | None,
+    statuses: tuple[str, ...],
+    check: bool,
+    force: bool,
+) -> None:
+    # A short run that keeps almost everything it makes until it ends: the cyclic
+    # garbage collector would walk the growing heap (black's syntax trees above all)
+    # again and again for next to nothing, about a tenth of the run's CPU time. It is
+    # off while the command runs (and stays off when it was off: see ``run``); what a
+    # package leaves behind is collected before the next one.
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -128,7 +179,16 @@ def generate(schemas: tuple[Path, ...], output: Path | None, package: str | None
             gc.enable()
 
 
-def _generate(schemas: tuple[Path, ...], output: Path | None, package: str | None, revision: str | None, templates: Path | None, statuses: tuple[str, ...], check: bool, force: bool) -> None:
+def _generate(
+    schemas: tuple[Path, ...],
+    output: Path | None,
+    package: str | None,
+    revision: str | None,
+    templates: Path | None,
+    statuses: tuple[str, ...],
+    check: bool,
+    force: bool,
+) -> None:
     from mcptasks_gen import pipeline, write
 
     try:
@@ -144,9 +204,16 @@ def _generate(schemas: tuple[Path, ...], output: Path | None, package: str | Non
                 _report_check(target, files, differences)
             else:
                 done = write.write(target.package_dir, files, force=force)
-                state = f"wrote {len(done.written)} of {len(files)} files" if done.written else "up to date"
+                state = (
+                    f"wrote {len(done.written)} of {len(files)} files"
+                    if done.written
+                    else "up to date"
+                )
                 if done.removed:
-                    state += f", removed {len(done.removed)} generated file{'s' if len(done.removed) != 1 else ''} no longer made"
+                    state += (
+                        f", removed {len(done.removed)} generated"
+                        f" file{'s' if len(done.removed) != 1 else ''} no longer made"
+                    )
                 click.echo(f"{target.package_dir}: {state}")
                 for rel in done.replaced:
                     click.echo(f"  replaced (had no generated-file header): {rel}")
@@ -157,14 +224,26 @@ def _generate(schemas: tuple[Path, ...], output: Path | None, package: str | Non
         sys.exit(1)
 
 
-def _targets(schemas: tuple[Path, ...] | Path | None, output: Path | None, package: str | None, revision: str | None, templates: Path | None, statuses: tuple[str, ...] = ()) -> tuple[Target, ...]:
-    """Resolve what to generate: explicit options, else pyproject targets, else the default."""
+def _targets(
+    schemas: tuple[Path, ...] | Path | None,
+    output: Path | None,
+    package: str | None,
+    revision: str | None,
+    templates: Path | None,
+    statuses: tuple[str, ...] = (),
+) -> tuple[Target, ...]:
+    """Resolve what to generate: explicit options, else pyproject targets, else the
+    default."""
     if isinstance(schemas, Path):
         schemas = (schemas,)
     schemas = tuple(schemas or ())
     cwd = Path.cwd()
     forced = check_revision(revision, Location(file="--revision"))
-    explicit = bool(schemas) or any(v is not None for v in (output, package, revision, templates)) or bool(statuses)
+    explicit = (
+        bool(schemas)
+        or any(v is not None for v in (output, package, revision, templates))
+        or bool(statuses)
+    )
     classified = check_statuses(list(statuses), Location(file="--status"))
     if not explicit:
         config = find_pyproject(cwd)
@@ -173,13 +252,19 @@ def _targets(schemas: tuple[Path, ...] | Path | None, output: Path | None, packa
     if package is not None:
         check_package_name(package, Location(file="--package"))
     if forced is not None and len(schemas) > 1:
-        raise fail(f"forces the revision of one schema; with {len(schemas)} schemas each is detected", Location(file="--revision"))
+        raise fail(
+            f"forces the revision of one schema; with {len(schemas)} schemas each is"
+            " detected",
+            Location(file="--revision"),
+        )
     if schemas:
         sources = [(schema, _schema_label(schema)) for schema in _read_once(schemas)]
     elif forced is not None:
         sources = [(embedded_schema(forced), f"embedded schema {forced}")]
     else:
-        sources = [(embedded_schema(r), f"embedded schema {r}") for r in DEFAULT_SCHEMAS]
+        sources = [
+            (embedded_schema(r), f"embedded schema {r}") for r in DEFAULT_SCHEMAS
+        ]
     command = ["mcptasks-gen generate", *(str(schema) for schema in schemas)]
     if output is not None:
         command.append(f"-o {output}")
@@ -206,14 +291,20 @@ def _targets(schemas: tuple[Path, ...] | Path | None, output: Path | None, packa
 
 
 def _schema_label(schema: Path) -> str:
-    """How a schema argument is named in messages and headers (``-`` is standard input)."""
+    """How a schema argument is named in messages and headers (``-`` is standard
+    input)."""
     return STDIN_NAME if str(schema) == STDIN else str(schema)
 
 
 def _read_once(schemas: tuple[Path, ...]) -> tuple[Path, ...]:
-    """The schema arguments, refusing ``-`` twice: standard input can be read only once."""
+    """The schema arguments, refusing ``-`` twice: standard input can be read only
+    once."""
     if sum(str(schema) == STDIN for schema in schemas) > 1:
-        raise fail('standard input ("-") given as more than one schema; it can be read only once', Location(file=STDIN_NAME))
+        raise fail(
+            'standard input ("-") given as more than one schema; it can be read only'
+            " once",
+            Location(file=STDIN_NAME),
+        )
     return schemas
 
 
@@ -229,25 +320,39 @@ def _report_check(target: Target, files: dict[str, str], differences: list) -> N
     for difference in differences:
         click.echo(f"  {difference.status}: {difference.path}")
     found = next((d for d in differences if d.header), None)
-    wanted = "\n".join(files[found.path].split("\n", 2)[:2]) if found is not None and found.path in files else ""
+    wanted = (
+        "\n".join(files[found.path].split("\n", 2)[:2])
+        if found is not None and found.path in files
+        else ""
+    )
     for reason in _why_stale(found.header if found is not None else "", wanted):
         click.echo(f"  reason: {reason}")
     click.echo(f"  refresh with: {target.regenerate}")
 
 
 def _why_stale(found: str, wanted: str) -> list[str]:
-    """Which recorded input changed: the schema's sha256, the generator version, or neither."""
+    """Which recorded input changed: the schema's sha256, the generator version, or
+    neither."""
     from mcptasks_gen.write import header_fields
 
     old, new = header_fields(found), header_fields(wanted)
     reasons = []
     if old and new:
         if old.get("sha256") != new.get("sha256"):
-            reasons.append(f"schema changed (sha256 {old.get('sha256', '?')[:12]} -> {new.get('sha256', '?')[:12]})")
+            reasons.append(
+                f"schema changed (sha256 {old.get('sha256', '?')[:12]} ->"
+                f" {new.get('sha256', '?')[:12]})"
+            )
         if old.get("version") != new.get("version"):
-            reasons.append(f"generator version changed ({old.get('version')} -> {new.get('version')})")
+            reasons.append(
+                f"generator version changed ({old.get('version')} ->"
+                f" {new.get('version')})"
+            )
         if not reasons:
-            reasons.append("same schema and generator version: the files were edited, or templates changed")
+            reasons.append(
+                "same schema and generator version: the files were edited, or templates"
+                " changed"
+            )
     return reasons
 
 
@@ -282,10 +387,33 @@ Examples:
 @main.command(help=DIFF_HELP)
 @click.argument("old", type=click.Path(dir_okay=True, path_type=Path))
 @click.argument("new", type=click.Path(dir_okay=True, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True, help="Report format; text is coloured only on a terminal.")
-@click.option("--revision-old", metavar="R", help=f"Force the Tasks revision of OLD ({', '.join(REVISIONS)}) instead of detecting it.")
-@click.option("--revision-new", metavar="R", help=f"Force the Tasks revision of NEW ({', '.join(REVISIONS)}) instead of detecting it.")
-def diff(old: Path, new: Path, fmt: str, revision_old: str | None, revision_new: str | None) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Report format; text is coloured only on a terminal.",
+)
+@click.option(
+    "--revision-old",
+    metavar="R",
+    help=(
+        f"Force the Tasks revision of OLD ({', '.join(REVISIONS)}) instead of"
+        " detecting it."
+    ),
+)
+@click.option(
+    "--revision-new",
+    metavar="R",
+    help=(
+        f"Force the Tasks revision of NEW ({', '.join(REVISIONS)}) instead of"
+        " detecting it."
+    ),
+)
+def diff(
+    old: Path, new: Path, fmt: str, revision_old: str | None, revision_new: str | None
+) -> None:
     import os
 
     from mcptasks_gen import apidiff, pipeline, report
@@ -293,9 +421,20 @@ def diff(old: Path, new: Path, fmt: str, revision_old: str | None, revision_new:
     try:
         packages = []
         _read_once((old, new))
-        for schema, revision, option in ((old, revision_old, "--revision-old"), (new, revision_new, "--revision-new")):
+        for schema, revision, option in (
+            (old, revision_old, "--revision-old"),
+            (new, revision_new, "--revision-new"),
+        ):
             forced = check_revision(revision, Location(file=option))
-            target = Target(schema=schema, schema_label=_schema_label(schema), output=Path("."), package="mcp_tasks", revision=forced, templates=None, regenerate="")
+            target = Target(
+                schema=schema,
+                schema_label=_schema_label(schema),
+                output=Path("."),
+                package="mcp_tasks",
+                revision=forced,
+                templates=None,
+                regenerate="",
+            )
             packages.append(pipeline.build(target))
         result = apidiff.compare(packages[0], packages[1])
     except GenError as exc:

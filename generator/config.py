@@ -1,6 +1,8 @@
-"""What to generate: one ``Target`` per package, from the command line or ``pyproject.toml``.
+"""What to generate: one ``Target`` per package, from the command line or
+``pyproject.toml``.
 
-Input: CLI options or the ``[tool.mcptasks-gen]`` table. Output: frozen ``Target`` records.
+Input: CLI options or the ``[tool.mcptasks-gen]`` table. Output: frozen ``Target``
+records.
 """
 
 from __future__ import annotations
@@ -20,15 +22,19 @@ from mcptasks_gen.revisions import DEFAULT_SCHEMA, REVISIONS
 
 
 def _tomllib() -> ModuleType:
-    """The TOML parser, imported when a ``pyproject.toml`` is read (most runs read none)."""
+    """The TOML parser, imported when a ``pyproject.toml`` is read (most runs read
+    none)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on Python 3.10 only
         import tomli as tomllib
     return tomllib
 
+
 CONFIG_TABLE = "mcptasks-gen"
-_TARGET_KEYS = frozenset({"schema", "output", "package", "revision", "templates", "statuses"})
+_TARGET_KEYS = frozenset(
+    {"schema", "output", "package", "revision", "templates", "statuses"}
+)
 STATUS_CLASSES = ("active", "input", "terminal")
 _TOP_KEYS = frozenset({"targets"})
 
@@ -51,13 +57,23 @@ class Target:
     revision: str | None  # forced revision id, or None to detect it
     templates: Path | None  # override folder searched before the built-in templates
     regenerate: str  # the command that regenerates this package
-    statuses: tuple[tuple[str, str], ...] = ()  # (status, class) for statuses the runtime does not know
-    also: tuple[tuple[Path, str], ...] = ()  # more schemas (path, label), one per other revision
+    statuses: tuple[
+        tuple[str, str], ...
+    ] = ()  # (status, class) for statuses the runtime does not know
+    also: tuple[
+        tuple[Path, str], ...
+    ] = ()  # more schemas (path, label), one per other revision
 
     @property
     def sources(self) -> tuple[Target, ...]:
         """One target per schema: this one, then one for each of ``also`` (detected)."""
-        return (self, *(replace(self, schema=path, schema_label=label, revision=None, also=()) for path, label in self.also))
+        return (
+            self,
+            *(
+                replace(self, schema=path, schema_label=label, revision=None, also=())
+                for path, label in self.also
+            ),
+        )
 
     @property
     def package_dir(self) -> Path:
@@ -75,21 +91,25 @@ CACHE_OFF = ("", "0", "off", "no", "false")
 
 
 def cache_root() -> Path:
-    """The folder the generator keeps what it caches in: ``$MCPTASKS_GEN_CACHE`` when it names
-    a folder, else ``$XDG_CACHE_HOME/mcptasks-gen`` or ``~/.cache/mcptasks-gen`` (also when
-    ``MCPTASKS_GEN_CACHE`` turns the formatted-file cache off: compiled templates still go
-    there, as Python's bytecode would)."""
+    """The folder the generator keeps what it caches in: ``$MCPTASKS_GEN_CACHE`` when
+    it names a folder, else ``$XDG_CACHE_HOME/mcptasks-gen`` or
+    ``~/.cache/mcptasks-gen`` (also when ``MCPTASKS_GEN_CACHE`` turns the
+    formatted-file cache off: compiled templates still go there, as Python's bytecode
+    would)."""
     setting = os.environ.get("MCPTASKS_GEN_CACHE")
     if setting is not None and setting.lower() not in CACHE_OFF:
         return Path(setting)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache"
+    )
     return Path(base) / "mcptasks-gen"
 
 
 def write_cached(path: Path, data: bytes) -> None:
-    """Put ``data`` at ``path`` in the cache folder: written to a temporary file beside it,
-    then renamed, so a reader never sees half a file. A cache that cannot be written is
-    simply not used; the temporary file is removed when writing it fails."""
+    """Put ``data`` at ``path`` in the cache folder: written to a temporary file
+    beside it, then renamed, so a reader never sees half a file. A cache that cannot
+    be written is simply not used; the temporary file is removed when writing it
+    fails."""
     import tempfile  # only when something is cached
 
     try:
@@ -109,7 +129,9 @@ def write_cached(path: Path, data: bytes) -> None:
 
 def package_folder(name: str) -> Path:
     """The folder of a data package shipped with the generator (found without
-    ``importlib.resources``, whose import costs more than a ``--check`` run's path handling)."""
+    ``importlib.resources``, whose import costs more than a ``--check`` run's path
+    handling).
+    """
     spec = importlib.util.find_spec(name)
     assert spec is not None and spec.submodule_search_locations is not None
     return Path(next(iter(spec.submodule_search_locations)))
@@ -120,7 +142,11 @@ def check_package_name(name: str, loc: Location) -> str:
     try:
         PyIdent(name)
     except ValueError:
-        raise fail(f'invalid package name "{name}" (expected a Python identifier such as mcp_tasks)', loc) from None
+        raise fail(
+            f'invalid package name "{name}" (expected a Python identifier such as'
+            " mcp_tasks)",
+            loc,
+        ) from None
     return name
 
 
@@ -138,8 +164,8 @@ def check_revision(name: str | None, loc: Location) -> str | None:
 
 
 def check_statuses(value: object, loc: Location) -> tuple[tuple[str, str], ...]:
-    """A status classification: a table (or ``STATUS=CLASS`` strings) mapping each status
-    the runtime does not know to ``active``, ``input`` or ``terminal``."""
+    """A status classification: a table (or ``STATUS=CLASS`` strings) mapping each
+    status the runtime does not know to ``active``, ``input`` or ``terminal``."""
     pairs: list[tuple[str, object]] = []
     if isinstance(value, dict):
         pairs = [(str(k), v) for k, v in value.items()]
@@ -147,13 +173,21 @@ def check_statuses(value: object, loc: Location) -> tuple[tuple[str, str], ...]:
         for item in value:
             status, sep, text = str(item).partition("=")
             if not sep or not status:
-                raise fail(f'invalid status classification "{item}" (expected STATUS=CLASS, e.g. paused=active)', loc)
+                raise fail(
+                    f'invalid status classification "{item}" (expected STATUS=CLASS,'
+                    " e.g. paused=active)",
+                    loc,
+                )
             pairs.append((status, text))
     else:
         raise fail("expected a table of status = class", loc)
     for status, klass in pairs:
         if klass not in STATUS_CLASSES:
-            raise fail(f'status "{status}": class "{klass}" is not one of {", ".join(STATUS_CLASSES)}', loc.child(status))
+            raise fail(
+                f'status "{status}": class "{klass}" is not one of'
+                f' {", ".join(STATUS_CLASSES)}',
+                loc.child(status),
+            )
     return tuple(sorted((status, str(klass)) for status, klass in pairs))
 
 
@@ -174,7 +208,8 @@ def find_pyproject(start: Path) -> Path | None:
 
 
 def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
-    """Read every target of ``[tool.mcptasks-gen]``; paths are relative to the file's folder."""
+    """Read every target of ``[tool.mcptasks-gen]``; paths are relative to the file's
+    folder."""
     data: Any = _tomllib().loads(path.read_text(encoding="utf-8"))["tool"][CONFIG_TABLE]
     shown = _shown(path, cwd)
     loc = Location(file=shown, pointer=f"/tool/{CONFIG_TABLE}")
@@ -184,7 +219,9 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
         raise fail(f'unknown key "{key}" (expected: targets)', loc)
     entries = data.get("targets")
     if not isinstance(entries, list) or not entries:
-        raise fail('no targets (add one or more [[tool.mcptasks-gen.targets]] tables)', loc)
+        raise fail(
+            "no targets (add one or more [[tool.mcptasks-gen.targets]] tables)", loc
+        )
     base = path.parent
     targets = []
     for i, entry in enumerate(entries):
@@ -192,20 +229,39 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
         if not isinstance(entry, dict):
             raise fail("expected a table", here)
         for key in sorted(set(entry) - _TARGET_KEYS):
-            raise fail(f'unknown key "{key}" (expected one of {", ".join(sorted(_TARGET_KEYS))})', here)
+            raise fail(
+                f'unknown key "{key}" (expected one of'
+                f' {", ".join(sorted(_TARGET_KEYS))})',
+                here,
+            )
         for key in ("output", "package"):
             if not isinstance(entry.get(key), str) or not entry[key]:
                 raise fail(f'"{key}" is required and must be a string', here)
         names = entry.get("schema")
         names = [names] if isinstance(names, str) else names
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
-            raise fail('"schema" is required: a schema path, or a list of them (one per revision)', here)
+        if (
+            not isinstance(names, list)
+            or not names
+            or not all(isinstance(n, str) and n for n in names)
+        ):
+            raise fail(
+                '"schema" is required: a schema path, or a list of them (one per'
+                " revision)",
+                here,
+            )
         if len(names) > 1 and entry.get("revision") is not None:
-            raise fail('"revision" forces the revision of one schema; with several, each is detected', here.child("revision"))
+            raise fail(
+                '"revision" forces the revision of one schema; with several, each is'
+                " detected",
+                here.child("revision"),
+            )
         schemas = [base / name for name in names]
-        for k, (schema, name) in enumerate(zip(schemas, names)):
+        for k, (schema, name) in enumerate(zip(schemas, names, strict=True)):
             if not schema.is_file():
-                raise fail(f'schema "{name}" not found', here.child("schema", k) if len(names) > 1 else here.child("schema"))
+                raise fail(
+                    f'schema "{name}" not found',
+                    here.child("schema", k) if len(names) > 1 else here.child("schema"),
+                )
         templates = entry.get("templates")
         statuses = check_statuses(entry.get("statuses", {}), here.child("statuses"))
         targets.append(
@@ -218,7 +274,7 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
                 templates=base / templates if isinstance(templates, str) else None,
                 regenerate="mcptasks-gen generate",
                 statuses=statuses,
-                also=tuple(zip(schemas[1:], names[1:])),
+                also=tuple(zip(schemas[1:], names[1:], strict=True)),
             )
         )
     seen: dict[Path, int] = {}
@@ -226,7 +282,11 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
         out = target.package_dir.resolve()
         for other, j in seen.items():
             if out == other or out in other.parents or other in out.parents:
-                raise fail(f"target {i} writes into the folder of target {j} ({targets[j].package})", loc.child("targets", i))
+                raise fail(
+                    f"target {i} writes into the folder of target {j}"
+                    f" ({targets[j].package})",
+                    loc.child("targets", i),
+                )
         seen[out] = i
     return tuple(targets)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Characters that would break the one line of a message, or the stream printing it: C0 and
-# C1 controls, line and paragraph separators, and lone surrogates (from JSON "\ud800").
+# Characters that would break the one line of a message, or the stream printing it: C0
+# and C1 controls, line and paragraph separators, and lone surrogates (from JSON
+# "\ud800").
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
@@ -20,7 +21,8 @@ def _escaped(text: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Location:
-    """A place in an input file: line/column (JSON syntax) or a JSON pointer (schema content)."""
+    """A place in an input file: line/column (JSON syntax) or a JSON pointer (schema
+    content)."""
 
     file: str
     pointer: str | None = None
@@ -52,7 +54,11 @@ class GenError(Exception):
 
     def __str__(self) -> str:
         """One line: control characters in a name or value of the input are escaped."""
-        line = f"{self.loc}: error: {self.message}" if self.loc else f"error: {self.message}"
+        line = (
+            f"{self.loc}: error: {self.message}"
+            if self.loc
+            else f"error: {self.message}"
+        )
         return _escaped(line)
 
 

@@ -1,9 +1,11 @@
-"""Cut the Tasks surface out of a schema: its roots and their transitive ``$ref`` closure.
+"""Cut the Tasks surface out of a schema: its roots and their transitive ``$ref``
+closure.
 
-Input: ``Document`` and ``Revision``. Output: ``Surface`` (definition name -> node, sorted).
-Roots: every definition declaring a ``tasks/*`` or ``notifications/tasks*`` method and the
-result type of each such request, every definition named after tasks, and the revision's
-extra roots (capabilities, the task-augmentable requests and their results).
+Input: ``Document`` and ``Revision``. Output: ``Surface`` (definition name -> node,
+sorted). Roots: every definition declaring a ``tasks/*`` or ``notifications/tasks*``
+method and the result type of each such request, every definition named after tasks, and
+the revision's extra roots (capabilities, the task-augmentable requests and their
+results).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ class Surface:
     doc: Document
     revision: Revision
     defs: dict[str, Any]  # name -> schema node, sorted by name
-    methods: dict[str, str]  # definition name -> method it declares (Tasks methods only)
+    methods: dict[
+        str, str
+    ]  # definition name -> method it declares (Tasks methods only)
     refs: dict[str, frozenset[str]]  # definition name -> the definitions it refers to
 
     def loc(self, name: str) -> Location:
@@ -33,8 +37,10 @@ class Surface:
 
 
 def ref_name(ref: str) -> str | None:
-    """``#/$defs/Task`` -> ``Task``; ``None`` for a reference to anything but a definition
-    (read as ``load.pointer_parts`` reads it: percent-decoded, then ``~1`` and ``~0``)."""
+    """``#/$defs/Task`` -> ``Task``; ``None`` for a reference to anything but a
+    definition (read as ``load.pointer_parts`` reads it: percent-decoded, then ``~1``
+    and ``~0``).
+    """
     parts = pointer_parts(ref) if ref.startswith("#") else None
     if parts is not None and len(parts) == 2 and parts[0] in ("$defs", "definitions"):
         return parts[1]
@@ -44,9 +50,15 @@ def ref_name(ref: str) -> str | None:
 def extract(doc: Document, revision: Revision) -> Surface:
     """The Tasks surface of ``doc``."""
     defs = doc.defs
-    methods = {name: m for name, m in method_constants(doc).items() if is_task_method(m)}
+    methods = {
+        name: m for name, m in method_constants(doc).items() if is_task_method(m)
+    }
     roots = set(methods)
-    roots |= {name.removesuffix("Request") + "Result" for name in methods if name.endswith("Request")}
+    roots |= {
+        name.removesuffix("Request") + "Result"
+        for name in methods
+        if name.endswith("Request")
+    }
     roots |= {name for name in defs if "Task" in name}
     roots |= set(revision.extra_roots)
     roots &= set(defs)
@@ -67,7 +79,8 @@ def extract(doc: Document, revision: Revision) -> Surface:
 
 
 def referenced_defs(doc: Document, node: Any) -> frozenset[str]:
-    """The definitions a node refers to, looking through references into the middle of one."""
+    """The definitions a node refers to, looking through references into the middle
+    of one."""
     found: set[str] = set()
     followed: set[str] = set()
     nodes = [node]

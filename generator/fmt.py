@@ -1,12 +1,12 @@
 """Format generated Python with black, in memory.
 
-Input: ``{path: text}``. Output: ``{path: text}`` with every ``.py`` file black-formatted.
-Black's defaults apply except that the target versions are named (the generated code needs
-Python 3.10+), which spares black from inferring them file by file. Results are kept in a
-small content-addressed cache (see ``cache_dir``), so an unchanged file is not formatted
-twice, and ``--check`` on a current tree does not need black at all. Misses are formatted in
-parallel worker processes where the platform forks cheaply and the files besides the
-largest are large enough to pay for them.
+Input: ``{path: text}``. Output: ``{path: text}`` with every ``.py`` file
+black-formatted. Black's defaults apply except that the target versions are named (the
+generated code needs Python 3.10+), which spares black from inferring them file by file.
+Results are kept in a small content-addressed cache (see ``cache_dir``), so an unchanged
+file is not formatted twice, and ``--check`` on a current tree does not need black at
+all. Misses are formatted in parallel worker processes where the platform forks cheaply
+and the files besides the largest are large enough to pay for them.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ _PARALLEL_MIN_CHARS = 100_000  # below this, starting workers costs more than it
 
 
 def cache_dir() -> Path | None:
-    """Where formatted files are cached: ``$MCPTASKS_GEN_CACHE`` ("off" disables it), else
-    ``$XDG_CACHE_HOME/mcptasks-gen`` or ``~/.cache/mcptasks-gen``."""
+    """Where formatted files are cached: ``$MCPTASKS_GEN_CACHE`` ("off" disables it),
+    else ``$XDG_CACHE_HOME/mcptasks-gen`` or ``~/.cache/mcptasks-gen``."""
     setting = os.environ.get("MCPTASKS_GEN_CACHE")
     if setting is not None and setting.lower() in CACHE_OFF:
         return None
@@ -38,17 +38,22 @@ def cache_dir() -> Path | None:
 
 
 def _key(text: str) -> str:
-    return hashlib.sha256(f"black {BLACK_VERSION} {_TARGETS}\n{text}".encode()).hexdigest()
+    return hashlib.sha256(
+        f"black {BLACK_VERSION} {_TARGETS}\n{text}".encode()
+    ).hexdigest()
 
 
 def _mode() -> black.Mode:
     import black
 
-    return black.Mode(target_versions={getattr(black.mode.TargetVersion, t) for t in _TARGETS})
+    return black.Mode(
+        target_versions={getattr(black.mode.TargetVersion, t) for t in _TARGETS}
+    )
 
 
 def _format(text: str) -> str:
-    """Format one file; a parse failure comes back as its message behind a NUL marker."""
+    """Format one file; a parse failure comes back as its message behind a NUL
+    marker."""
     import black
 
     try:
@@ -75,9 +80,10 @@ def _remember(folder: Path | None, key: str, text: str) -> None:
 def _split_header(text: str) -> tuple[str, str]:
     """Leading comment lines (the generated-file header) and the code after them.
 
-    Black leaves leading comments as they are, so the header is set aside while the body is
-    formatted: the cache key then depends on the code only, and a module whose code does not
-    depend on the schema is formatted once, whatever schema it was generated from.
+    Black leaves leading comments as they are, so the header is set aside while the body
+    is formatted: the cache key then depends on the code only, and a module whose code
+    does not depend on the schema is formatted once, whatever schema it was generated
+    from.
     """
     end = 0
     while text.startswith("#", end):
@@ -96,18 +102,24 @@ def format_files(files: dict[str, str], package: str) -> dict[str, str]:
         if path.endswith(".py"):
             headers[path], bodies[path] = _split_header(text)
     formatted = _format_bodies(bodies, package)
-    return {path: headers[path] + formatted[path] if path in formatted else text for path, text in files.items()}
+    return {
+        path: headers[path] + formatted[path] if path in formatted else text
+        for path, text in files.items()
+    }
 
 
 def usable_cpus() -> int:
     """How many CPUs this process may run on: its affinity mask, capped by a cgroup v2
-    CPU quota (a container's ``--cpus``); ``os.cpu_count()`` counts the whole machine."""
+    CPU quota (a container's ``--cpus``); ``os.cpu_count()`` counts the whole machine.
+    """
     try:
         count = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
         count = os.cpu_count() or 1
     try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text(encoding="ascii").split()[:2]
+        quota, period = (
+            Path("/sys/fs/cgroup/cpu.max").read_text(encoding="ascii").split()[:2]
+        )
         if quota != "max":
             count = min(count, max(1, int(quota) // int(period)))
     except (OSError, ValueError):
@@ -129,9 +141,10 @@ def _format_bodies(files: dict[str, str], package: str) -> dict[str, str]:
             formatted[path] = hit
     todo.sort(key=lambda p: -len(files[p]))
     workers = min(len(todo), usable_cpus())
-    # Workers can shorten the run by the files besides the largest at most (that one takes
-    # its own time anyway), and forking them costs CPU time: only when those come to
-    # enough. In a package that is one large models.py beside small modules, they do not.
+    # Workers can shorten the run by the files besides the largest at most (that one
+    # takes its own time anyway), and forking them costs CPU time: only when those come
+    # to enough. In a package that is one large models.py beside small modules, they do
+    # not.
     rest = sum(len(files[p]) for p in todo[1:])
     if workers > 1 and rest >= _PARALLEL_MIN_CHARS and sys.platform == "linux":
         from concurrent.futures import ProcessPoolExecutor
@@ -139,13 +152,18 @@ def _format_bodies(files: dict[str, str], package: str) -> dict[str, str]:
 
         import black  # noqa: F401  (imported once here, inherited by the forked workers)
 
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=get_context("fork")
+        ) as pool:
             results = list(pool.map(_format, [files[p] for p in todo]))
     else:
         results = [_format(files[p]) for p in todo]
-    for path, result in zip(todo, results):
+    for path, result in zip(todo, results, strict=True):
         if result.startswith("\0"):
-            raise fail(f"rendered code is not valid Python ({result[1:]})", Location(file=f"{package}/{path}"))
+            raise fail(
+                f"rendered code is not valid Python ({result[1:]})",
+                Location(file=f"{package}/{path}"),
+            )
         formatted[path] = result
         _remember(folder, keys[path], result)
     return formatted

@@ -9,8 +9,8 @@ Tree::
         RootModel              a union, list, map or scalar wrapper
       dispatches: Dispatch...  discriminators of unions that pydantic's own cannot pick
       methods: Method...       the revision's Tasks methods and notifications
-      error_codes: ErrorCode...
-      files: OutputFile...     which files the package has and which template renders each
+      error_codes: ErrorCode... files: OutputFile...     which files the package has and
+      which template renders each
 
 No I/O and no jinja here; every value is final (identifiers validated, annotations and
 literals rendered as Python source, tuples sorted where order is not meaningful).
@@ -59,7 +59,9 @@ class ObjectModel:
     fields: tuple[Field, ...]
     closed: bool  # unknown fields are rejected instead of kept
     loc: Location
-    counts_constants: bool = False  # validation counts missing constants as set (``model_post_init``)
+    counts_constants: bool = (
+        False  # validation counts missing constants as set (``model_post_init``)
+    )
 
     @property
     def constants(self) -> tuple[PyIdent, ...]:
@@ -78,7 +80,8 @@ class EnumMember:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EnumModel:
-    """A closed set of strings: a ``str`` enum, so members compare equal to their values."""
+    """A closed set of strings: a ``str`` enum, so members compare equal to their
+    values."""
 
     kind: Literal["enum"] = "enum"
     name: ClassName
@@ -104,25 +107,33 @@ Model = ObjectModel | EnumModel | RootModel
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Dispatch:
-    """How a union whose object members all pin one property to string constants picks its
-    member(s): ``Annotated[A | B | ..., <name>]``, where ``<name>`` is a module-level
-    ``_Dispatch`` of ``models.py``, which turns the union into a tagged one.
+    """How a union whose object members all pin one property to string constants picks
+    its member(s): ``Annotated[A | B | ..., <name>]``, where ``<name>`` is a
+    module-level ``_Dispatch`` of ``models.py``, which turns the union into a tagged
+    one.
 
-    Used where pydantic's own discriminator cannot be: members that share a value (string,
-    enum and plain string field schemas all have ``"type": "string"``) or that leave the
-    property out (a form's ``mode``). ``cases`` are Python source, one ``value: (properties,
-    tags)`` entry each (``None`` for the property absent or null).
+    Used where pydantic's own discriminator cannot be: members that share a value
+    (string, enum and plain string field schemas all have ``"type": "string"``) or that
+    leave the property out (a form's ``mode``). ``cases`` are Python source, one
+    ``value: (properties, tags)`` entry each (``None`` for the property absent or null).
     """
 
     name: PyIdent  # the module-level constant the annotations use
-    names: tuple[str, ...]  # the pinned property: its wire name, then the members' attribute names for it
+    names: tuple[
+        str, ...
+    ]  # the pinned property: its wire name, then the members' attribute names for it
     cases: tuple[str, ...]
     always_present: bool  # every member requires the property: pydantic-core reads it
 
     @property
     def names_literal(self) -> str:
         """``names`` as a Python tuple."""
-        return "(" + ", ".join(py_str(n) for n in self.names) + ("," if len(self.names) == 1 else "") + ")"
+        return (
+            "("
+            + ", ".join(py_str(n) for n in self.names)
+            + ("," if len(self.names) == 1 else "")
+            + ")"
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,7 +168,9 @@ class OutputFile:
     path: str
     template: str
     verbatim: bool = False
-    revision: str = ""  # the suffix of the revision whose schema renders it ("": the package's)
+    revision: str = (
+        ""  # the suffix of the revision whose schema renders it ("": the package's)
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,15 +188,26 @@ class Package:
     typing_imports: tuple[str, ...]
     pydantic_imports: tuple[str, ...]
     models: tuple[Model, ...]
-    rebuild: tuple[ClassName, ...]  # root models that refer to later classes, rebuilt at the end
+    rebuild: tuple[
+        ClassName, ...
+    ]  # root models that refer to later classes, rebuilt at the end
     exports: tuple[str, ...]
     methods: tuple[Method, ...]
     error_codes: tuple[ErrorCode, ...]
     files: tuple[OutputFile, ...]
-    renamed: tuple[tuple[str, ClassName], ...] = ()  # definitions whose class is not their name
-    json_kind: bool = False  # some union picks its branch by JSON type: models.py defines ``_json_kind``
-    python_re: bool = False  # some pattern needs Python's ``re``: the models use ``regex_engine="python-re"``
-    dispatches: tuple[Dispatch, ...] = ()  # unions picked by a pinned property: models.py defines ``_Dispatch``
+    renamed: tuple[
+        tuple[str, ClassName], ...
+    ] = ()  # definitions whose class is not their name
+    json_kind: bool = (
+        # some union picks its branch by JSON type: models.py defines ``_json_kind``
+        False
+    )
+    python_re: bool = (
+        False  # some pattern needs Python's ``re``: the models use ``regex_engine="python-re"``
+    )
+    dispatches: tuple[
+        Dispatch, ...
+    ] = ()  # unions picked by a pinned property: models.py defines ``_Dispatch``
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,12 +248,15 @@ class TaskField:
     annotation: str
     typing: tuple[str, ...] = ()  # names from ``typing`` the annotation uses (``Any``)
     models: tuple[str, ...] = ()  # model classes the annotation names
-    modules: tuple[str, ...] = ()  # models modules it names classes through (``models_ext.Foo``)
+    modules: tuple[
+        str, ...
+    ] = ()  # models modules it names classes through (``models_ext.Foo``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Kwarg:
-    """A keyword argument of a typed client method: one field of the request's params."""
+    """A keyword argument of a typed client method: one field of the request's
+    params."""
 
     name: PyIdent
     wire_name: str
@@ -254,13 +281,15 @@ class ProtocolMethod:
 
     @property
     def result_model(self) -> bool:
-        """Whether the result is a generated model (not a plain object, not a notification)."""
+        """Whether the result is a generated model (not a plain object, not a
+        notification)."""
         return self.result not in ("dict[str, Any]", "None")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Protocol:
-    """The revision profile applied to the schema: the tables of the ``protocol`` module."""
+    """The revision profile applied to the schema: the tables of the ``protocol``
+    module."""
 
     package: PyIdent
     revision: str
@@ -273,7 +302,8 @@ class Protocol:
     variants: tuple[Variant, ...]
     variant_union: str
     snapshot: tuple[ClassName, ...]  # task shapes a client sees besides the variants
-    suffix: str  # names the revision's modules: models_<suffix>, protocol_<suffix>, api_<suffix>
+    # names the revision's modules: models_<suffix>, protocol_<suffix>, api_<suffix>
+    suffix: str
     client_runtime: str  # the revision's client adapter module
     server_runtime: str  # the revision's server adapter module
     model_imports: tuple[str, ...]  # model names the protocol module imports
@@ -285,17 +315,30 @@ class Protocol:
     extra_typing: tuple[str, ...] = ()  # names from ``typing`` that ``TaskFields`` uses
     methods: tuple[ProtocolMethod, ...]
     meta_keys: tuple[tuple[str, str], ...]
-    status_roles: tuple[tuple[str, str], ...]  # constant name -> status the runtime names
+    status_roles: tuple[
+        tuple[str, str], ...
+    ]  # constant name -> status the runtime names
     create_result: ClassName  # the result of a task-creating request
-    check_rules: tuple[tuple[str, str], ...] = ()  # checker rule -> Python literal (profile order)
-    http_statuses: tuple[tuple[int, int], ...] = ()  # error code -> HTTP status of its error response
-    task_request_field: str = ""  # create params field asking for a task ("": the server decides)
-    result_kind_field: str = ""  # result field naming the kind of result ("": told by shape)
-    server_capabilities: tuple[tuple[str, tuple[str, ...]], ...] = ()  # role -> capability path
+    check_rules: tuple[
+        tuple[str, str], ...
+    ] = ()  # checker rule -> Python literal (profile order)
+    http_statuses: tuple[
+        tuple[int, int], ...
+    ] = ()  # error code -> HTTP status of its error response
+    task_request_field: str = (
+        ""  # create params field asking for a task ("": the server decides)
+    )
+    result_kind_field: str = (
+        ""  # result field naming the kind of result ("": told by shape)
+    )
+    server_capabilities: tuple[
+        tuple[str, tuple[str, ...]], ...
+    ] = ()  # role -> capability path
 
     @property
     def result_checks(self) -> tuple[ProtocolMethod, ...]:
-        """Requests whose result model the checker validates: the client's, with a model result."""
+        """Requests whose result model the checker validates: the client's, with a
+        model result."""
         return tuple(m for m in self.client_requests if m.result_model)
 
     @property
@@ -321,7 +364,9 @@ class Protocol:
     @property
     def client_requests(self) -> tuple[ProtocolMethod, ...]:
         """Requests a client sends: one typed client method each."""
-        return tuple(m for m in self.methods if m.sender == "client" and not m.notification)
+        return tuple(
+            m for m in self.methods if m.sender == "client" and not m.notification
+        )
 
     @property
     def runtime_methods(self) -> tuple[str, ...]:
@@ -330,7 +375,8 @@ class Protocol:
 
     @property
     def custom_requests(self) -> tuple[ProtocolMethod, ...]:
-        """Client requests the runtime has no role for: served by registered handlers."""
+        """Client requests the runtime has no role for: served by registered
+        handlers."""
         return tuple(m for m in self.client_requests if m.role == "custom")
 
 
@@ -346,9 +392,9 @@ class Revision:
 class Bundle:
     """A generated package: one revision, or several sharing one runtime.
 
-    Each revision has its own ``models_<suffix>``, ``protocol_<suffix>`` and ``api_<suffix>``
-    modules; the package-level modules (``__init__``, ``protocol``, ``client``, ``server``)
-    are rendered once from all of them.
+    Each revision has its own ``models_<suffix>``, ``protocol_<suffix>`` and
+    ``api_<suffix>`` modules; the package-level modules (``__init__``, ``protocol``,
+    ``client``, ``server``) are rendered once from all of them.
     """
 
     name: PyIdent
@@ -368,14 +414,17 @@ class Bundle:
     @property
     def statuses(self) -> tuple[str, ...]:
         """Every status of every revision, in schema order, once."""
-        return tuple(dict.fromkeys(s.value for r in self.revisions for s in r.protocol.statuses))
+        return tuple(
+            dict.fromkeys(s.value for r in self.revisions for s in r.protocol.statuses)
+        )
 
     @property
     def task_extras(self) -> tuple[TaskField, ...]:
-        """The optional task fields of every revision, once by name (annotations joined).
+        """The optional task fields of every revision, once by name (annotations
+        joined).
 
-        Model classes are named through their revision's module (``models_ext.Foo``): two
-        revisions may each have a class of one name."""
+        Model classes are named through their revision's module (``models_ext.Foo``):
+        two revisions may each have a class of one name."""
         merged: dict[str, TaskField] = {}
         for revision in self.revisions:
             module = f"models_{revision.protocol.suffix}"
@@ -384,14 +433,23 @@ class Bundle:
                 modules = (module,) if extra.models else ()
                 seen = merged.get(extra.name)
                 if seen is not None:
-                    parts = dict.fromkeys(split_top_level(f"{seen.annotation} | {annotation}", "|"))
-                    annotation = " | ".join([*(p for p in parts if p != "None"), *(["None"] if "None" in parts else [])])
+                    parts = dict.fromkeys(
+                        split_top_level(f"{seen.annotation} | {annotation}", "|")
+                    )
+                    annotation = " | ".join(
+                        [
+                            *(p for p in parts if p != "None"),
+                            *(["None"] if "None" in parts else []),
+                        ]
+                    )
                     modules = tuple(sorted({*seen.modules, *modules}))
                 merged[extra.name] = TaskField(
                     name=extra.name,
                     wire_name=seen.wire_name if seen else extra.wire_name,
                     annotation=annotation,
-                    typing=tuple(sorted({*(seen.typing if seen else ()), *extra.typing})),
+                    typing=tuple(
+                        sorted({*(seen.typing if seen else ()), *extra.typing})
+                    ),
                     modules=modules,
                 )
         return tuple(merged.values())
@@ -399,15 +457,27 @@ class Bundle:
     @property
     def task_extra_typing(self) -> tuple[str, ...]:
         """The names from ``typing`` that the package-level ``TaskFields`` uses."""
-        return tuple(sorted({name for extra in self.task_extras for name in extra.typing}))
+        return tuple(
+            sorted({name for extra in self.task_extras for name in extra.typing})
+        )
 
     @property
     def task_extra_modules(self) -> tuple[str, ...]:
-        """The models modules that the package-level ``TaskFields`` names classes through."""
-        return tuple(sorted({module for extra in self.task_extras for module in extra.modules}))
+        """The models modules that the package-level ``TaskFields`` names classes
+        through."""
+        return tuple(
+            sorted({module for extra in self.task_extras for module in extra.modules})
+        )
 
     @property
     def protocol_imports(self) -> tuple[str, ...]:
         """The modules of the package that its ``protocol`` module imports (several
         revisions): each revision's tables, and the models ``TaskFields`` names."""
-        return tuple(sorted({*self.task_extra_modules, *(f"protocol_{r.protocol.suffix}" for r in self.revisions)}))
+        return tuple(
+            sorted(
+                {
+                    *self.task_extra_modules,
+                    *(f"protocol_{r.protocol.suffix}" for r in self.revisions),
+                }
+            )
+        )

@@ -1,16 +1,16 @@
 """Read a schema file and check that it is a self-contained JSON Schema.
 
-Input: a path (``-``: standard input). Output: ``Document`` (parsed JSON, its sha256, its
-display name). Checks: the input is at most ``MAX_BYTES`` long (no more is ever read, so a
-device or a pipe that never ends is refused too), it is JSON (errors carry line:column) with
-no key twice in one object, it looks like a JSON Schema (draft 2020-12 or 07), every
-``$ref`` is local and resolves (read as a URI fragment: percent-decoded, then a JSON
-pointer), every ``type`` is a JSON type, every keyword the generator reads has a value of
-the right JSON type, and nothing is nested deeper than ``MAX_DEPTH`` arrays and objects
-(checked without recursion before parsing, so later stages, pydantic and black never meet a
-structure deep enough to exhaust Python's stack). Nothing is ever fetched: a remote
-``$ref`` is an error. Boolean subschemas are written as the objects they stand for, so
-later stages see only objects.
+Input: a path (``-``: standard input). Output: ``Document`` (parsed JSON, its sha256,
+its display name). Checks: the input is at most ``MAX_BYTES`` long (no more is ever
+read, so a device or a pipe that never ends is refused too), it is JSON (errors carry
+line:column) with no key twice in one object, it looks like a JSON Schema (draft 2020-12
+or 07), every ``$ref`` is local and resolves (read as a URI fragment: percent-decoded,
+then a JSON pointer), every ``type`` is a JSON type, every keyword the generator reads
+has a value of the right JSON type, and nothing is nested deeper than ``MAX_DEPTH``
+arrays and objects (checked without recursion before parsing, so later stages, pydantic
+and black never meet a structure deep enough to exhaust Python's stack). Nothing is ever
+fetched: a remote ``$ref`` is an error. Boolean subschemas are written as the objects
+they stand for, so later stages see only objects.
 """
 
 from __future__ import annotations
@@ -34,14 +34,16 @@ from mcptasks_gen.errors import GenError, Location, fail
 MAX_DEPTH = 64
 """Deepest nesting of JSON arrays and objects accepted (the official schemas reach 16).
 
-A schema nests two levels per level of ``properties`` or ``items``, so this allows about 30
-levels of inline objects or arrays, which generated code, pydantic and mypy all handle."""
+A schema nests two levels per level of ``properties`` or ``items``, so this allows
+about 30 levels of inline objects or arrays, which generated code, pydantic and mypy
+all handle."""
 
 MAX_BYTES = 64 * 2**20
 """Largest schema accepted, in bytes (64 MiB; the official schemas are under 200 KB).
 
-A longer input is refused without being read to its end: a regular file by its size, a
-device, a pipe or standard input after ``MAX_BYTES + 1`` bytes (``/dev/zero`` never ends)."""
+A longer input is refused without being read to its end: a regular file by its size,
+a device, a pipe or standard input after ``MAX_BYTES + 1`` bytes (``/dev/zero`` never
+ends)."""
 
 JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 _DRAFTS = (
@@ -50,14 +52,54 @@ _DRAFTS = (
 )
 # Keywords whose value is a subschema, a map of subschemas, or a list of subschemas.
 _SCHEMA_KEYS = (
-    "additionalItems", "additionalProperties", "contains", "else", "if", "items", "not",
-    "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties",
-)  # fmt: skip
-_SCHEMA_MAP_KEYS = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties")
+    "additionalItems",
+    "additionalProperties",
+    "contains",
+    "else",
+    "if",
+    "items",
+    "not",
+    "propertyNames",
+    "then",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
+_SCHEMA_MAP_KEYS = (
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "patternProperties",
+    "properties",
+)
 _SCHEMA_LIST_KEYS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_STRING_KEYS = ("$anchor", "$comment", "$id", "contentEncoding", "contentMediaType", "description", "format", "pattern", "title")
-_NUMBER_KEYS = ("exclusiveMaximum", "exclusiveMinimum", "maximum", "minimum", "multipleOf")
-_COUNT_KEYS = ("maxContains", "maxItems", "maxLength", "maxProperties", "minContains", "minItems", "minLength", "minProperties")
+_STRING_KEYS = (
+    "$anchor",
+    "$comment",
+    "$id",
+    "contentEncoding",
+    "contentMediaType",
+    "description",
+    "format",
+    "pattern",
+    "title",
+)
+_NUMBER_KEYS = (
+    "exclusiveMaximum",
+    "exclusiveMinimum",
+    "maximum",
+    "minimum",
+    "multipleOf",
+)
+_COUNT_KEYS = (
+    "maxContains",
+    "maxItems",
+    "maxLength",
+    "maxProperties",
+    "minContains",
+    "minItems",
+    "minLength",
+    "minProperties",
+)
 _BOOLEAN_KEYS = ("deprecated", "readOnly", "uniqueItems", "writeOnly")
 
 
@@ -79,7 +121,11 @@ class Document:
     @property
     def defs_key(self) -> str:
         """The keyword holding the definitions."""
-        return "definitions" if "definitions" in self.raw and "$defs" not in self.raw else "$defs"
+        return (
+            "definitions"
+            if "definitions" in self.raw and "$defs" not in self.raw
+            else "$defs"
+        )
 
 
 def load(path: Path, name: str | None = None) -> Document:
@@ -93,7 +139,11 @@ def load(path: Path, name: str | None = None) -> Document:
         raise fail("not UTF-8 text, expected a JSON Schema file", loc) from None
     too_deep = _too_deep(text)
     if too_deep is not None:
-        raise fail(f"nested deeper than {MAX_DEPTH} arrays and objects (the generator's limit)", loc.child(*too_deep))
+        raise fail(
+            f"nested deeper than {MAX_DEPTH} arrays and objects (the generator's"
+            " limit)",
+            loc.child(*too_deep),
+        )
     try:
         raw = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
@@ -101,14 +151,21 @@ def load(path: Path, name: str | None = None) -> Document:
         raise fail(f"invalid JSON: {exc.msg.lower()}", at) from None
     except _DuplicateKey:
         raise _duplicate_key_error(text, display) from None
-    doc = Document(name=display, raw=_check_root(raw, loc), sha256=hashlib.sha256(data).hexdigest(), loc=Location(file=display, pointer=""))
+    doc = Document(
+        name=display,
+        raw=_check_root(raw, loc),
+        sha256=hashlib.sha256(data).hexdigest(),
+        loc=Location(file=display, pointer=""),
+    )
     _check_nodes(doc)
     return doc
 
 
 def _too_large() -> str:
     """The message for an input longer than ``MAX_BYTES``."""
-    size = f"{MAX_BYTES // 2**20} MiB" if MAX_BYTES % 2**20 == 0 else f"{MAX_BYTES} bytes"
+    size = (
+        f"{MAX_BYTES // 2**20} MiB" if MAX_BYTES % 2**20 == 0 else f"{MAX_BYTES} bytes"
+    )
     return f"larger than {size} (the generator's limit)"
 
 
@@ -140,11 +197,13 @@ def _read(path: Path, loc: Location) -> bytes:
 
 
 class _DuplicateKey(Exception):
-    """Raised while parsing: some object has a key twice (``_duplicate_key`` finds where)."""
+    """Raised while parsing: some object has a key twice (``_duplicate_key`` finds
+    where)."""
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object's members as a dict; a key given twice is an error, not the last one winning."""
+    """An object's members as a dict; a key given twice is an error, not the last one
+    winning."""
     obj = dict(pairs)
     if len(obj) != len(pairs):
         raise _DuplicateKey
@@ -163,13 +222,17 @@ def _duplicate_key_error(text: str, display: str) -> GenError:
     """The error for the first key given twice in one object (in text order)."""
     found = _duplicate_key(text)
     if found is None:  # not reached: the parser saw one
-        return fail("a key appears twice in one object (JSON Schema needs unique keys)", Location(file=display))
+        return fail(
+            "a key appears twice in one object (JSON Schema needs unique keys)",
+            Location(file=display),
+        )
     parts, offset, first = found
     line, column = _line_column(text, offset)
     first_line, first_column = _line_column(text, first)
     pointer = Location(file=display, pointer="").child(*parts).pointer
     return fail(
-        f"duplicate key {json.dumps(parts[-1])} at #{pointer} (first at {first_line}:{first_column}; the keys of an object must be unique)",
+        f"duplicate key {json.dumps(parts[-1])} at #{pointer} (first at"
+        f" {first_line}:{first_column}; the keys of an object must be unique)",
         Location(file=display, line=line, column=column),
     )
 
@@ -183,7 +246,8 @@ def _too_deep(text: str) -> tuple[str, ...] | None:
     """The JSON pointer parts of the first container nested deeper than ``MAX_DEPTH``.
 
     A scan over the structural characters with an explicit stack, never recursion; text
-    that is not valid JSON is left for ``json.loads`` to report with its line and column.
+    that is not valid JSON is left for ``json.loads`` to report with its line and
+    column.
     """
     path: list[str] = []  # per open container: the key or index of the current child
     is_object: list[bool] = []
@@ -225,8 +289,8 @@ def _duplicate_key(text: str) -> tuple[tuple[str, ...], int, int] | None:
     """The JSON pointer parts of the first key that appears twice in one object (in text
     order), the offset of that key and of its first appearance; ``None`` when none does.
 
-    The same scan as ``_too_deep``, with the keys seen in each open object; run only once
-    the parser has found a duplicate, so a schema without one never pays for it.
+    The same scan as ``_too_deep``, with the keys seen in each open object; run only
+    once the parser has found a duplicate, so a schema without one never pays for it.
     """
     path: list[str] = []
     is_object: list[bool] = []
@@ -275,17 +339,26 @@ def _check_root(raw: Any, loc: Location) -> dict[str, Any]:
         kind = type(raw).__name__.replace("dict", "object").replace("list", "array")
         raise fail(f"not a JSON Schema (found a JSON {kind}, expected an object)", loc)
     dialect = raw.get("$schema")
-    if dialect is not None and not (isinstance(dialect, str) and dialect.rstrip("#") in _DRAFTS):
-        raise fail(f'unsupported "$schema" {json.dumps(dialect)} (expected draft 2020-12 or draft-07)', loc)
-    if dialect is None and not any(k in raw for k in ("$defs", "definitions", "type", "properties")):
+    if dialect is not None and not (
+        isinstance(dialect, str) and dialect.rstrip("#") in _DRAFTS
+    ):
+        raise fail(
+            f'unsupported "$schema" {json.dumps(dialect)} (expected draft 2020-12 or'
+            " draft-07)",
+            loc,
+        )
+    if dialect is None and not any(
+        k in raw for k in ("$defs", "definitions", "type", "properties")
+    ):
         raise fail('not a JSON Schema (no "$schema", "$defs" or "type")', loc)
     return raw
 
 
 def subschemas(node: Any) -> Iterator[dict[str, Any]]:
-    """Every subschema below ``node`` (itself included), in the order of ``walk``, without
-    their locations: a walk that only looks at the schemas (detecting the revision, finding
-    the definitions a node refers to) need not build one ``Location`` a node."""
+    """Every subschema below ``node`` (itself included), in the order of ``walk``,
+    without their locations: a walk that only looks at the schemas (detecting the
+    revision, finding the definitions a node refers to) need not build one
+    ``Location`` a node."""
     stack = [node]
     while stack:
         node = stack.pop()
@@ -332,12 +405,14 @@ def walk(node: Any, loc: Location) -> Iterator[tuple[dict[str, Any], Location]]:
 
 @functools.cache
 def pointer_parts(ref: str) -> tuple[str, ...] | None:
-    """The reference tokens of a local ``$ref`` (``#/$defs/a~1b`` -> ``("$defs", "a/b")``),
-    or ``None`` when its fragment is not a JSON pointer (``#name``, a plain-name anchor).
+    """The reference tokens of a local ``$ref`` (``#/$defs/a~1b`` -> ``("$defs",
+    "a/b")``), or ``None`` when its fragment is not a JSON pointer (``#name``, a
+    plain-name anchor).
 
     As JSON Schema reads a ``$ref``: the fragment of a URI, so percent-decoded first
     (``#/$defs/sp%20ace`` names ``sp ace``), then a JSON pointer (RFC 6901: ``~1`` is
-    ``/``, ``~0`` is ``~``). A percent-encoded ``/`` (``%2F``) separates tokens like ``/``.
+    ``/``, ``~0`` is ``~``). A percent-encoded ``/`` (``%2F``) separates tokens like
+    ``/``.
     """
     fragment = ref[1:]
     if "%" in fragment:
@@ -346,7 +421,9 @@ def pointer_parts(ref: str) -> tuple[str, ...] | None:
         return ()
     if not fragment.startswith("/"):
         return None
-    return tuple(part.replace("~1", "/").replace("~0", "~") for part in fragment[1:].split("/"))
+    return tuple(
+        part.replace("~1", "/").replace("~0", "~") for part in fragment[1:].split("/")
+    )
 
 
 def resolve_pointer(doc: Document, ref: str) -> Any:
@@ -375,21 +452,34 @@ def _kind(value: Any) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
-    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else type(value).__name__
+    return (
+        "array"
+        if isinstance(value, list)
+        else "object" if isinstance(value, dict) else type(value).__name__
+    )
 
 
 def _check_keywords(node: dict[str, Any], loc: Location) -> None:
-    """Check that each keyword the generator reads has a value of the right JSON type."""
+    """Check that each keyword the generator reads has a value of the right JSON
+    type."""
 
-    def wrong(key: str, expected: str, at: Location | None = None, value: Any = None) -> None:
+    def wrong(
+        key: str, expected: str, at: Location | None = None, value: Any = None
+    ) -> None:
         found = _kind(node[key] if at is None else value)
-        raise fail(f'"{key}" must be {expected}, not a JSON {found}', at or loc.child(key))
+        raise fail(
+            f'"{key}" must be {expected}, not a JSON {found}', at or loc.child(key)
+        )
 
     def schema(value: Any) -> bool:
         return isinstance(value, (dict, bool))
 
     for key in _SCHEMA_KEYS:
-        if key in node and not schema(node[key]) and not (key == "items" and isinstance(node[key], list)):
+        if (
+            key in node
+            and not schema(node[key])
+            and not (key == "items" and isinstance(node[key], list))
+        ):
             wrong(key, "a schema (an object or a boolean)")
     for key in _SCHEMA_MAP_KEYS:
         if key in node:
@@ -402,7 +492,9 @@ def _check_keywords(node: dict[str, Any], loc: Location) -> None:
     for key in _SCHEMA_LIST_KEYS:
         if key in node:
             children = node[key]
-            if not isinstance(children, list) or (key != "prefixItems" and not children):
+            if not isinstance(children, list) or (
+                key != "prefixItems" and not children
+            ):
                 wrong(key, "a non-empty array of schemas")
             for i, child in enumerate(children):
                 if not schema(child):
@@ -410,7 +502,12 @@ def _check_keywords(node: dict[str, Any], loc: Location) -> None:
     if isinstance(node.get("items"), list):
         for i, child in enumerate(node["items"]):
             if not schema(child):
-                wrong("items", "a schema or an array of schemas", loc.child("items", i), child)
+                wrong(
+                    "items",
+                    "a schema or an array of schemas",
+                    loc.child("items", i),
+                    child,
+                )
     if "required" in node:
         required = node["required"]
         if not isinstance(required, list):
@@ -424,11 +521,15 @@ def _check_keywords(node: dict[str, Any], loc: Location) -> None:
         if key in node and not isinstance(node[key], str):
             wrong(key, "a string")
     for key in _NUMBER_KEYS:
-        if key in node and (isinstance(node[key], bool) or not isinstance(node[key], (int, float))):
+        if key in node and (
+            isinstance(node[key], bool) or not isinstance(node[key], (int, float))
+        ):
             wrong(key, "a number")
     for key in _COUNT_KEYS:
         value = node.get(key)
-        if key in node and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        if key in node and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
             wrong(key, "a non-negative integer")
     for key in _BOOLEAN_KEYS:
         if key in node and not isinstance(node[key], bool):
@@ -436,15 +537,16 @@ def _check_keywords(node: dict[str, Any], loc: Location) -> None:
 
 
 def _as_object(schema: Any) -> Any:
-    """A boolean schema as the object schema it stands for: ``true`` is ``{}``, ``false``
-    is ``{"not": {}}``; any other value unchanged."""
+    """A boolean schema as the object schema it stands for: ``true`` is ``{}``,
+    ``false`` is ``{"not": {}}``; any other value unchanged."""
     if isinstance(schema, bool):
         return {} if schema else {"not": {}}
     return schema
 
 
 def _objects_for_booleans(node: dict[str, Any]) -> None:
-    """Write the boolean subschemas of ``node`` as objects, so later stages see only objects."""
+    """Write the boolean subschemas of ``node`` as objects, so later stages see only
+    objects."""
     for key in _SCHEMA_KEYS:
         if key in node:
             node[key] = _as_object(node[key])
@@ -467,15 +569,29 @@ def _check_nodes(doc: Document) -> None:
             if not isinstance(ref, str):
                 raise fail("$ref must be a string", loc.child("$ref"))
             if not ref.startswith("#"):
-                raise fail(f'remote $ref "{ref}" is not supported (only local "#/..." references; nothing is fetched)', loc.child("$ref"))
+                raise fail(
+                    f'remote $ref "{ref}" is not supported (only local "#/..."'
+                    " references; nothing is fetched)",
+                    loc.child("$ref"),
+                )
             if pointer_parts(ref) is None:
-                raise fail(f'$ref "{ref}" names an anchor, which is not supported (only JSON pointer references "#/...")', loc.child("$ref"))
+                raise fail(
+                    f'$ref "{ref}" names an anchor, which is not supported (only JSON'
+                    ' pointer references "#/...")',
+                    loc.child("$ref"),
+                )
             if resolve_pointer(doc, ref) is None:
-                raise fail(f'dangling $ref "{ref}" (no such definition)', loc.child("$ref"))
+                raise fail(
+                    f'dangling $ref "{ref}" (no such definition)', loc.child("$ref")
+                )
         if "type" in node:
             types = node["type"]
             if types == []:
                 raise fail('"type" must name at least one JSON type', loc.child("type"))
             for t in types if isinstance(types, list) else [types]:
                 if t not in JSON_TYPES:
-                    raise fail(f"unsupported type {json.dumps(t)} (expected one of {', '.join(JSON_TYPES)})", loc.child("type"))
+                    raise fail(
+                        f"unsupported type {json.dumps(t)} (expected one of"
+                        f" {', '.join(JSON_TYPES)})",
+                        loc.child("type"),
+                    )

@@ -12,7 +12,8 @@ import keyword
 import re
 import unicodedata
 
-# Attribute names a pydantic model field must not take (they would shadow BaseModel API).
+# Attribute names a pydantic model field must not take (they would shadow BaseModel
+# API).
 _RESERVED_FIELDS = frozenset(
     {
         "construct",
@@ -29,8 +30,9 @@ _RESERVED_FIELDS = frozenset(
         "to_wire",
         "from_orm",
         "wire_constants",
-        # Builtins the generated annotations use: a field of that name would shadow the type
-        # for the fields after it (pydantic evaluates annotations in the class namespace).
+        # Builtins the generated annotations use: a field of that name would shadow the
+        # type for the fields after it (pydantic evaluates annotations in the class
+        # namespace).
         "bool",
         "float",
         "frozenset",
@@ -73,7 +75,8 @@ _ACRONYM_WORD = re.compile(r"([A-Z]+)([A-Z][a-z])")
 def _words(name: str) -> tuple[str, ...]:
     """Split camelCase, PascalCase, snake_case, kebab-case and dotted names into words.
 
-    Cached: a schema names the same properties (``taskId``, ``_meta``, ...) in many objects.
+    Cached: a schema names the same properties (``taskId``, ``_meta``, ...) in many
+    objects.
     """
     name = _SEPARATORS.sub(" ", name)
     name = _LOWER_UPPER.sub(r"\1 \2", name)
@@ -93,7 +96,8 @@ def pascal(name: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def field_ident(wire_name: str) -> PyIdent:
-    """The attribute name for a wire property (namespaced ``_meta`` keys use their last segment)."""
+    """The attribute name for a wire property (namespaced ``_meta`` keys use their
+    last segment)."""
     base = snake(wire_name.rsplit("/", 1)[-1]) or "value"
     if base[0].isdigit():
         base = "f_" + base
@@ -103,7 +107,8 @@ def field_ident(wire_name: str) -> PyIdent:
 
 
 def enum_member(value: str) -> PyIdent:
-    """The member name for a string enum value: ``input_required`` -> ``INPUT_REQUIRED``."""
+    """The member name for a string enum value: ``input_required`` ->
+    ``INPUT_REQUIRED``."""
     base = "_".join(w.upper() for w in _words(value)) or "EMPTY"
     if base[0].isdigit():
         base = "V_" + base
@@ -111,18 +116,19 @@ def enum_member(value: str) -> PyIdent:
 
 
 def _ascii(name: str) -> str:
-    """``Tâche`` -> ``Tache``: accents dropped, other non-ASCII letters left for ``_words``."""
+    """``Tâche`` -> ``Tache``: accents dropped, other non-ASCII letters left for
+    ``_words``."""
     return unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
 
 
 def definition_class(name: str) -> ClassName:
     """The class name for any ``$defs`` key, before clashes are resolved.
 
-    A name that is already a valid, capitalised, ASCII identifier is kept (``Task``); any
-    other is folded to ASCII words and joined in PascalCase (``task-status`` ->
+    A name that is already a valid, capitalised, ASCII identifier is kept (``Task``);
+    any other is folded to ASCII words and joined in PascalCase (``task-status`` ->
     ``TaskStatus``, ``Tâche`` -> ``Tache``), prefixed when it would start with a digit
-    (``1Task`` -> ``Def1Task``), suffixed when it is a keyword (``True`` -> ``True_``), and
-    ``Definition`` when nothing is left (``_``).
+    (``1Task`` -> ``Def1Task``), suffixed when it is a keyword (``True`` -> ``True_``),
+    and ``Definition`` when nothing is left (``_``).
     """
     if _IDENT.match(name) and name[:1].isupper() and not keyword.iskeyword(name):
         return ClassName(name)
@@ -135,15 +141,18 @@ def definition_class(name: str) -> ClassName:
 
 
 def class_name(*parts: str) -> ClassName:
-    """Join name parts into a class name: ``("GetTaskRequest", "params")`` -> ``GetTaskRequestParams``."""
-    joined = "".join(p if p[:1].isupper() and _IDENT.match(p) else pascal(p) for p in parts)
+    """Join name parts into a class name: ``("GetTaskRequest", "params")`` ->
+    ``GetTaskRequestParams``."""
+    joined = "".join(
+        p if p[:1].isupper() and _IDENT.match(p) else pascal(p) for p in parts
+    )
     return ClassName(joined)
 
 
 def py_str(value: object) -> str:
-    """A Python literal for ``value`` in black's preferred form: ``repr``, but a string in
-    double quotes unless that needs more escapes than single quotes (black's rule), so
-    black has nothing to change."""
+    """A Python literal for ``value`` in black's preferred form: ``repr``, but a
+    string in double quotes unless that needs more escapes than single quotes
+    (black's rule), so black has nothing to change."""
     text = repr(value)
     if not isinstance(value, str) or not text.startswith("'"):
         return text
@@ -160,16 +169,19 @@ def _double_quoted(char: str) -> str:
     return repr(char)[1:-1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _syntax(separator: str) -> re.Pattern[str]:
-    """The characters ``split_top_level`` acts on for ``separator`` (the rest are skipped in C)."""
+    """The characters ``split_top_level`` acts on for ``separator`` (the rest are
+    skipped in C)."""
     return re.compile("[\"'()\\[\\]{}" + re.escape(separator) + "]")
 
 
-def split_top_level(text: str, separator: str, *, keep_empty: bool = False) -> list[str]:
-    """Python source ``text`` split at ``separator`` where it stands outside brackets and
-    strings (a ``=`` only where it is an assignment, not part of ``==``, ``<=`` or
-    ``!=``), stripped; empty parts are dropped unless ``keep_empty``."""
+def split_top_level(
+    text: str, separator: str, *, keep_empty: bool = False
+) -> list[str]:
+    """Python source ``text`` split at ``separator`` where it stands outside brackets
+    and strings (a ``=`` only where it is an assignment, not part of ``==``, ``<=``
+    or ``!=``), stripped; empty parts are dropped unless ``keep_empty``."""
     syntax = _syntax(separator)
     parts: list[str] = []
     depth = 0
@@ -188,7 +200,9 @@ def split_top_level(text: str, separator: str, *, keep_empty: bool = False) -> l
         elif char in ")]}":
             depth -= 1
         elif char == separator and depth == 0:
-            if separator == "=" and (text[i + 1 : i + 2] == "=" or text[i - 1 : i] in "=<>!"):
+            if separator == "=" and (
+                text[i + 1 : i + 2] == "=" or text[i - 1 : i] in "=<>!"
+            ):
                 continue
             parts.append(text[start:i].strip())
             start = i + 1
@@ -197,7 +211,8 @@ def split_top_level(text: str, separator: str, *, keep_empty: bool = False) -> l
 
 
 def qualify(annotation: str, names: tuple[str, ...], module: str) -> str:
-    """Python source ``annotation`` with each of ``names`` it uses written ``module.name``."""
+    """Python source ``annotation`` with each of ``names`` it uses written
+    ``module.name``."""
     if not names:
         return annotation
     wanted = set(names)
@@ -206,6 +221,8 @@ def qualify(annotation: str, names: tuple[str, ...], module: str) -> str:
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if node.id not in wanted:
                 return node
-            return ast.Attribute(value=ast.Name(id=module, ctx=ast.Load()), attr=node.id, ctx=node.ctx)
+            return ast.Attribute(
+                value=ast.Name(id=module, ctx=ast.Load()), attr=node.id, ctx=node.ctx
+            )
 
     return ast.unparse(Qualify().visit(ast.parse(annotation, mode="eval")))

@@ -3,21 +3,24 @@
 Input: ``Surface`` and ``Config``. Output: ``ir.Package``.
 
 Decisions made here and nowhere else:
-- every definition becomes a class with its own name: objects become models, string enums
-  become ``str`` enums, everything else a root model;
-- ``allOf`` is merged into one flat object (a base listed first, refinements after), and an
-  ``allOf`` that holds an ``anyOf`` is distributed into a union of merged variants;
-- an ``anyOf`` whose object branches all carry a distinct required ``const`` property is a
-  discriminated union on that property; one whose object branches all pin a property to
-  string constants otherwise (shared values, an optional ``const``) is picked by that
+- every definition becomes a class with its own name: objects become models, string
+  enums become ``str`` enums, everything else a root model;
+- ``allOf`` is merged into one flat object (a base listed first, refinements after), and
+  an ``allOf`` that holds an ``anyOf`` is distributed into a union of merged variants;
+- an ``anyOf`` whose object branches all carry a distinct required ``const`` property is
+  a discriminated union on that property; one whose object branches all pin a property
+  to string constants otherwise (shared values, an optional ``const``) is picked by that
   property through a ``_Dispatch`` (``ir.Dispatch``);
-- inline objects get names from their place (``GetTaskRequest`` + ``params``), and an inline
-  node equal to a definition (descriptions aside) is that definition;
-- ``const`` becomes ``Literal``; objects stay open unless ``additionalProperties`` closes them;
+- inline objects get names from their place (``GetTaskRequest`` + ``params``), and an
+  inline node equal to a definition (descriptions aside) is that definition;
+- ``const`` becomes ``Literal``; objects stay open unless ``additionalProperties``
+  closes them;
 - an object model with required constants counts them as set while it is validated (a
-  ``model_post_init`` hook, ``ObjectModel.counts_constants``) only if some annotation uses
-  it where the data may leave one out: not as a member of a union discriminated on it;
-- models are ordered dependencies first, ties broken by name, so ``$defs`` order never matters.
+  ``model_post_init`` hook, ``ObjectModel.counts_constants``) only if some annotation
+  uses it where the data may leave one out: not as a member of a union discriminated on
+  it;
+- models are ordered dependencies first, ties broken by name, so ``$defs`` order never
+  matters.
 """
 
 from __future__ import annotations
@@ -37,55 +40,120 @@ from mcptasks_gen.config import Target
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.extract import Surface, ref_name
 from mcptasks_gen.load import resolve_pointer
-from mcptasks_gen.naming import ClassName, PyIdent, class_name, definition_class, enum_member, field_ident, pascal, py_str, snake
+from mcptasks_gen.naming import (
+    ClassName,
+    PyIdent,
+    class_name,
+    definition_class,
+    enum_member,
+    field_ident,
+    pascal,
+    py_str,
+    snake,
+)
 
-# A JSON number may be integral or not, and keeps its spelling through a round trip: pydantic
-# would turn the ``1`` of a ``float`` field into ``1.0``, so ``int`` is tried first.
-_PRIMITIVES = {"string": "str", "integer": "int", "number": "int | float", "boolean": "bool", "null": "None"}
-_ANNOTATION_KEYS = ("description", "$schema", "$comment", "title", "examples", "deprecated")
+# A JSON number may be integral or not, and keeps its spelling through a round trip:
+# pydantic would turn the ``1`` of a ``float`` field into ``1.0``, so ``int`` is tried
+# first.
+_PRIMITIVES = {
+    "string": "str",
+    "integer": "int",
+    "number": "int | float",
+    "boolean": "bool",
+    "null": "None",
+}
+_ANNOTATION_KEYS = (
+    "description",
+    "$schema",
+    "$comment",
+    "title",
+    "examples",
+    "deprecated",
+)
 _LINK = re.compile(r"\{@link\s+([^}|\s]+)(?:\s*\|\s*([^}]+))?\}")
-# Names the generated modules define or import at module level besides the schema's classes
-# (models.py.jinja and __init__.py.jinja); a definition or inline class never takes one of
-# them, it gets a trailing underscore instead (recorded in ``Package.renamed``).
+# Names the generated modules define or import at module level besides the schema's
+# classes (models.py.jinja and __init__.py.jinja); a definition or inline class never
+# takes one of them, it gets a trailing underscore instead (recorded in
+# ``Package.renamed``).
 RESERVED_NAMES = frozenset(
     {
-        "Annotated", "Any", "BaseModel", "Callable", "ClassVar", "ConfigDict", "CoreSchema", "Discriminator", "Enum",
-        "ErrorCode", "Field", "GENERATOR_VERSION", "GetCoreSchemaHandler", "Generic", "IntEnum", "Literal", "McpModel",
-        "McpRootModel", "RootModel", "SCHEMA_SHA256", "SPEC_REVISION", "TASK_METHODS", "TYPE_CHECKING", "Tag",
-        "TypeVar", "Union",
+        "Annotated",
+        "Any",
+        "BaseModel",
+        "Callable",
+        "ClassVar",
+        "ConfigDict",
+        "CoreSchema",
+        "Discriminator",
+        "Enum",
+        "ErrorCode",
+        "Field",
+        "GENERATOR_VERSION",
+        "GetCoreSchemaHandler",
+        "Generic",
+        "IntEnum",
+        "Literal",
+        "McpModel",
+        "McpRootModel",
+        "RootModel",
+        "SCHEMA_SHA256",
+        "SPEC_REVISION",
+        "TASK_METHODS",
+        "TYPE_CHECKING",
+        "Tag",
+        "TypeVar",
+        "Union",
     }
-)  # fmt: skip
-# Root models (lists, maps, unions, scalars) are spelled out where they are used; one whose
-# annotation nests deeper than this is referred to by its class instead, so a chain of
-# definitions cannot build an annotation too deep for black, pydantic or mypy.
+)
+# Root models (lists, maps, unions, scalars) are spelled out where they are used; one
+# whose annotation nests deeper than this is referred to by its class instead, so a
+# chain of definitions cannot build an annotation too deep for black, pydantic or mypy.
 _MAX_INLINE_DEPTH = 8
 MAX_REF_DEPTH = 32
-_MAX_NARROWING = 4  # required properties that tell apart the members of a dispatched union taking one value
-"""Longest chain of definitions referring to one another (``A`` has a field of type ``B``,
-``B`` one of type ``C``, ...). pydantic builds a model's schema by recursing into models not
-yet complete, and fails at about 90 levels; the official schemas reach 8."""
+# required properties that tell apart the members of a dispatched union taking one value
+_MAX_NARROWING = 4
+"""Longest chain of definitions referring to one another (``A`` has a field of type
+``B``, ``B`` one of type ``C``, ...). pydantic builds a model's schema by recursing
+into models not yet complete, and fails at about 90 levels; the official schemas
+reach 8."""
 # JSON Schema validation keywords kept as pydantic constraints, per JSON type.
 _CONSTRAINTS = {
-    "number": (("minimum", "ge"), ("maximum", "le"), ("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt"), ("multipleOf", "multiple_of")),
-    "string": (("minLength", "min_length"), ("maxLength", "max_length"), ("pattern", "pattern")),
+    "number": (
+        ("minimum", "ge"),
+        ("maximum", "le"),
+        ("exclusiveMinimum", "gt"),
+        ("exclusiveMaximum", "lt"),
+        ("multipleOf", "multiple_of"),
+    ),
+    "string": (
+        ("minLength", "min_length"),
+        ("maxLength", "max_length"),
+        ("pattern", "pattern"),
+    ),
     "array": (("minItems", "min_length"), ("maxItems", "max_length")),
     "object": (("minProperties", "min_length"), ("maxProperties", "max_length")),
 }
 _CONSTRAINTS["integer"] = _CONSTRAINTS["number"]
-_NOTHING: dict[str, Any] = {"not": {}}  # the schema ``false`` (``load`` writes every boolean schema as an object)
-_Deref = Callable[[dict[str, Any], Location], tuple[dict[str, Any], Location, "str | None"]]
+_NOTHING: dict[str, Any] = {
+    "not": {}
+}  # the schema ``false`` (``load`` writes every boolean schema as an object)
+_Deref = Callable[
+    [dict[str, Any], Location], tuple[dict[str, Any], Location, "str | None"]
+]
 
 
 def _regex_engine(pattern: str) -> tuple[str | None, str]:
     """The pydantic regex engine that can check ``pattern``: ``rust-regex`` (pydantic's
-    default, fastest), else ``python-re`` (lookarounds and other constructs Rust's engine
-    lacks), else None with the reason."""
+    default, fastest), else ``python-re`` (lookarounds and other constructs Rust's
+    engine lacks), else None with the reason."""
     from pydantic_core import SchemaError, SchemaValidator, core_schema
 
     problem = ""
     for engine in ("rust-regex", "python-re"):
         try:
-            SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine=engine))
+            SchemaValidator(
+                core_schema.str_schema(pattern=pattern, regex_engine=engine)
+            )
         except SchemaError as exc:
             problem = str(exc).strip().splitlines()[-1].strip().removeprefix("error: ")
             continue
@@ -95,9 +163,11 @@ def _regex_engine(pattern: str) -> tuple[str | None, str]:
 
 def _integer_bound(name: str, value: float) -> tuple[str, int]:
     """An integer's bound or step given as a JSON number with a fraction or an exponent
-    (``minimum: 1.5``, ``maximum: 1e20``), as the integer constraint that admits the same
-    integers: pydantic takes only integers for them."""
-    if name == "multiple_of":  # integers that are multiples of p/q (lowest terms): multiples of p
+    (``minimum: 1.5``, ``maximum: 1e20``), as the integer constraint that admits the
+    same integers: pydantic takes only integers for them."""
+    if (
+        name == "multiple_of"
+    ):  # integers that are multiples of p/q (lowest terms): multiples of p
         return name, abs(Fraction(repr(value)).numerator)
     if value.is_integer():
         return name, int(value)
@@ -107,7 +177,8 @@ def _integer_bound(name: str, value: float) -> tuple[str, int]:
 
 
 def _strip_annotations(node: Any) -> Any:
-    """A node without its prose (descriptions, titles, ``$schema``): for structural comparison."""
+    """A node without its prose (descriptions, titles, ``$schema``): for structural
+    comparison."""
     if isinstance(node, dict):
         out: dict[str, Any] = {}
         for key, value in node.items():
@@ -135,20 +206,26 @@ _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
 
 def _escape_unprintable(match: re.Match[str]) -> str:
     """A control character (``Cc``: a NUL cannot even be in Python source), an invisible
-    format character (``Cf``: bidirectional overrides make source read otherwise than it
-    runs) or a lone surrogate (``Cs``: not UTF-8, and pydantic cannot take a class whose
-    docstring has one) as the text of its Python escape, backslash doubled: the docstring
-    shows ``\\x00`` where the description has a NUL. Any other character as it is."""
+    format character (``Cf``: bidirectional overrides make source read otherwise than
+    it runs) or a lone surrogate (``Cs``: not UTF-8, and pydantic cannot take a class
+    whose docstring has one) as the text of its Python escape, backslash doubled: the
+    docstring shows ``\\x00`` where the description has a NUL. Any other character as
+    it is."""
     char = match.group()
     if unicodedata.category(char) not in _ESCAPED_CATEGORIES:
         return char
     code = ord(char)
-    return f"\\\\x{code:02x}" if code < 0x100 else f"\\\\u{code:04x}" if code < 0x10000 else f"\\\\U{code:08x}"
+    return (
+        f"\\\\x{code:02x}"
+        if code < 0x100
+        else f"\\\\u{code:04x}" if code < 0x10000 else f"\\\\U{code:08x}"
+    )
 
 
 def docstring(text: str) -> str:
-    """Schema prose as docstring text: links unwrapped, whitespace tidied, quotes made safe,
-    characters a docstring cannot hold as the text of their escapes (``\\x00``)."""
+    """Schema prose as docstring text: links unwrapped, whitespace tidied, quotes
+    made safe, characters a docstring cannot hold as the text of their escapes
+    (``\\x00``)."""
     text = _LINK.sub(lambda m: m.group(2) or m.group(1), text or "")
     lines = [line.rstrip() for line in text.strip().splitlines()]
     text = "\n".join(lines).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
@@ -158,7 +235,8 @@ def docstring(text: str) -> str:
 
 @dataclass(slots=True)
 class _Context:
-    """Mutable working state while normalizing one surface (never leaves this module)."""
+    """Mutable working state while normalizing one surface (never leaves this
+    module)."""
 
     surface: Surface
     models: dict[ClassName, ir.Model] = field(default_factory=dict)
@@ -168,8 +246,12 @@ class _Context:
     pydantic: set[str] = field(default_factory=set)
     building: list[ClassName] = field(default_factory=list)
     json_kind: bool = False  # some union is picked by JSON type (``_json_kind``)
-    python_re: bool = False  # some pattern needs Python's ``re`` (``regex_engine="python-re"``)
-    dispatches: dict[str, ir.Dispatch] = field(default_factory=dict)  # by the name the annotations use
+    python_re: bool = (
+        False  # some pattern needs Python's ``re`` (``regex_engine="python-re"``)
+    )
+    dispatches: dict[str, ir.Dispatch] = field(
+        default_factory=dict
+    )  # by the name the annotations use
 
 
 class _Normalizer:
@@ -179,7 +261,9 @@ class _Normalizer:
         self.cx = _Context(surface=surface)
         self.classes = _class_names(surface)
         self.order = _dependencies_first(surface.refs, surface)
-        self.merged: dict[str, dict[str, Any]] = {}  # definition name -> its allOf, flattened
+        self.merged: dict[str, dict[str, Any]] = (
+            {}
+        )  # definition name -> its allOf, flattened
         self.merging: list[str] = []  # definitions whose allOf is being flattened
         self.merging_inline: list[int] = []  # ids of the allOf nodes being flattened
         for name, node in surface.defs.items():
@@ -187,10 +271,13 @@ class _Normalizer:
                 self.cx.by_shape.setdefault(canonical(node), name)
         self.recursive = _recursive_defs(surface)
 
-    # -- references ---------------------------------------------------------------------
+    # -- references --------------------------------------------------------------------
 
-    def _deref(self, node: dict[str, Any], loc: Location) -> tuple[dict[str, Any], Location, str | None]:
-        """Follow ``$ref`` chains: the target node, its location and its definition name."""
+    def _deref(
+        self, node: dict[str, Any], loc: Location
+    ) -> tuple[dict[str, Any], Location, str | None]:
+        """Follow ``$ref`` chains: the target node, its location and its definition
+        name."""
         seen: set[str] = set()
         name: str | None = None
         while "$ref" in node:
@@ -219,21 +306,27 @@ class _Normalizer:
     def _reference(self, name: str) -> str:
         """The annotation for a reference to a definition.
 
-        Unions and scalars are spelled out in place (so a field holds the variant itself,
-        and a ``RequestId`` field takes a plain ``str | int``); their classes still exist for
-        standalone validation. Recursive definitions are referred to by class name.
+        Unions and scalars are spelled out in place (so a field holds the variant
+        itself, and a ``RequestId`` field takes a plain ``str | int``); their classes
+        still exist for standalone validation. Recursive definitions are referred to by
+        class name.
         """
         cls = self.classes[name]
         if name not in self.recursive:
             self.define(name)
             model = self.cx.models[cls]
-            if isinstance(model, ir.RootModel) and _depth(model.annotation) <= _MAX_INLINE_DEPTH:
+            if (
+                isinstance(model, ir.RootModel)
+                and _depth(model.annotation) <= _MAX_INLINE_DEPTH
+            ):
                 if self.cx.building:
-                    self.cx.deps.setdefault(self.cx.building[-1], set()).update(self.cx.deps.get(cls, ()))
+                    self.cx.deps.setdefault(self.cx.building[-1], set()).update(
+                        self.cx.deps.get(cls, ())
+                    )
                 return model.annotation
         return self._use(cls)
 
-    # -- definitions --------------------------------------------------------------------
+    # -- definitions -------------------------------------------------------------------
 
     def build(self) -> None:
         """Create a model for every definition, each after the definitions it refers to.
@@ -262,22 +355,44 @@ class _Normalizer:
                 model = self._object_model(cls, doc, shape, loc)
             else:
                 annotation = self.annotation(shape, loc, cls, top=True)
-                model = ir.RootModel(name=cls, doc=doc, annotation=annotation, discriminator=self._discriminator_of(shape, loc) or "", loc=loc)
+                model = ir.RootModel(
+                    name=cls,
+                    doc=doc,
+                    annotation=annotation,
+                    discriminator=self._discriminator_of(shape, loc) or "",
+                    loc=loc,
+                )
                 self.cx.pydantic.add("RootModel")
         finally:
             self.cx.building.pop()
         self.cx.models[cls] = model
 
     def _enum_values(self, node: dict[str, Any]) -> list[str] | None:
-        """The values of a string enumeration (``enum`` or ``anyOf`` of string constants)."""
-        if isinstance(node.get("enum"), list) and all(isinstance(v, str) for v in node["enum"]) and node.get("type", "string") == "string":
+        """The values of a string enumeration (``enum`` or ``anyOf`` of string
+        constants)."""
+        if (
+            isinstance(node.get("enum"), list)
+            and all(isinstance(v, str) for v in node["enum"])
+            and node.get("type", "string") == "string"
+        ):
             return list(node["enum"])
         branches = node.get("anyOf") or node.get("oneOf")
-        if isinstance(branches, list) and branches and all(isinstance(b, dict) and isinstance(b.get("const"), str) and set(b) <= {"const", "type", "description", "title"} for b in branches):
+        if (
+            isinstance(branches, list)
+            and branches
+            and all(
+                isinstance(b, dict)
+                and isinstance(b.get("const"), str)
+                and set(b) <= {"const", "type", "description", "title"}
+                for b in branches
+            )
+        ):
             return [b["const"] for b in branches]
         return None
 
-    def _enum_model(self, cls: ClassName, doc: str, values: list[str], loc: Location) -> ir.EnumModel:
+    def _enum_model(
+        self, cls: ClassName, doc: str, values: list[str], loc: Location
+    ) -> ir.EnumModel:
         members: list[ir.EnumMember] = []
         seen: set[str] = set()
         for value in values:
@@ -288,7 +403,9 @@ class _Normalizer:
             members.append(ir.EnumMember(name=ident, value=py_str(value), raw=value))
         return ir.EnumModel(name=cls, doc=doc, members=tuple(members), loc=loc)
 
-    def _object_model(self, cls: ClassName, doc: str, node: dict[str, Any], loc: Location) -> ir.ObjectModel:
+    def _object_model(
+        self, cls: ClassName, doc: str, node: dict[str, Any], loc: Location
+    ) -> ir.ObjectModel:
         required = node.get("required", [])
         fields: list[ir.Field] = []
         properties = node.get("properties") or {}
@@ -296,12 +413,16 @@ class _Normalizer:
         for wire, prop in properties.items():
             prop_loc = loc.child("properties", wire)
             if not isinstance(prop, dict) or prop == _NOTHING:
-                prop = {}  # ``false``: the property may not appear; typed Any, not checked
+                prop = (
+                    {}
+                )  # ``false``: the property may not appear; typed Any, not checked
             ident = idents[wire]
             is_required = wire in required
             pinned = _const_value(prop, self._deref, prop_loc)
             constant = is_required and pinned is not None
-            annotation = self.annotation(prop, prop_loc, class_name(cls, pascal(wire) or "Value"))
+            annotation = self.annotation(
+                prop, prop_loc, class_name(cls, pascal(wire) or "Value")
+            )
             if constant and pinned is not None:
                 default = py_str(pinned[0])
             elif is_required:
@@ -326,12 +447,17 @@ class _Normalizer:
                 self.cx.pydantic.add("Field")
         if any(f.constant for f in fields):
             self.cx.typing.add("ClassVar")
-        return ir.ObjectModel(name=cls, doc=doc, fields=tuple(fields), closed=_closed(node), loc=loc)
+        return ir.ObjectModel(
+            name=cls, doc=doc, fields=tuple(fields), closed=_closed(node), loc=loc
+        )
 
-    # -- annotations --------------------------------------------------------------------
+    # -- annotations -------------------------------------------------------------------
 
-    def annotation(self, node: Any, loc: Location, ctx: ClassName, *, top: bool = False) -> str:
-        """The Python annotation for a schema node; ``ctx`` names inline classes it needs."""
+    def annotation(
+        self, node: Any, loc: Location, ctx: ClassName, *, top: bool = False
+    ) -> str:
+        """The Python annotation for a schema node; ``ctx`` names inline classes it
+        needs."""
         if node is True or node == {}:
             self.cx.typing.add("Any")
             return "Any"
@@ -361,14 +487,25 @@ class _Normalizer:
             return self._union(node, loc, ctx)
         types = node.get("type")
         if isinstance(types, list):
-            parts = [self.annotation({**node, "type": t}, loc, ctx, top=top) for t in types]
+            parts = [
+                self.annotation({**node, "type": t}, loc, ctx, top=top) for t in types
+            ]
             return " | ".join(dict.fromkeys(parts))
         if types == "array":
             items = node.get("items", {})
-            return self._constrained(f"list[{self.annotation(items, loc.child('items'), class_name(ctx, 'Item'))}]", node, "array", loc)
+            return self._constrained(
+                f"list[{self.annotation(items, loc.child('items'), class_name(ctx, 'Item'))}]",
+                node,
+                "array",
+                loc,
+            )
         if types == "object" or "properties" in node:
             annotation = self._inline_or_union(node, loc, ctx, top)
-            return self._constrained(annotation, node, "object", loc) if annotation.startswith("dict[") else annotation
+            return (
+                self._constrained(annotation, node, "object", loc)
+                if annotation.startswith("dict[")
+                else annotation
+            )
         if types in _PRIMITIVES:
             return self._constrained(_PRIMITIVES[types], node, types, loc)
         self.cx.typing.add("Any")
@@ -379,18 +516,30 @@ class _Normalizer:
         keyword = "const" if "const" in node else "enum"
         values = [node["const"]] if keyword == "const" else node["enum"]
         for i, value in enumerate(values):
-            if not (value is None or isinstance(value, (str, int))) or isinstance(value, float):
+            if not (value is None or isinstance(value, (str, int))) or isinstance(
+                value, float
+            ):
                 at = loc.child(keyword) if keyword == "const" else loc.child(keyword, i)
-                raise fail(f"{keyword} value {json.dumps(value)} is not supported: only strings, integers, booleans and null can be a Python Literal", at)
-        named = [py_str(v) for _, v in dict.fromkeys((type(v), v) for v in values if v is not None)]
+                raise fail(
+                    f"{keyword} value {json.dumps(value)} is not supported: only"
+                    " strings, integers, booleans and null can be a Python Literal",
+                    at,
+                )
+        named = [
+            py_str(v)
+            for _, v in dict.fromkeys((type(v), v) for v in values if v is not None)
+        ]
         if not named:
             return "None"
         self.cx.typing.add("Literal")
         literal = f"Literal[{', '.join(named)}]"
         return literal + " | None" if None in values and keyword == "enum" else literal
 
-    def _constrained(self, annotation: str, node: dict[str, Any], json_type: str, loc: Location) -> str:
-        """``annotation`` with the node's validation keywords for ``json_type`` as constraints.
+    def _constrained(
+        self, annotation: str, node: dict[str, Any], json_type: str, loc: Location
+    ) -> str:
+        """``annotation`` with the node's validation keywords for ``json_type`` as
+        constraints.
 
         ``load`` has checked each keyword's JSON type (a string pattern, non-negative
         integer lengths, numeric bounds); what is left to check here is what a JSON type
@@ -403,10 +552,17 @@ class _Normalizer:
             if keyword == "pattern":
                 engine, problem = _regex_engine(value)
                 if engine is None:
-                    raise fail(f"pattern is not a regular expression the models can check: {problem}", loc.child(keyword))
+                    raise fail(
+                        "pattern is not a regular expression the models can check:"
+                        f" {problem}",
+                        loc.child(keyword),
+                    )
                 self.cx.python_re |= engine == "python-re"
             elif name not in ("min_length", "max_length"):  # a bound or a step
-                if value != value or value in (float("inf"), float("-inf")):  # json reads NaN, Infinity
+                if value != value or value in (
+                    float("inf"),
+                    float("-inf"),
+                ):  # json reads NaN, Infinity
                     raise fail(f"{keyword} must be a finite number", loc.child(keyword))
                 if keyword == "multipleOf" and value <= 0:
                     raise fail("multipleOf must be greater than 0", loc.child(keyword))
@@ -419,13 +575,19 @@ class _Normalizer:
         self.cx.pydantic.add("Field")
         return f"Annotated[{annotation}, Field({', '.join(args)})]"
 
-    def _inline_or_union(self, node: dict[str, Any], loc: Location, ctx: ClassName, top: bool) -> str:
-        """An object node: a named inline model, a map, or (after distribution) a union."""
+    def _inline_or_union(
+        self, node: dict[str, Any], loc: Location, ctx: ClassName, top: bool
+    ) -> str:
+        """An object node: a named inline model, a map, or (after distribution) a
+        union."""
         if "anyOf" in node or "oneOf" in node:
             return self._union(node, loc, ctx)
         value = _map_value(node)
         if "properties" not in node and value is not None:
-            return f"dict[str, {self.annotation(value, loc.child('additionalProperties'), class_name(ctx, 'Value'))}]"
+            return (
+                "dict[str,"
+                f" {self.annotation(value, loc.child('additionalProperties'), class_name(ctx, 'Value'))}]"
+            )
         if "properties" not in node and not _closed(node):
             self.cx.typing.add("Any")
             return "dict[str, Any]"
@@ -436,7 +598,9 @@ class _Normalizer:
         if ctx not in self.cx.models:
             self.cx.building.append(ctx)
             try:
-                self.cx.models[ctx] = self._object_model(ctx, docstring(node.get("description", "")), node, loc)
+                self.cx.models[ctx] = self._object_model(
+                    ctx, docstring(node.get("description", "")), node, loc
+                )
             finally:
                 self.cx.building.pop()
         return self._use(ctx)
@@ -444,8 +608,8 @@ class _Normalizer:
     def _union(self, node: dict[str, Any], loc: Location, ctx: ClassName) -> str:
         """``anyOf``/``oneOf``: a plain union, or a discriminated one when it can be.
 
-        When only some branches are objects (a content block or a list of them), the objects
-        form a discriminated union of their own, beside the other branches.
+        When only some branches are objects (a content block or a list of them), the
+        objects form a discriminated union of their own, beside the other branches.
         """
         key = "anyOf" if "anyOf" in node else "oneOf"
         branches = node[key]
@@ -455,52 +619,103 @@ class _Normalizer:
         for i, branch in enumerate(branches):
             branch_loc = loc.child(key, i)
             name = ctx
-            target = self._object_target(branch, branch_loc) if discriminator is not None else None
-            value = _const_value(target["properties"][discriminator], self._deref, branch_loc) if target is not None and discriminator is not None else None
+            target = (
+                self._object_target(branch, branch_loc)
+                if discriminator is not None
+                else None
+            )
+            value = (
+                _const_value(
+                    target["properties"][discriminator], self._deref, branch_loc
+                )
+                if target is not None and discriminator is not None
+                else None
+            )
             if value is not None:
                 name = class_name(ctx, pascal(str(value[0])))
-            elif _is_object(self._deref(branch, branch_loc)[0]) and "$ref" not in branch:
+            elif (
+                _is_object(self._deref(branch, branch_loc)[0]) and "$ref" not in branch
+            ):
                 name = class_name(ctx, self._variant_name(branch, branches))
             annotation = self.annotation(branch, branch_loc, name)
             (tagged if value is not None else parts).append(annotation)
             variant = self.cx.models.get(name)
-            if value is not None and isinstance(variant, ir.ObjectModel) and not variant.doc:
-                self.cx.models[name] = replace(variant, doc=f"``{ctx}`` when ``{discriminator}`` is {json.dumps(value[0])}.")
+            if (
+                value is not None
+                and isinstance(variant, ir.ObjectModel)
+                and not variant.doc
+            ):
+                self.cx.models[name] = replace(
+                    variant,
+                    doc=(
+                        f"``{ctx}`` when ``{discriminator}`` is {json.dumps(value[0])}."
+                    ),
+                )
         if discriminator is None:
-            return self._dispatched(node, key, loc, ctx, parts) or " | ".join(dict.fromkeys(parts))
+            return self._dispatched(node, key, loc, ctx, parts) or " | ".join(
+                dict.fromkeys(parts)
+            )
         self.cx.typing.add("Annotated")
         self.cx.pydantic.add("Field")
-        union = f'Annotated[{" | ".join(dict.fromkeys(tagged))}, Field(discriminator="{field_ident(discriminator)}")]'
+        union = (
+            f'Annotated[{" | ".join(dict.fromkeys(tagged))},'
+            f' Field(discriminator="{field_ident(discriminator)}")]'
+        )
         others = list(dict.fromkeys(parts))
-        arrays = [i for i, b in enumerate(branches) if isinstance(b, dict) and self._deref(b, loc.child(key, i))[0].get("type") == "array"]
+        arrays = [
+            i
+            for i, b in enumerate(branches)
+            if isinstance(b, dict)
+            and self._deref(b, loc.child(key, i))[0].get("type") == "array"
+        ]
         if len(others) == 1 and len(arrays) == 1:
-            # One block or a list of blocks: pick the branch by the JSON type, so that a bad
-            # block is reported once, not once more as "not a list".
+            # One block or a list of blocks: pick the branch by the JSON type, so that a
+            # bad block is reported once, not once more as "not a list".
             self.cx.pydantic.update(("Discriminator", "Tag"))
             self.cx.json_kind = True
-            return f'Annotated[Annotated[{union}, Tag("object")] | Annotated[{others[0]}, Tag("array")], Discriminator(_json_kind)]'
+            return (
+                f'Annotated[Annotated[{union}, Tag("object")] | Annotated[{others[0]},'
+                ' Tag("array")], Discriminator(_json_kind)]'
+            )
         return " | ".join([union, *others])
 
-    def _dispatched(self, node: dict[str, Any], key: str, loc: Location, ctx: ClassName, annotations: list[str]) -> str | None:
-        """A union of object members that all pin one property to string constants, which
-        pydantic's own discriminator cannot pick (members share a value, or may leave the
-        property out): the annotation with a ``_Dispatch``, or ``None``.
+    def _dispatched(
+        self,
+        node: dict[str, Any],
+        key: str,
+        loc: Location,
+        ctx: ClassName,
+        annotations: list[str],
+    ) -> str | None:
+        """A union of object members that all pin one property to string constants,
+        which pydantic's own discriminator cannot pick (members share a value, or may
+        leave the property out): the annotation with a ``_Dispatch``, or ``None``.
 
-        The property's value (absent and null alike, where a member allows it) selects the
-        members that take it; of those, a member whose other required properties are present
-        while every other member misses one of its own is the only one tried. Either way a
-        member left out could not have taken the value, so what validates is what the plain
-        union would take; a value no member takes is one error.
+        The property's value (absent and null alike, where a member allows it) selects
+        the members that take it; of those, a member whose other required properties are
+        present while every other member misses one of its own is the only one tried.
+        Either way a member left out could not have taken the value, so what validates
+        is what the plain union would take; a value no member takes is one error.
         """
         branches = node[key]
-        if len(branches) < 2 or len(set(annotations)) != len(annotations) or not all(a.isidentifier() for a in annotations):
+        if (
+            len(branches) < 2
+            or len(set(annotations)) != len(annotations)
+            or not all(a.isidentifier() for a in annotations)
+        ):
             return None
-        targets = [self._object_target(b, loc.child(key, i)) for i, b in enumerate(branches)]
-        members = [(a, t) for a, t in zip(annotations, targets) if t is not None]
+        targets = [
+            self._object_target(b, loc.child(key, i)) for i, b in enumerate(branches)
+        ]
+        members = [
+            (a, t) for a, t in zip(annotations, targets, strict=True) if t is not None
+        ]
         if len(members) != len(branches):
             return None
         best: tuple[int, str, dict[str | None, list[int]]] | None = None
-        for prop in sorted(set.intersection(*(set(t["properties"]) for _, t in members))):
+        for prop in sorted(
+            set.intersection(*(set(t["properties"]) for _, t in members))
+        ):
             groups: dict[str | None, list[int]] = {}
             for i, (_, target) in enumerate(members):
                 values = _pinned_values(target["properties"][prop], self._deref, loc)
@@ -512,7 +727,9 @@ class _Normalizer:
                     groups.setdefault(None, []).append(i)
             else:
                 largest = max(len(g) for g in groups.values())
-                if any(len(g) < len(members) for g in groups.values()) and (best is None or largest < best[0]):
+                if any(len(g) < len(members) for g in groups.values()) and (
+                    best is None or largest < best[0]
+                ):
                     best = (largest, prop, groups)
         if best is None:
             return None
@@ -520,11 +737,25 @@ class _Normalizer:
         order = sorted(groups, key=lambda v: (v is not None, v or ""))
         cases: list[str] = []
         for pinned in order:
-            properties, candidates = self._narrowing(prop, [members[i] for i in groups[pinned]])
+            properties, candidates = self._narrowing(
+                prop, [members[i] for i in groups[pinned]]
+            )
             tags = _py_tuple([py_str(" | ".join(names)) for names in candidates])
             cases.append(f"{py_str(pinned)}: ({properties}, {tags})")
-        names = tuple(dict.fromkeys([prop, *(_field_idents(list(t["properties"]))[prop] for _, t in members)]))
-        dispatch = ir.Dispatch(name=PyIdent(f"_PICK_{snake(ctx).upper()}"), names=names, cases=tuple(cases), always_present=None not in groups)
+        names = tuple(
+            dict.fromkeys(
+                [
+                    prop,
+                    *(_field_idents(list(t["properties"]))[prop] for _, t in members),
+                ]
+            )
+        )
+        dispatch = ir.Dispatch(
+            name=PyIdent(f"_PICK_{snake(ctx).upper()}"),
+            names=names,
+            cases=tuple(cases),
+            always_present=None not in groups,
+        )
         for known in self.cx.dispatches.values():
             if (known.names, known.cases) == (dispatch.names, dispatch.cases):
                 dispatch = known
@@ -532,85 +763,133 @@ class _Normalizer:
         while self.cx.dispatches.get(dispatch.name, dispatch) != dispatch:
             dispatch = replace(dispatch, name=PyIdent(dispatch.name + "_"))
         self.cx.dispatches[dispatch.name] = dispatch
-        self.cx.typing.update(("Annotated", "Callable", "TYPE_CHECKING", "Union", "cast", "get_args"))
+        self.cx.typing.update(
+            ("Annotated", "Callable", "TYPE_CHECKING", "Union", "cast", "get_args")
+        )
         self.cx.pydantic.update(("Discriminator", "GetCoreSchemaHandler", "Tag"))
         return f"Annotated[{' | '.join(annotations)}, {dispatch.name}]"
 
-    def _narrowing(self, prop: str, group: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[tuple[str, ...]]]:
+    def _narrowing(
+        self, prop: str, group: list[tuple[str, dict[str, Any]]]
+    ) -> tuple[str, list[tuple[str, ...]]]:
         """How the members that take one value of ``prop`` are told apart by the other
-        properties they require: Python source of those properties (each as the names it may
-        come under: wire name, attribute name), and for each combination of them present
-        (bit ``i`` for property ``i``) the members that could take the object. None of them
-        could: all of them, for their errors. With one member, or more than
-        ``_MAX_NARROWING`` such properties, there is nothing to tell apart: one combination.
+        properties they require: Python source of those properties (each as the names it
+        may come under: wire name, attribute name), and for each combination of them
+        present (bit ``i`` for property ``i``) the members that could take the object.
+        None of them could: all of them, for their errors. With one member, or more than
+        ``_MAX_NARROWING`` such properties, there is nothing to tell apart: one
+        combination.
         """
         everyone = [tuple(a for a, _ in group)]
         if len(group) == 1:
             return "()", everyone
-        required = [set(t.get("required", [])) & set(t["properties"]) - {prop} for _, t in group]
+        required = [
+            set(t.get("required", [])) & set(t["properties"]) - {prop} for _, t in group
+        ]
         properties = sorted(set().union(*required))
         if not properties or len(properties) > _MAX_NARROWING:
             return "()", everyone
         candidates = []
         for mask in range(1 << len(properties)):
             present = {p for i, p in enumerate(properties) if mask >> i & 1}
-            fits = tuple(a for (a, _), mine in zip(group, required) if mine <= present)
+            fits = tuple(
+                a
+                for (a, _), mine in zip(group, required, strict=True)
+                if mine <= present
+            )
             candidates.append(fits or everyone[0])
         if len(set(candidates)) == 1:
             return "()", candidates[:1]
         spellings = []
         for p in properties:
-            names = [p, *(_field_idents(list(t["properties"]))[p] for _, t in group if p in t["properties"])]
+            names = [
+                p,
+                *(
+                    _field_idents(list(t["properties"]))[p]
+                    for _, t in group
+                    if p in t["properties"]
+                ),
+            ]
             spellings.append(_py_tuple([py_str(n) for n in dict.fromkeys(names)]))
         return _py_tuple(spellings), candidates
 
     def _variant_name(self, branch: dict[str, Any], branches: list[Any]) -> str:
-        """Name an undiscriminated inline object branch after a property only it requires."""
-        others = [set(b.get("required", [])) for b in branches if b is not branch and isinstance(b, dict)]
+        """Name an undiscriminated inline object branch after a property only it
+        requires."""
+        others = [
+            set(b.get("required", []))
+            for b in branches
+            if b is not branch and isinstance(b, dict)
+        ]
         for prop in branch.get("required", []):
             if not any(prop in o for o in others):
                 return "With" + pascal(prop)
         return "Object"
 
     def _object_target(self, branch: Any, loc: Location) -> dict[str, Any] | None:
-        """The object a union branch stands for (``$ref`` followed, ``allOf`` merged), or ``None``."""
+        """The object a union branch stands for (``$ref`` followed, ``allOf``
+        merged), or ``None``."""
         if not isinstance(branch, dict):
             return None
         target, target_loc, name = self._deref(branch, loc)
         if "allOf" in target:
-            target = self._flatten(name, target, target_loc) if name is not None and target is self.cx.surface.defs.get(name) else self._merge_all_of(target, target_loc)
-        if _is_object(target) and isinstance(target.get("properties"), dict) and "anyOf" not in target and "oneOf" not in target:
+            target = (
+                self._flatten(name, target, target_loc)
+                if name is not None and target is self.cx.surface.defs.get(name)
+                else self._merge_all_of(target, target_loc)
+            )
+        if (
+            _is_object(target)
+            and isinstance(target.get("properties"), dict)
+            and "anyOf" not in target
+            and "oneOf" not in target
+        ):
             return target
         return None
 
     def _discriminator_of(self, node: dict[str, Any], loc: Location) -> str | None:
-        """The property the object branches of an ``anyOf`` are discriminated on, if any.
+        """The property the object branches of an ``anyOf`` are discriminated on, if
+        any.
 
-        Every object branch (behind ``$ref`` and ``allOf`` too) must require that property and
-        pin it to a value of its own (``const``, or an ``enum`` of one value, also behind a
-        ``$ref``); branches that are not objects (a list, a string) stay beside the union.
+        Every object branch (behind ``$ref`` and ``allOf`` too) must require that
+        property and pin it to a value of its own (``const``, or an ``enum`` of one
+        value, also behind a ``$ref``); branches that are not objects (a list, a string)
+        stay beside the union.
         """
         key = "anyOf" if "anyOf" in node else "oneOf" if "oneOf" in node else None
         if key is None:
             return None
-        targets = [t for i, b in enumerate(node[key]) if (t := self._object_target(b, loc.child(key, i))) is not None]
+        targets = [
+            t
+            for i, b in enumerate(node[key])
+            if (t := self._object_target(b, loc.child(key, i))) is not None
+        ]
         if len(targets) < 2:
             return None
         candidates: set[str] | None = None
         for t in targets:
             required = t.get("required", [])
-            consts = {p for p, s in t["properties"].items() if p in required and _const_value(s, self._deref, loc) is not None}
+            consts = {
+                p
+                for p, s in t["properties"].items()
+                if p in required and _const_value(s, self._deref, loc) is not None
+            }
             candidates = consts if candidates is None else candidates & consts
         for prop in sorted(candidates or ()):
-            values = [_const_value(t["properties"][prop], self._deref, loc) for t in targets]
+            values = [
+                _const_value(t["properties"][prop], self._deref, loc) for t in targets
+            ]
             if len({repr(v) for v in values}) == len(values):
                 return prop
         return None
 
-    # -- allOf --------------------------------------------------------------------------
+    # -- allOf -------------------------------------------------------------------------
 
-    def _flatten(self, name: str, node: dict[str, Any], loc: Location) -> dict[str, Any]:
-        """A definition's ``allOf`` flattened, once; a definition that includes itself fails."""
+    def _flatten(
+        self, name: str, node: dict[str, Any], loc: Location
+    ) -> dict[str, Any]:
+        """A definition's ``allOf`` flattened, once; a definition that includes
+        itself fails."""
         if name in self.merged:
             return self.merged[name]
         if name in self.merging:
@@ -624,7 +903,8 @@ class _Normalizer:
         return self.merged[name]
 
     def _merge_all_of(self, node: dict[str, Any], loc: Location) -> dict[str, Any]:
-        """Flatten ``allOf`` into one object node; distribute over a nested ``anyOf``."""
+        """Flatten ``allOf`` into one object node; distribute over a nested
+        ``anyOf``."""
         if id(node) in self.merging_inline:
             raise fail("allOf cycle (an allOf includes itself through a $ref)", loc)
         self.merging_inline.append(id(node))
@@ -650,7 +930,10 @@ class _Normalizer:
         for i, part in enumerate(parts):
             if "anyOf" in part or "oneOf" in part:
                 if variants is not None:
-                    raise fail("allOf with more than one anyOf is not supported", loc.child("allOf", i))
+                    raise fail(
+                        "allOf with more than one anyOf is not supported",
+                        loc.child("allOf", i),
+                    )
                 variants = part.get("anyOf") or part.get("oneOf")
                 continue
             _merge_into(merged, part)
@@ -659,7 +942,9 @@ class _Normalizer:
                 if key == "properties":
                     merged["properties"].update(value)
                 elif key == "required":
-                    merged["required"] = list(dict.fromkeys([*merged["required"], *value]))
+                    merged["required"] = list(
+                        dict.fromkeys([*merged["required"], *value])
+                    )
                 else:
                     merged[key] = value
         if "description" in node:
@@ -670,22 +955,43 @@ class _Normalizer:
         for variant in variants:
             target, target_loc, name = self._deref(variant, loc)
             if "allOf" in target:
-                # a variant that is itself a merge (a base plus its constant) brings all of it
-                target = self._flatten(name, target, target_loc) if name is not None and target is self.cx.surface.defs.get(name) else self._merge_all_of(target, target_loc)
-            combined = {k: (dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v) for k, v in merged.items() if k != "description"}
+                # a variant that is itself a merge (a base plus its constant) brings all
+                # of it
+                target = (
+                    self._flatten(name, target, target_loc)
+                    if name is not None and target is self.cx.surface.defs.get(name)
+                    else self._merge_all_of(target, target_loc)
+                )
+            combined = {
+                k: (
+                    dict(v)
+                    if isinstance(v, dict)
+                    else list(v) if isinstance(v, list) else v
+                )
+                for k, v in merged.items()
+                if k != "description"
+            }
             _merge_into(combined, target)
             distributed.append(combined)
-        return {"anyOf": distributed, **({"description": merged["description"]} if "description" in merged else {})}
+        return {
+            "anyOf": distributed,
+            **(
+                {"description": merged["description"]}
+                if "description" in merged
+                else {}
+            ),
+        }
 
-    # -- package ------------------------------------------------------------------------
+    # -- package -----------------------------------------------------------------------
 
     def ordered(self) -> tuple[tuple[ir.Model, ...], tuple[ClassName, ...]]:
-        """Models in name order, and the root models that refer to classes defined later.
+        """Models in name order, and the root models that refer to classes defined
+        later.
 
         Name order keeps a schema change from moving unrelated classes around. Object
-        models refer to others through postponed annotations; a root model's base class is
-        evaluated where it is defined, so a reference to a later class is quoted there and
-        the model is rebuilt once the module has every class.
+        models refer to others through postponed annotations; a root model's base class
+        is evaluated where it is defined, so a reference to a later class is quoted
+        there and the model is rebuilt once the module has every class.
         """
         names = sorted(self.cx.models)
         position = {name: i for i, name in enumerate(names)}
@@ -694,7 +1000,10 @@ class _Normalizer:
         for name in names:
             model = self.cx.models[name]
             if isinstance(model, ir.RootModel):
-                if any(position.get(d, -1) >= position[name] for d in self.cx.deps.get(name, ())):
+                if any(
+                    position.get(d, -1) >= position[name]
+                    for d in self.cx.deps.get(name, ())
+                ):
                     model = replace(model, annotation=py_str(model.annotation))
                     forward.append(name)
             models.append(model)
@@ -702,11 +1011,12 @@ class _Normalizer:
 
 
 def _class_names(surface: Surface) -> dict[str, ClassName]:
-    """Each definition's class: its own name where valid and free, else a recorded rename.
+    """Each definition's class: its own name where valid and free, else a recorded
+    rename.
 
     Names are taken in definition-name order, so the mapping depends on the set of names
-    only; a clash with what the generated module itself defines (``RESERVED_NAMES``) or with
-    an earlier definition's class is resolved with trailing underscores.
+    only; a clash with what the generated module itself defines (``RESERVED_NAMES``) or
+    with an earlier definition's class is resolved with trailing underscores.
     """
     classes: dict[str, ClassName] = {}
     used: set[str] = set(RESERVED_NAMES)
@@ -719,18 +1029,23 @@ def _class_names(surface: Surface) -> dict[str, ClassName]:
     return classes
 
 
-def _dependencies_first(refs: dict[str, frozenset[str]], surface: Surface | None = None) -> list[str]:
+def _dependencies_first(
+    refs: dict[str, frozenset[str]], surface: Surface | None = None
+) -> list[str]:
     """Definition names, each after the ones it refers to (cycles broken by name order).
 
-    An explicit stack instead of recursion: a reference chain may be thousands long. With
-    ``surface``, a chain longer than ``MAX_REF_DEPTH`` is an error at its last definition.
+    An explicit stack instead of recursion: a reference chain may be thousands long.
+    With ``surface``, a chain longer than ``MAX_REF_DEPTH`` is an error at its last
+    definition.
     """
     order: list[str] = []
     state: dict[str, int] = {}  # 1 being visited, 2 done
     for start in sorted(refs):
         if start in state:
             continue
-        stack: list[tuple[str, list[str]]] = [(start, sorted(refs[start], reverse=True))]
+        stack: list[tuple[str, list[str]]] = [
+            (start, sorted(refs[start], reverse=True))
+        ]
         state[start] = 1
         while stack:
             name, pending = stack[-1]
@@ -740,7 +1055,11 @@ def _dependencies_first(refs: dict[str, frozenset[str]], surface: Surface | None
                 child = pending.pop()
                 if surface is not None and len(stack) >= MAX_REF_DEPTH:
                     chain = f"{stack[0][0]} -> {stack[1][0]} -> ... -> {child}"
-                    raise fail(f"definitions refer to each other more than {MAX_REF_DEPTH} deep ({chain}; the generator's limit)", surface.loc(child))
+                    raise fail(
+                        f"definitions refer to each other more than {MAX_REF_DEPTH}"
+                        f" deep ({chain}; the generator's limit)",
+                        surface.loc(child),
+                    )
                 state[child] = 1
                 stack.append((child, sorted(refs[child], reverse=True)))
             else:
@@ -751,12 +1070,13 @@ def _dependencies_first(refs: dict[str, frozenset[str]], surface: Surface | None
 
 
 def _field_idents(wires: list[str]) -> dict[str, PyIdent]:
-    """Attribute names for an object's wire names: distinct, and never another field's wire name.
+    """Attribute names for an object's wire names: distinct, and never another field's
+    wire name.
 
     Models validate by attribute name as well as by wire name, so ``task_id`` as the
-    attribute of ``taskId`` would also take the value of a ``task_id`` property: a wire name
-    that is its own attribute name keeps it, the others step aside (``taskId`` -> ``task_id_``,
-    ``_meta`` -> ``meta_`` next to ``meta``).
+    attribute of ``taskId`` would also take the value of a ``task_id`` property: a wire
+    name that is its own attribute name keeps it, the others step aside (``taskId`` ->
+    ``task_id_``, ``_meta`` -> ``meta_`` next to ``meta``).
     """
     wire_set = set(wires)
     idents: dict[str, PyIdent] = {w: PyIdent(w) for w in wires if field_ident(w) == w}
@@ -802,26 +1122,33 @@ def _recursive_defs(surface: Surface) -> frozenset[str]:
 
 
 def _is_object(node: Any) -> bool:
-    return isinstance(node, dict) and (node.get("type") == "object" or "properties" in node)
+    return isinstance(node, dict) and (
+        node.get("type") == "object" or "properties" in node
+    )
 
 
 def _is_distinctive(node: Any) -> bool:
-    """Nodes whose shape identifies a definition: unions, and objects pinned by a constant.
+    """Nodes whose shape identifies a definition: unions, and objects pinned by a
+    constant.
 
     An inline copy of such a node is that definition (the extension schema repeats
     ``WorkingTask`` inline); a plain object that happens to look like another
-    (``{"taskId": string}`` is both ``tasks/get`` params and ``RelatedTaskMetadata``) is not.
+    (``{"taskId": string}`` is both ``tasks/get`` params and ``RelatedTaskMetadata``) is
+    not.
     """
     if not isinstance(node, dict):
         return False
     if "anyOf" in node or "oneOf" in node or "allOf" in node:
         return True
     props = node.get("properties")
-    return isinstance(props, dict) and any(isinstance(p, dict) and "const" in p for p in props.values())
+    return isinstance(props, dict) and any(
+        isinstance(p, dict) and "const" in p for p in props.values()
+    )
 
 
 def _const_value(node: Any, deref: _Deref, loc: Location) -> tuple[Any] | None:
-    """The one value a property schema allows (``const``, or an ``enum`` of one), in a 1-tuple."""
+    """The one value a property schema allows (``const``, or an ``enum`` of one), in
+    a 1-tuple."""
     if not isinstance(node, dict):
         return None
     target, _, _ = deref(node, loc)
@@ -841,7 +1168,8 @@ def _py_tuple(items: list[str]) -> str:
 
 
 def _pinned_values(node: Any, deref: _Deref, loc: Location) -> tuple[str, ...] | None:
-    """The string values a property schema allows, when it is a ``const`` or an ``enum`` of strings."""
+    """The string values a property schema allows, when it is a ``const`` or an
+    ``enum`` of strings."""
     if not isinstance(node, dict):
         return None
     target, _, _ = deref(node, loc)
@@ -873,22 +1201,37 @@ def _nullable(annotation: str) -> bool:
 def _json_types(node: dict[str, Any]) -> set[str]:
     """The JSON types a node names with ``type`` (none when it names no type)."""
     types = node.get("type")
-    return set(types) if isinstance(types, list) else {types} if isinstance(types, str) else set()
+    return (
+        set(types)
+        if isinstance(types, list)
+        else {types} if isinstance(types, str) else set()
+    )
 
 
-def _merge_values(node: dict[str, Any], parts: list[dict[str, Any]], loc: Location) -> dict[str, Any]:
-    """``allOf`` over schemas of non-object values (a string, a number, an array, ...): one
-    node with the types all parts allow and every part's keywords (a later part's win)."""
+def _merge_values(
+    node: dict[str, Any], parts: list[dict[str, Any]], loc: Location
+) -> dict[str, Any]:
+    """``allOf`` over schemas of non-object values (a string, a number, an array, ...):
+    one node with the types all parts allow and every part's keywords (a later part's
+    win).
+    """
     allowed: set[str] | None = None
     merged: dict[str, Any] = {}
     for i, part in enumerate(parts):
         if "anyOf" in part or "oneOf" in part or "properties" in part:
-            raise fail("allOf that combines a non-object schema with an object or a union is not supported", loc.child("allOf", i))
+            raise fail(
+                "allOf that combines a non-object schema with an object or a union is"
+                " not supported",
+                loc.child("allOf", i),
+            )
         types = _json_types(part)
         if types:
             allowed = types if allowed is None else allowed & types
             if not allowed:
-                raise fail("allOf of schemas with no JSON type in common matches nothing", loc.child("allOf", i))
+                raise fail(
+                    "allOf of schemas with no JSON type in common matches nothing",
+                    loc.child("allOf", i),
+                )
         merged.update((k, v) for k, v in part.items() if k != "description")
     merged.update((k, v) for k, v in node.items() if k != "allOf")
     if allowed is not None:
@@ -900,25 +1243,38 @@ def _merge_into(merged: dict[str, Any], part: dict[str, Any]) -> None:
     """Add an object node's properties and required names to ``merged`` (later wins)."""
     for wire, prop in (part.get("properties") or {}).items():
         merged["properties"][wire] = prop
-    merged["required"] = list(dict.fromkeys([*merged.get("required", []), *part.get("required", [])]))
-    if "additionalProperties" in part and (_closed(part) or "additionalProperties" not in merged):
+    merged["required"] = list(
+        dict.fromkeys([*merged.get("required", []), *part.get("required", [])])
+    )
+    if "additionalProperties" in part and (
+        _closed(part) or "additionalProperties" not in merged
+    ):
         merged["additionalProperties"] = part["additionalProperties"]
 
 
-def _methods(normalizer: _Normalizer, models: dict[str, ir.Model]) -> tuple[ir.Method, ...]:
-    """The Tasks methods and notifications with their message, params and result types."""
+def _methods(
+    normalizer: _Normalizer, models: dict[str, ir.Model]
+) -> tuple[ir.Method, ...]:
+    """The Tasks methods and notifications with their message, params and result
+    types."""
     methods = []
     classes = normalizer.classes
     for def_name, method in normalizer.cx.surface.methods.items():
         message = models.get(classes[def_name]) if def_name in classes else None
         if not isinstance(message, ir.ObjectModel):
             continue
-        params = next((f.annotation for f in message.fields if f.wire_name == "params"), "None")
+        params = next(
+            (f.annotation for f in message.fields if f.wire_name == "params"), "None"
+        )
         notification = "id" not in {f.wire_name for f in message.fields}
         result = "None"
         if not notification and def_name.endswith("Request"):
             result_name = def_name.removesuffix("Request") + "Result"
-            result = classes[result_name] if result_name in classes and classes[result_name] in models else "dict[str, Any]"
+            result = (
+                classes[result_name]
+                if result_name in classes and classes[result_name] in models
+                else "dict[str, Any]"
+            )
         methods.append(
             ir.Method(
                 name=method,
@@ -932,17 +1288,26 @@ def _methods(normalizer: _Normalizer, models: dict[str, ir.Model]) -> tuple[ir.M
     return tuple(sorted(methods, key=lambda m: m.name))
 
 
-def _places(annotation: str, dispatches: dict[str, ir.Dispatch]) -> list[tuple[str, frozenset[str], bool]]:
-    """Where an annotation uses classes: each name, with the property a union it is a member
-    of is discriminated on (its names; empty when none) and whether it is at the top of the
-    annotation (the annotation itself, or a member of its outermost union)."""
+def _places(
+    annotation: str, dispatches: dict[str, ir.Dispatch]
+) -> list[tuple[str, frozenset[str], bool]]:
+    """Where an annotation uses classes: each name, with the property a union it is a
+    member of is discriminated on (its names; empty when none) and whether it is at
+    the top of the annotation (the annotation itself, or a member of its outermost
+    union)."""
     found: list[tuple[str, frozenset[str], bool]] = []
 
     def pinned(meta: ast.expr) -> frozenset[str] | None:
         """The property a union's ``Annotated`` metadata discriminates it on, if any."""
-        if isinstance(meta, ast.Call) and isinstance(meta.func, ast.Name) and meta.func.id == "Field":
+        if (
+            isinstance(meta, ast.Call)
+            and isinstance(meta.func, ast.Name)
+            and meta.func.id == "Field"
+        ):
             for keyword in meta.keywords:
-                if keyword.arg == "discriminator" and isinstance(keyword.value, ast.Constant):
+                if keyword.arg == "discriminator" and isinstance(
+                    keyword.value, ast.Constant
+                ):
                     return frozenset({str(keyword.value.value)})
         if isinstance(meta, ast.Name) and meta.id in dispatches:
             dispatch = dispatches[meta.id]
@@ -957,16 +1322,33 @@ def _places(annotation: str, dispatches: dict[str, ir.Dispatch]) -> list[tuple[s
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             walk(node.left, on, top)
             walk(node.right, on, top)
-        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Annotated" and isinstance(node.slice, ast.Tuple):
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "Annotated"
+            and isinstance(node.slice, ast.Tuple)
+        ):
             inner, *metas = node.slice.elts
-            tags = [m for m in metas if isinstance(m, ast.Call) and isinstance(m.func, ast.Name) and m.func.id == "Tag"]
+            tags = [
+                m
+                for m in metas
+                if isinstance(m, ast.Call)
+                and isinstance(m.func, ast.Name)
+                and m.func.id == "Tag"
+            ]
             picks = [p for p in map(pinned, metas) if p is not None]
             if tags and len(tags) == len(metas):
-                walk(inner, on, top)  # a member of a union picked by a callable: still that member
+                walk(
+                    inner, on, top
+                )  # a member of a union picked by a callable: still that member
             else:
                 walk(inner, picks[0] if picks else frozenset(), top)
-        elif isinstance(node, ast.Subscript) and not (isinstance(node.value, ast.Name) and node.value.id == "Literal"):
-            args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        elif isinstance(node, ast.Subscript) and not (
+            isinstance(node.value, ast.Name) and node.value.id == "Literal"
+        ):
+            args = (
+                node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            )
             for arg in args:
                 walk(arg, frozenset(), False)
 
@@ -974,30 +1356,41 @@ def _places(annotation: str, dispatches: dict[str, ir.Dispatch]) -> list[tuple[s
     return found
 
 
-def _count_constants(models: tuple[ir.Model, ...], dispatches: dict[str, ir.Dispatch]) -> tuple[ir.Model, ...]:
+def _count_constants(
+    models: tuple[ir.Model, ...], dispatches: dict[str, ir.Dispatch]
+) -> tuple[ir.Model, ...]:
     """Mark the object models whose validation must count missing constants as set.
 
-    ``to_wire()`` sends the fields that were set, and a required constant must go out even
-    when the data left it out. Building a model from Python values (the constructor,
-    ``model_validate``, ...) and ``to_wire()`` itself count the model's own constants (in
-    ``McpModel``), for free on the wire path. A model validated inside another one counts
-    them only if it has the hook, which costs a Python call per instance: only models used
-    somewhere their constants may be missing need it. A member of a union discriminated on
-    its constant always has it (the union rejects the object otherwise); the members at the
-    top of a root model that no annotation uses are counted by the root model's own
-    ``model_validate`` and ``to_wire()``.
+    ``to_wire()`` sends the fields that were set, and a required constant must go out
+    even when the data left it out. Building a model from Python values (the
+    constructor, ``model_validate``, ...) and ``to_wire()`` itself count the model's own
+    constants (in ``McpModel``), for free on the wire path. A model validated inside
+    another one counts them only if it has the hook, which costs a Python call per
+    instance: only models used somewhere their constants may be missing need it. A
+    member of a union discriminated on its constant always has it (the union rejects the
+    object otherwise); the members at the top of a root model that no annotation uses
+    are counted by the root model's own ``model_validate`` and ``to_wire()``.
     """
     places: list[tuple[str, frozenset[str], bool, str]] = []
     for model in models:
         if isinstance(model, ir.ObjectModel):
-            places.extend((name, on, False, model.name) for f in model.fields for name, on, _ in _places(f.annotation, dispatches))
+            places.extend(
+                (name, on, False, model.name)
+                for f in model.fields
+                for name, on, _ in _places(f.annotation, dispatches)
+            )
         elif isinstance(model, ir.RootModel):
-            places.extend((name, on, top, model.name) for name, on, top in _places(model.annotation, dispatches))
+            places.extend(
+                (name, on, top, model.name)
+                for name, on, top in _places(model.annotation, dispatches)
+            )
     used = {name for name, *_ in places}
     result: list[ir.Model] = []
     for model in models:
         if isinstance(model, ir.ObjectModel) and model.constants:
-            constants = {f.name: {f.name, f.wire_name} for f in model.fields if f.constant}
+            constants = {
+                f.name: {f.name, f.wire_name} for f in model.fields if f.constant
+            }
             needed = any(
                 any(not (spellings & on) for spellings in constants.values())
                 for name, on, top, owner in places
@@ -1008,7 +1401,9 @@ def _count_constants(models: tuple[ir.Model, ...], dispatches: dict[str, ir.Disp
     return tuple(result)
 
 
-def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]) -> ir.Package:
+def normalize(
+    surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]
+) -> ir.Package:
     """Build the package IR for a surface and a target's settings."""
     normalizer = _Normalizer(surface)
     normalizer.build()
@@ -1019,9 +1414,21 @@ def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]
     if methods and any(m.result == "dict[str, Any]" for m in methods):
         normalizer.cx.typing.add("Any")
     revision = surface.revision
-    exports = sorted({*(m.name for m in models), "ErrorCode", "McpModel", "McpRootModel", "TASK_METHODS"})
-    typing_imports = sorted(normalizer.cx.typing | {"Any", "ClassVar", "Generic", "TypeVar"})
-    pydantic_imports = sorted(normalizer.cx.pydantic | {"BaseModel", "ConfigDict", "RootModel"})
+    exports = sorted(
+        {
+            *(m.name for m in models),
+            "ErrorCode",
+            "McpModel",
+            "McpRootModel",
+            "TASK_METHODS",
+        }
+    )
+    typing_imports = sorted(
+        normalizer.cx.typing | {"Any", "ClassVar", "Generic", "TypeVar"}
+    )
+    pydantic_imports = sorted(
+        normalizer.cx.pydantic | {"BaseModel", "ConfigDict", "RootModel"}
+    )
     return ir.Package(
         name=PyIdent(target.package),
         revision=revision.id,
@@ -1037,10 +1444,17 @@ def normalize(surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]
         rebuild=forward,
         exports=tuple(exports),
         methods=methods,
-        error_codes=tuple(ir.ErrorCode(name=PyIdent(c.name), code=c.code, doc=c.doc) for c in revision.error_codes),
+        error_codes=tuple(
+            ir.ErrorCode(name=PyIdent(c.name), code=c.code, doc=c.doc)
+            for c in revision.error_codes
+        ),
         files=files,
-        renamed=tuple((name, cls) for name, cls in normalizer.classes.items() if cls != name),
+        renamed=tuple(
+            (name, cls) for name, cls in normalizer.classes.items() if cls != name
+        ),
         json_kind=normalizer.cx.json_kind,
         python_re=normalizer.cx.python_re,
-        dispatches=tuple(sorted(normalizer.cx.dispatches.values(), key=lambda d: d.name)),
+        dispatches=tuple(
+            sorted(normalizer.cx.dispatches.values(), key=lambda d: d.name)
+        ),
     )

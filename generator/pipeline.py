@@ -1,13 +1,11 @@
 """Run the stages in order for one target; nothing else.
 
-Input: ``Target``. Output: the formatted files of the package, ``{relative path: text}``.
-A target with several schemas (one per revision) gives one package carrying every
-revision on one runtime.
+Input: ``Target``. Output: the formatted files of the package, ``{relative path:
+text}``. A target with several schemas (one per revision) gives one package carrying
+every revision on one runtime.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from mcptasks_gen import ir
 from mcptasks_gen.config import Target
@@ -22,7 +20,8 @@ from mcptasks_gen.render import bundle, environment, output_files, render_bundle
 
 
 def build(target: Target) -> ir.Package:
-    """Load, detect, extract and normalize: the package IR of a target's (first) schema."""
+    """Load, detect, extract and normalize: the package IR of a target's (first)
+    schema."""
     doc = load(target.schema, target.schema_label)
     revision = detect(doc, target.revision)
     surface = extract(doc, revision)
@@ -31,7 +30,12 @@ def build(target: Target) -> ir.Package:
 
 def protocol(package: ir.Package, target: Target) -> ir.Protocol:
     """Check the package IR against its revision's profile: the protocol tables."""
-    return check(package, PROFILES[package.revision], dict(target.statuses), Location(file=target.schema_label))
+    return check(
+        package,
+        PROFILES[package.revision],
+        dict(target.statuses),
+        Location(file=target.schema_label),
+    )
 
 
 def package(target: Target) -> ir.Bundle:
@@ -40,11 +44,22 @@ def package(target: Target) -> ir.Bundle:
     for source in target.sources:
         models = build(source)
         if models.revision in revisions:
-            raise fail(f"two schemas of revision {models.revision}: {revisions[models.revision].package.schema_name} and {source.schema_label} (one schema per revision)", Location(file=source.schema_label))
-        revisions[models.revision] = ir.Revision(package=models, protocol=protocol(models, source))
+            raise fail(
+                f"two schemas of revision {models.revision}:"
+                f" {revisions[models.revision].package.schema_name} and"
+                f" {source.schema_label} (one schema per revision)",
+                Location(file=source.schema_label),
+            )
+        revisions[models.revision] = ir.Revision(
+            package=models, protocol=protocol(models, source)
+        )
     ordered = tuple(revisions[r] for r in PROFILES if r in revisions)
     _check_shared(ordered, target)
-    files = output_files(target.templates, tuple(r.protocol.suffix for r in ordered), tuple(f for r in ordered for f in PROFILES[r.package.revision].runtime))
+    files = output_files(
+        target.templates,
+        tuple(r.protocol.suffix for r in ordered),
+        tuple(f for r in ordered for f in PROFILES[r.package.revision].runtime),
+    )
     return bundle(ordered, files)
 
 
@@ -53,9 +68,16 @@ def _check_shared(revisions: tuple[ir.Revision, ...], target: Target) -> None:
     meaning: dict[str, tuple[str, str]] = {}
     for revision in revisions:
         for status in revision.protocol.statuses:
-            seen = meaning.setdefault(status.value, (status.klass, revision.package.revision))
+            seen = meaning.setdefault(
+                status.value, (status.klass, revision.package.revision)
+            )
             if seen[0] != status.klass:
-                raise fail(f'status "{status.value}" is {seen[0]} in {seen[1]} but {status.klass} in {revision.package.revision}; one package needs one meaning per status', Location(file=target.schema_label))
+                raise fail(
+                    f'status "{status.value}" is {seen[0]} in {seen[1]} but'
+                    f" {status.klass} in {revision.package.revision}; one package needs"
+                    " one meaning per status",
+                    Location(file=target.schema_label),
+                )
 
 
 def generate(target: Target) -> dict[str, str]:
@@ -67,5 +89,7 @@ def generate(target: Target) -> dict[str, str]:
     built = package(target)
     files = render_bundle(built, environment(target.templates))
     verbatim = {f.path for f in built.files if f.verbatim}
-    formatted = format_files({p: t for p, t in files.items() if p not in verbatim}, built.name)
+    formatted = format_files(
+        {p: t for p, t in files.items() if p not in verbatim}, built.name
+    )
     return {p: formatted.get(p, t) for p, t in sorted(files.items())}

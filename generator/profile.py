@@ -1,5 +1,5 @@
-"""What a revision's runtime needs that a JSON Schema cannot say, and the check of a schema
-against it.
+"""What a revision's runtime needs that a JSON Schema cannot say, and the check of a
+schema against it.
 
 Input: ``ir.Package`` (models and methods), the ``Revision`` and the target's status
 classification. Output: ``ir.Protocol``, the tables the generated ``protocol`` module
@@ -31,7 +31,8 @@ StatusClass = str  # one of config.STATUS_CLASSES: "active", "input" or "termina
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MethodRole:
-    """A method the runtime implements: its role, who sends it, and whether it must exist."""
+    """A method the runtime implements: its role, who sends it, and whether it must
+    exist."""
 
     method: str
     role: str  # create, get, update, cancel, list, result, notify, subscribe
@@ -51,14 +52,24 @@ class Profile:
     statuses: Mapping[str, StatusClass]
     transitions: Mapping[str, tuple[str, ...]]
     task_model: str  # the definition whose fields are the task's wire fields
-    task_fields: tuple[str, ...]  # wire fields of ``task_model`` the runtime reads and writes
-    variant_union: str  # union with one class per status ("" when one class has every status)
-    snapshot_models: tuple[str, ...]  # other task shapes a client sees (the flat CreateTaskResult)
+    task_fields: tuple[
+        str, ...
+    ]  # wire fields of ``task_model`` the runtime reads and writes
+    variant_union: (
+        str  # union with one class per status ("" when one class has every status)
+    )
+    snapshot_models: tuple[
+        str, ...
+    ]  # other task shapes a client sees (the flat CreateTaskResult)
     methods: tuple[MethodRole, ...]
-    status_roles: Mapping[str, str]  # role constant -> status: WORKING, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED
+    status_roles: Mapping[
+        str, str
+    ]  # role constant -> status: WORKING, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED
     meta_keys: Mapping[str, str]
     required_models: tuple[str, ...]  # definitions the adapters import by name
-    suffix: str  # names the revision's modules: models_<suffix>.py, client_<suffix>.py, ...
+    suffix: (
+        str  # names the revision's modules: models_<suffix>.py, client_<suffix>.py, ...
+    )
     runtime: tuple[str, ...]  # adapter files copied into the package
     create_result: str = "CreateTaskResult"  # the result of a task-creating request
     variant_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -66,51 +77,100 @@ class Profile:
     params_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Role -> wire fields of its method's params that the runtime sends or reads."""
     model_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Definition -> wire fields that the runtime reads or writes, checked where the schema
-    has the definition (those the runtime cannot do without are in ``required_models``)."""
+    """Definition -> wire fields that the runtime reads or writes, checked where the
+    schema has the definition (those the runtime cannot do without are in
+    ``required_models``)."""
     check_rules: Mapping[str, object] = field(default_factory=dict)
     """What the generated checker expects where the revisions behave differently (see
     ``check.Rules`` in the runtime): each value a Python literal."""
     http_statuses: Mapping[str, int] = field(default_factory=dict)
-    """Error code name (of the revision's ``ErrorCode``, or ``LIMIT_EXCEEDED``: the runtime's
-    default code for a refused limit) -> HTTP status of an error response with that code
-    over Streamable HTTP; a code not listed is answered with 200."""
+    """Error code name (of the revision's ``ErrorCode``, or ``LIMIT_EXCEEDED``: the
+    runtime's default code for a refused limit) -> HTTP status of an error response
+    with that code over Streamable HTTP; a code not listed is answered with 200."""
     task_request: tuple[str, str] = ("", "")
-    """(definition, wire field) of the create request's params by which a client asks for a
-    task; where the schema lacks it, the server alone decides whether a call runs as one."""
+    """(definition, wire field) of the create request's params by which a client asks
+    for a task; where the schema lacks it, the server alone decides whether a call
+    runs as one."""
     result_kind: tuple[str, str] = ("", "")
     """(definition, wire field) of the result field naming what a request's result is
-    (``complete``, ``task``, ``input_required``); where the schema lacks it, a task result
-    is told apart by the create result's shape."""
+    (``complete``, ``task``, ``input_required``); where the schema lacks it, a task
+    result is told apart by the create result's shape."""
     server_capabilities: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Role -> path in the server's capabilities that declares it: a server declares it when
-    it serves the role; a client uses the role only where it is declared."""
+    """Role -> path in the server's capabilities that declares it: a server declares
+    it when it serves the role; a client uses the role only where it is declared."""
 
 
 WIRE_TYPES: Mapping[str, str] = {
-    "taskId": "str", "statusMessage": "str", "createdAt": "str", "lastUpdatedAt": "str",
-    "ttl": "int", "ttlMs": "int", "pollInterval": "int", "pollIntervalMs": "int",
-    "code": "int", "message": "str", "data": "Any", "resultType": "str", "cursor": "str", "nextCursor": "str",
-    "progressToken": "str | int", "taskSupport": "str", "taskIds": "list[str]", "tasks": "list",
-    "inputRequests": "dict", "inputResponses": "dict", "result": "dict", "error": "model", "task": "model",
+    "taskId": "str",
+    "statusMessage": "str",
+    "createdAt": "str",
+    "lastUpdatedAt": "str",
+    "ttl": "int",
+    "ttlMs": "int",
+    "pollInterval": "int",
+    "pollIntervalMs": "int",
+    "code": "int",
+    "message": "str",
+    "data": "Any",
+    "resultType": "str",
+    "cursor": "str",
+    "nextCursor": "str",
+    "progressToken": "str | int",
+    "taskSupport": "str",
+    "taskIds": "list[str]",
+    "tasks": "list",
+    "inputRequests": "dict",
+    "inputResponses": "dict",
+    "result": "dict",
+    "error": "model",
+    "task": "model",
     "requestedSchema": "model",
-}  # fmt: skip
-"""The Python type the runtime expects of each wire field it uses (``model``: a generated
-class; ``list``/``dict``: of any items; ``str`` also takes a ``Literal`` of strings)."""
+}
+"""The Python type the runtime expects of each wire field it uses (``model``: a
+generated class; ``list``/``dict``: of any items; ``str`` also takes a ``Literal`` of
+strings)."""
 
-READ_ALWAYS = frozenset({"taskId", "createdAt", "lastUpdatedAt", "inputRequests", "result", "error", "Error.code", "Error.message"})
+READ_ALWAYS = frozenset(
+    {
+        "taskId",
+        "createdAt",
+        "lastUpdatedAt",
+        "inputRequests",
+        "result",
+        "error",
+        "Error.code",
+        "Error.message",
+    }
+)
 """Fields the runtime reads as always present (any model's, or ``Model.field``), so the
 schema must require them."""
 
 LIMIT_EXCEEDED = -32000
-"""The runtime's default code for a refused limit (``server_core.LIMIT_EXCEEDED``), which
-``Profile.http_statuses`` may name besides the revision's error codes."""
+"""The runtime's default code for a refused limit (``server_core.LIMIT_EXCEEDED``),
+which ``Profile.http_statuses`` may name besides the revision's error codes."""
 
 MAY_OMIT = frozenset({"statusMessage", "data", "cursor", "nextCursor", "progressToken"})
-"""Fields the runtime leaves out when it has no value, so the schema must not require them."""
+"""Fields the runtime leaves out when it has no value, so the schema must not require
+them."""
 
-_TASK_FIELDS_2025 = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval")
-_TASK_FIELDS_EXT = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs")
+_TASK_FIELDS_2025 = (
+    "taskId",
+    "status",
+    "statusMessage",
+    "createdAt",
+    "lastUpdatedAt",
+    "ttl",
+    "pollInterval",
+)
+_TASK_FIELDS_EXT = (
+    "taskId",
+    "status",
+    "statusMessage",
+    "createdAt",
+    "lastUpdatedAt",
+    "ttlMs",
+    "pollIntervalMs",
+)
 _LIVE = ("working", "input_required", "completed", "failed", "cancelled")
 
 CORE_2025_11_25 = Profile(
@@ -119,7 +179,13 @@ CORE_2025_11_25 = Profile(
     extension_id="",
     status_enum="TaskStatus",
     initial="working",
-    statuses={"working": "active", "input_required": "input", "completed": "terminal", "failed": "terminal", "cancelled": "terminal"},
+    statuses={
+        "working": "active",
+        "input_required": "input",
+        "completed": "terminal",
+        "failed": "terminal",
+        "cancelled": "terminal",
+    },
     transitions={"working": _LIVE[1:], "input_required": (_LIVE[0], *_LIVE[2:])},
     task_model="Task",
     task_fields=_TASK_FIELDS_2025,
@@ -127,20 +193,51 @@ CORE_2025_11_25 = Profile(
     snapshot_models=(),
     methods=(
         MethodRole(method="tasks/get", role="get", sender="client", required=True),
-        MethodRole(method="tasks/result", role="result", sender="client", required=True),
+        MethodRole(
+            method="tasks/result", role="result", sender="client", required=True
+        ),
         MethodRole(method="tasks/list", role="list", sender="client", required=True),
-        MethodRole(method="tasks/cancel", role="cancel", sender="client", required=True),
-        MethodRole(method="notifications/tasks/status", role="notify", sender="server", required=False),
+        MethodRole(
+            method="tasks/cancel", role="cancel", sender="client", required=True
+        ),
+        MethodRole(
+            method="notifications/tasks/status",
+            role="notify",
+            sender="server",
+            required=False,
+        ),
     ),
-    status_roles={"WORKING": "working", "INPUT_REQUIRED": "input_required", "COMPLETED": "completed", "FAILED": "failed", "CANCELLED": "cancelled"},
-    meta_keys={"RELATED_TASK": "io.modelcontextprotocol/related-task", "MODEL_IMMEDIATE_RESPONSE": "io.modelcontextprotocol/model-immediate-response"},
+    status_roles={
+        "WORKING": "working",
+        "INPUT_REQUIRED": "input_required",
+        "COMPLETED": "completed",
+        "FAILED": "failed",
+        "CANCELLED": "cancelled",
+    },
+    meta_keys={
+        "RELATED_TASK": "io.modelcontextprotocol/related-task",
+        "MODEL_IMMEDIATE_RESPONSE": "io.modelcontextprotocol/model-immediate-response",
+    },
     required_models=(
-        "CallToolRequestParams", "CallToolRequestParamsMeta", "CallToolResult", "CancelTaskRequestParams", "CreateTaskResult",
-        "GetTaskPayloadRequestParams", "GetTaskRequestParams", "ListTasksResult", "Task", "TaskMetadata",
-    ),  # fmt: skip
+        "CallToolRequestParams",
+        "CallToolRequestParamsMeta",
+        "CallToolResult",
+        "CancelTaskRequestParams",
+        "CreateTaskResult",
+        "GetTaskPayloadRequestParams",
+        "GetTaskRequestParams",
+        "ListTasksResult",
+        "Task",
+        "TaskMetadata",
+    ),
     suffix="2025",
     runtime=("client_2025.py", "server_2025.py"),
-    params_fields={"get": ("taskId",), "result": ("taskId",), "cancel": ("taskId",), "list": ("cursor",)},
+    params_fields={
+        "get": ("taskId",),
+        "result": ("taskId",),
+        "cancel": ("taskId",),
+        "list": ("cursor",),
+    },
     model_fields={
         "CallToolRequestParams": ("task",),
         "CallToolRequestParamsMeta": ("progressToken",),
@@ -167,7 +264,11 @@ CORE_2025_11_25 = Profile(
         "meta_required": False,
     },
     task_request=("CallToolRequestParams", "task"),
-    server_capabilities={"cancel": ("tasks", "cancel"), "list": ("tasks", "list"), "create": ("tasks", "requests", "tools", "call")},
+    server_capabilities={
+        "cancel": ("tasks", "cancel"),
+        "list": ("tasks", "list"),
+        "create": ("tasks", "requests", "tools", "call"),
+    },
 )
 
 EXTENSION = Profile(
@@ -184,11 +285,19 @@ EXTENSION = Profile(
     snapshot_models=("CreateTaskResult",),
     methods=(
         MethodRole(method="tasks/get", role="get", sender="client", required=True),
-        MethodRole(method="tasks/update", role="update", sender="client", required=False),
-        MethodRole(method="tasks/cancel", role="cancel", sender="client", required=True),
+        MethodRole(
+            method="tasks/update", role="update", sender="client", required=False
+        ),
+        MethodRole(
+            method="tasks/cancel", role="cancel", sender="client", required=True
+        ),
         MethodRole(method="tasks/list", role="list", sender="client", required=False),
-        MethodRole(method="tasks/result", role="result", sender="client", required=False),
-        MethodRole(method="notifications/tasks", role="notify", sender="server", required=False),
+        MethodRole(
+            method="tasks/result", role="result", sender="client", required=False
+        ),
+        MethodRole(
+            method="notifications/tasks", role="notify", sender="server", required=False
+        ),
     ),
     status_roles=CORE_2025_11_25.status_roles,
     meta_keys={
@@ -199,13 +308,29 @@ EXTENSION = Profile(
         "SUBSCRIPTION_ID": "io.modelcontextprotocol/subscriptionId",
     },
     required_models=(
-        "CancelTaskRequestParams", "CancelledTask", "CompletedTask", "CreateTaskResult", "FailedTask", "GetTaskRequestParams",
-        "InputRequiredTask", "WorkingTask",
-    ),  # fmt: skip
+        "CancelTaskRequestParams",
+        "CancelledTask",
+        "CompletedTask",
+        "CreateTaskResult",
+        "FailedTask",
+        "GetTaskRequestParams",
+        "InputRequiredTask",
+        "WorkingTask",
+    ),
     suffix="ext",
     runtime=("client_ext.py", "server_ext.py"),
-    variant_fields={"input_required": ("inputRequests",), "completed": ("result",), "failed": ("error",)},
-    params_fields={"get": ("taskId",), "cancel": ("taskId",), "update": ("taskId", "inputResponses"), "result": ("taskId",), "list": ("cursor",)},
+    variant_fields={
+        "input_required": ("inputRequests",),
+        "completed": ("result",),
+        "failed": ("error",),
+    },
+    params_fields={
+        "get": ("taskId",),
+        "cancel": ("taskId",),
+        "update": ("taskId", "inputResponses"),
+        "result": ("taskId",),
+        "list": ("cursor",),
+    },
     model_fields={
         "ElicitRequestFormParams": ("message", "requestedSchema"),
         "Error": ("code", "message", "data"),
@@ -229,15 +354,22 @@ EXTENSION = Profile(
         "meta_required": True,
     },
     http_statuses={
-        "PARSE_ERROR": 400, "INVALID_REQUEST": 400, "INVALID_PARAMS": 400, "METHOD_NOT_FOUND": 404, "LIMIT_EXCEEDED": 429,
-        "HEADER_MISMATCH": 400, "MISSING_REQUIRED_CLIENT_CAPABILITY": 400, "UNSUPPORTED_PROTOCOL_VERSION": 400,
-    },  # fmt: skip
+        "PARSE_ERROR": 400,
+        "INVALID_REQUEST": 400,
+        "INVALID_PARAMS": 400,
+        "METHOD_NOT_FOUND": 404,
+        "LIMIT_EXCEEDED": 429,
+        "HEADER_MISMATCH": 400,
+        "MISSING_REQUIRED_CLIENT_CAPABILITY": 400,
+        "UNSUPPORTED_PROTOCOL_VERSION": 400,
+    },
     result_kind=("Result", "resultType"),
 )
 
 PROFILES = {p.revision: p for p in (CORE_2025_11_25, EXTENSION)}
 RUNTIME_ADAPTERS = frozenset(name for p in PROFILES.values() for name in p.runtime)
-"""Runtime files that belong to one revision; every other runtime file goes into every package."""
+"""Runtime files that belong to one revision; every other runtime file goes into
+every package."""
 
 
 def _object(package: ir.Package, name: str) -> ir.ObjectModel | None:
@@ -250,35 +382,57 @@ def _members(annotation: str) -> list[str]:
     if annotation[:1] in "'\"":
         annotation = str(ast.literal_eval(annotation))  # a forward reference
     inner = annotation.removeprefix("Annotated[").partition(", Field(")[0]
-    return [part.strip() for part in inner.split("|") if re.fullmatch(r"[A-Za-z_]\w*", part.strip())]
+    return [
+        part.strip()
+        for part in inner.split("|")
+        if re.fullmatch(r"[A-Za-z_]\w*", part.strip())
+    ]
 
 
-def _status_values(package: ir.Package, profile: Profile, schema: Location) -> tuple[ir.EnumModel, tuple[str, ...]]:
+def _status_values(
+    package: ir.Package, profile: Profile, schema: Location
+) -> tuple[ir.EnumModel, tuple[str, ...]]:
     enum = next((m for m in package.models if m.name == profile.status_enum), None)
     if not isinstance(enum, ir.EnumModel):
-        raise fail(f'the runtime needs the status enumeration "{profile.status_enum}" (a string enum), which the schema does not define', schema.child("$defs", profile.status_enum))
+        raise fail(
+            f'the runtime needs the status enumeration "{profile.status_enum}" (a'
+            " string enum), which the schema does not define",
+            schema.child("$defs", profile.status_enum),
+        )
     return enum, tuple(member.raw for member in enum.members)
 
 
-def _classify(values: tuple[str, ...], profile: Profile, extra: Mapping[str, str], enum: ir.EnumModel) -> dict[str, str]:
+def _classify(
+    values: tuple[str, ...],
+    profile: Profile,
+    extra: Mapping[str, str],
+    enum: ir.EnumModel,
+) -> dict[str, str]:
     """Each status value's class: the profile's, or the target configuration's."""
     classes: dict[str, str] = {}
     for value in values:
         known = profile.statuses.get(value) or extra.get(value)
         if known is None:
             raise fail(
-                f'status "{value}" is unknown to the {profile.revision} runtime; classify it in the target configuration'
-                f' (statuses = {{ {value} = "active" }}, or "input" or "terminal")',
+                f'status "{value}" is unknown to the {profile.revision} runtime;'
+                f" classify it in the target configuration (statuses = {{ {value} ="
+                ' "active" }, or "input" or "terminal")',
                 enum.loc,
             )
         classes[value] = known
     for value, needed in profile.statuses.items():
         if value not in classes:
-            raise fail(f'the runtime needs status "{value}" ({needed}), which the schema\'s {profile.status_enum} does not list', enum.loc)
+            raise fail(
+                f'the runtime needs status "{value}" ({needed}), which the schema\'s'
+                f" {profile.status_enum} does not list",
+                enum.loc,
+            )
     return classes
 
 
-def _transitions(classes: Mapping[str, str], profile: Profile) -> tuple[ir.Transition, ...]:
+def _transitions(
+    classes: Mapping[str, str], profile: Profile
+) -> tuple[ir.Transition, ...]:
     """The profile's transitions, widened for the statuses the user classified.
 
     A classified active or input status can be entered from every live status and left
@@ -295,28 +449,54 @@ def _transitions(classes: Mapping[str, str], profile: Profile) -> tuple[ir.Trans
                 table[source].add(status)
         if cls != "terminal":
             table[status] = {s for s in classes if s != status}
-    return tuple(ir.Transition(source=s, targets=tuple(sorted(table[s]))) for s in sorted(table))
+    return tuple(
+        ir.Transition(source=s, targets=tuple(sorted(table[s]))) for s in sorted(table)
+    )
 
 
-def _variants(package: ir.Package, profile: Profile, values: tuple[str, ...], schema: Location) -> tuple[ir.Variant, ...]:
-    """The class that carries each status (one class for every status when there is no union)."""
+def _variants(
+    package: ir.Package, profile: Profile, values: tuple[str, ...], schema: Location
+) -> tuple[ir.Variant, ...]:
+    """The class that carries each status (one class for every status when there is
+    no union)."""
     if not profile.variant_union:
-        return tuple(ir.Variant(status=v, model=ClassName(profile.task_model)) for v in values)
+        return tuple(
+            ir.Variant(status=v, model=ClassName(profile.task_model)) for v in values
+        )
     union = next((m for m in package.models if m.name == profile.variant_union), None)
     if not isinstance(union, ir.RootModel) or union.discriminator != "status":
-        raise fail(f'the runtime needs "{profile.variant_union}", a union discriminated on status', schema.child("$defs", profile.variant_union))
+        raise fail(
+            f'the runtime needs "{profile.variant_union}", a union discriminated on'
+            " status",
+            schema.child("$defs", profile.variant_union),
+        )
     by_status: dict[str, str] = {}
     for member in _members(union.annotation):
         model = _object(package, member)
-        status = next((f for f in (model.fields if model else ()) if f.wire_name == "status" and f.constant), None)
+        status = next(
+            (
+                f
+                for f in (model.fields if model else ())
+                if f.wire_name == "status" and f.constant
+            ),
+            None,
+        )
         if status is not None:
             by_status[ast.literal_eval(status.default)] = member
     stray = sorted(set(by_status) - set(values))
     if stray:
-        raise fail(f'status "{stray[0]}" has a variant in "{profile.variant_union}" but is not a value of "{profile.status_enum}"', union.loc.child("anyOf"))
+        raise fail(
+            f'status "{stray[0]}" has a variant in "{profile.variant_union}" but is not'
+            f' a value of "{profile.status_enum}"',
+            union.loc.child("anyOf"),
+        )
     missing = [v for v in values if v not in by_status]
     if missing:
-        raise fail(f'status "{missing[0]}" has no variant in "{profile.variant_union}" (add one whose status is "{missing[0]}")', union.loc.child("anyOf"))
+        raise fail(
+            f'status "{missing[0]}" has no variant in "{profile.variant_union}" (add'
+            f' one whose status is "{missing[0]}")',
+            union.loc.child("anyOf"),
+        )
     return tuple(ir.Variant(status=v, model=ClassName(by_status[v])) for v in values)
 
 
@@ -324,66 +504,141 @@ def _base_type(annotation: str) -> str:
     """The type of an annotation without ``Annotated[...]`` and ``| None``."""
     node = ast.parse(annotation.strip("'\""), mode="eval").body
     while True:
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr) and isinstance(node.right, ast.Constant) and node.right.value is None:
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.BitOr)
+            and isinstance(node.right, ast.Constant)
+            and node.right.value is None
+        ):
             node = node.left
-        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Annotated" and isinstance(node.slice, ast.Tuple):
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "Annotated"
+            and isinstance(node.slice, ast.Tuple)
+        ):
             node = node.slice.elts[0]
         else:
             return ast.unparse(node)
 
 
 def _fits(annotation: str, expected: str) -> bool:
-    """Whether a field typed ``annotation`` is what the runtime expects (``WIRE_TYPES``)."""
+    """Whether a field typed ``annotation`` is what the runtime expects
+    (``WIRE_TYPES``)."""
     base = _base_type(annotation)
     if expected in ("list", "dict"):
         return base.startswith(f"{expected}[")
     if expected == "model":
         return re.fullmatch(r"[A-Z]\w*", base) is not None
     if expected == "str" and base.startswith("Literal["):
-        values = ast.literal_eval(base.removeprefix("Literal")) if base.endswith("]") else ()
-        return all(isinstance(v, str) for v in (values if isinstance(values, list) else [values]))
+        values = (
+            ast.literal_eval(base.removeprefix("Literal")) if base.endswith("]") else ()
+        )
+        return all(
+            isinstance(v, str)
+            for v in (values if isinstance(values, list) else [values])
+        )
     return expected == "Any" or base == expected
 
 
 def _needs(model: ir.ObjectModel, wires: tuple[str, ...]) -> dict[str, ir.Field]:
-    """``model``'s fields by wire name, once every one of ``wires`` is among them with the
-    type the runtime expects."""
+    """``model``'s fields by wire name, once every one of ``wires`` is among them
+    with the type the runtime expects."""
     by_wire = {f.wire_name: f for f in model.fields}
     for wire in wires:
         found = by_wire.get(wire)
         if found is None:
-            near = [w for w in by_wire if w.lower().startswith(wire.lower().removesuffix("ms")) and w not in wires]
-            hint = f' (the schema has "{near[0]}": a renamed field needs a new runtime profile)' if near else ""
-            raise fail(f'the runtime needs field "{wire}" of "{model.name}"{hint}', model.loc.child("properties", wire))
-        if not found.required and (wire in READ_ALWAYS or f"{model.name}.{wire}" in READ_ALWAYS):
-            raise fail(f'the runtime reads field "{wire}" of "{model.name}" as always present; the schema makes it optional', model.loc.child("properties", wire))
+            near = [
+                w
+                for w in by_wire
+                if w.lower().startswith(wire.lower().removesuffix("ms"))
+                and w not in wires
+            ]
+            hint = (
+                f' (the schema has "{near[0]}": a renamed field needs a new runtime'
+                " profile)"
+                if near
+                else ""
+            )
+            raise fail(
+                f'the runtime needs field "{wire}" of "{model.name}"{hint}',
+                model.loc.child("properties", wire),
+            )
+        if not found.required and (
+            wire in READ_ALWAYS or f"{model.name}.{wire}" in READ_ALWAYS
+        ):
+            raise fail(
+                f'the runtime reads field "{wire}" of "{model.name}" as always present;'
+                " the schema makes it optional",
+                model.loc.child("properties", wire),
+            )
         if wire in MAY_OMIT and found.required:
-            raise fail(f'the runtime leaves out field "{wire}" of "{model.name}" when it has no value; the schema makes it required', model.loc.child("properties", wire))
+            raise fail(
+                f'the runtime leaves out field "{wire}" of "{model.name}" when it has'
+                " no value; the schema makes it required",
+                model.loc.child("properties", wire),
+            )
         expected = WIRE_TYPES.get(wire, "Any")
         if not _fits(found.annotation, expected):
-            kind = {"model": "an object", "list": "an array", "dict": "an object map"}.get(expected, expected)
+            kind = {
+                "model": "an object",
+                "list": "an array",
+                "dict": "an object map",
+            }.get(expected, expected)
             raise fail(
-                f'the runtime needs field "{wire}" of "{model.name}" to be {kind}, not {_base_type(found.annotation)} (a changed type needs a new runtime profile)',
+                f'the runtime needs field "{wire}" of "{model.name}" to be {kind}, not'
+                f" {_base_type(found.annotation)} (a changed type needs a new runtime"
+                " profile)",
                 model.loc.child("properties", wire),
             )
     return by_wire
 
 
-def _task_fields(package: ir.Package, profile: Profile, schema: Location) -> tuple[tuple[ir.TaskField, ...], tuple[ir.TaskField, ...]]:
-    """The task fields the runtime uses (checked) and the optional ones it does not know."""
+def _task_fields(
+    package: ir.Package, profile: Profile, schema: Location
+) -> tuple[tuple[ir.TaskField, ...], tuple[ir.TaskField, ...]]:
+    """The task fields the runtime uses (checked) and the optional ones it does not
+    know."""
     task = _object(package, profile.task_model)
     if task is None:
-        raise fail(f'the runtime needs the object "{profile.task_model}"', schema.child("$defs", profile.task_model))
+        raise fail(
+            f'the runtime needs the object "{profile.task_model}"',
+            schema.child("$defs", profile.task_model),
+        )
     by_wire = _needs(task, profile.task_fields)
     _fillable(task, profile.task_fields)
-    known = tuple(ir.TaskField(name=by_wire[w].name, wire_name=w, annotation=by_wire[w].annotation) for w in profile.task_fields)
+    known = tuple(
+        ir.TaskField(
+            name=by_wire[w].name, wire_name=w, annotation=by_wire[w].annotation
+        )
+        for w in profile.task_fields
+    )
     models: set[str] = {m.name for m in package.models}
-    extra = tuple(_typed_dict_field(f, models) for f in task.fields if f.wire_name not in profile.task_fields and not f.required)
+    extra = tuple(
+        _typed_dict_field(f, models)
+        for f in task.fields
+        if f.wire_name not in profile.task_fields and not f.required
+    )
     return known, extra
 
 
 _TYPING_NAMES = frozenset({"Any", "Literal", "Optional", "Union"})
-_BUILTIN_TYPES = frozenset({"bool", "bytes", "dict", "float", "frozenset", "int", "list", "object", "set", "str", "tuple", "type"})
+_BUILTIN_TYPES = frozenset(
+    {
+        "bool",
+        "bytes",
+        "dict",
+        "float",
+        "frozenset",
+        "int",
+        "list",
+        "object",
+        "set",
+        "str",
+        "tuple",
+        "type",
+    }
+)
 
 
 class _WithoutMetadata(ast.NodeTransformer):
@@ -391,7 +646,12 @@ class _WithoutMetadata(ast.NodeTransformer):
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         self.generic_visit(node)
-        if isinstance(node.value, ast.Name) and node.value.id == "Annotated" and isinstance(node.slice, ast.Tuple) and node.slice.elts:
+        if (
+            isinstance(node.value, ast.Name)
+            and node.value.id == "Annotated"
+            and isinstance(node.slice, ast.Tuple)
+            and node.slice.elts
+        ):
             return node.slice.elts[0]
         return node
 
@@ -410,8 +670,19 @@ def _typed_dict_field(model_field: ir.Field, models: set[str]) -> ir.TaskField:
     typing = names & _TYPING_NAMES
     used = names & models
     if names - typing - used - _BUILTIN_TYPES:
-        return ir.TaskField(name=model_field.name, wire_name=model_field.wire_name, annotation="Any", typing=("Any",))
-    return ir.TaskField(name=model_field.name, wire_name=model_field.wire_name, annotation=ast.unparse(tree), typing=tuple(sorted(typing)), models=tuple(sorted(used)))
+        return ir.TaskField(
+            name=model_field.name,
+            wire_name=model_field.wire_name,
+            annotation="Any",
+            typing=("Any",),
+        )
+    return ir.TaskField(
+        name=model_field.name,
+        wire_name=model_field.wire_name,
+        annotation=ast.unparse(tree),
+        typing=tuple(sorted(typing)),
+        models=tuple(sorted(used)),
+    )
 
 
 def _fillable(model: ir.ObjectModel, known: tuple[str, ...]) -> None:
@@ -420,36 +691,55 @@ def _fillable(model: ir.ObjectModel, known: tuple[str, ...]) -> None:
     for f in model.fields:
         if f.required and not f.constant and f.wire_name not in known:
             raise fail(
-                f'the runtime cannot fill required field "{f.wire_name}" of "{model.name}": make it optional (the runtime then carries it, see protocol.TaskFields) or give the runtime a profile that knows it',
+                f'the runtime cannot fill required field "{f.wire_name}" of'
+                f' "{model.name}": make it optional (the runtime then carries it, see'
+                " protocol.TaskFields) or give the runtime a profile that knows it",
                 model.loc.child("properties", f.wire_name),
             )
 
 
-def _wire_fields(package: ir.Package, profile: Profile, classes: Mapping[str, str], variants: tuple[ir.Variant, ...], methods: tuple[ir.ProtocolMethod, ...], schema: Location) -> None:
-    """Check the other wire fields the runtime reads or writes: of status variants, of the
-    params of the methods it serves or sends, and of other definitions.
+def _wire_fields(
+    package: ir.Package,
+    profile: Profile,
+    classes: Mapping[str, str],
+    variants: tuple[ir.Variant, ...],
+    methods: tuple[ir.ProtocolMethod, ...],
+    schema: Location,
+) -> None:
+    """Check the other wire fields the runtime reads or writes: of status variants, of
+    the params of the methods it serves or sends, and of other definitions.
 
     A status the user classified as ``input`` has the fields of ``input_required``'s
-    variant (the runtime fills them for every input status); one classified ``active`` or
-    ``terminal`` has none. A model several statuses share (2025-11-25's ``Task``) is
-    checked once."""
+    variant (the runtime fills them for every input status); one classified
+    ``active`` or ``terminal`` has none. A model several statuses share (2025-11-25's
+    ``Task``) is checked once."""
     as_input = profile.status_roles["INPUT_REQUIRED"]
     fields: dict[str, tuple[str, ...]] = {}
     for variant in variants:
         status = variant.status
         if status not in profile.statuses and classes[status] == "input":
             status = as_input
-        fields[variant.model] = (*fields.get(variant.model, ()), *profile.variant_fields.get(status, ()))
+        fields[variant.model] = (
+            *fields.get(variant.model, ()),
+            *profile.variant_fields.get(status, ()),
+        )
     for name, wires in fields.items():
         model = _object(package, name)
         if model is not None:
             _needs(model, wires)
             _fillable(model, (*profile.task_fields, *wires))
     for method in methods:
-        wires = profile.params_fields.get(method.role, ()) if method.role != "custom" else ()
+        wires = (
+            profile.params_fields.get(method.role, ())
+            if method.role != "custom"
+            else ()
+        )
         params = _object(package, method.params_model)
         if wires and params is None:
-            raise fail(f'the runtime needs params of "{method.name}" with field "{wires[0]}"', schema.child("$defs", method.message))
+            raise fail(
+                f'the runtime needs params of "{method.name}" with field "{wires[0]}"',
+                schema.child("$defs", method.message),
+            )
         if params is not None:
             _needs(params, wires)
     for name, wires in profile.model_fields.items():
@@ -458,18 +748,29 @@ def _wire_fields(package: ir.Package, profile: Profile, classes: Mapping[str, st
             _needs(model, wires)
 
 
-def _methods(package: ir.Package, profile: Profile, schema: Location) -> tuple[ir.ProtocolMethod, ...]:
+def _methods(
+    package: ir.Package, profile: Profile, schema: Location
+) -> tuple[ir.ProtocolMethod, ...]:
     roles = {r.method: r for r in profile.methods}
     present = {m.name: m for m in package.methods}
     for role in profile.methods:
         if role.required and role.method not in present:
-            raise fail(f'the {profile.revision} runtime needs method "{role.method}" ({role.role}), which the schema does not define', schema.child("$defs"))
+            raise fail(
+                f'the {profile.revision} runtime needs method "{role.method}"'
+                f" ({role.role}), which the schema does not define",
+                schema.child("$defs"),
+            )
     out = []
     for method in package.methods:
         known = roles.get(method.name)
         params_model = _object(package, method.params.removesuffix(" | None"))
         kwargs = tuple(
-            ir.Kwarg(name=f.name, wire_name=f.wire_name, annotation=f.annotation if f.required else _optional(f.annotation), required=f.required)
+            ir.Kwarg(
+                name=f.name,
+                wire_name=f.wire_name,
+                annotation=f.annotation if f.required else _optional(f.annotation),
+                required=f.required,
+            )
             for f in (params_model.fields if params_model else ())
             if f.wire_name != "_meta"
         )
@@ -477,7 +778,11 @@ def _methods(package: ir.Package, profile: Profile, schema: Location) -> tuple[i
             ir.ProtocolMethod(
                 name=method.name,
                 role=known.role if known else "custom",
-                sender=known.sender if known else ("server" if method.notification else "client"),
+                sender=(
+                    known.sender
+                    if known
+                    else ("server" if method.notification else "client")
+                ),
                 notification=method.notification,
                 message=method.message,
                 params=method.params,
@@ -499,7 +804,8 @@ def _python_name(method: str) -> PyIdent:
 
 
 def _literal(value: object) -> str:
-    """A Python literal as black writes it (double-quoted strings, one-tuples with a comma)."""
+    """A Python literal as black writes it (double-quoted strings, one-tuples with a
+    comma)."""
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, tuple):
@@ -509,35 +815,57 @@ def _literal(value: object) -> str:
 
 
 def _optional(annotation: str) -> str:
-    return annotation if annotation.endswith("| None") or annotation == "Any" else f"{annotation} | None"
+    return (
+        annotation
+        if annotation.endswith("| None") or annotation == "Any"
+        else f"{annotation} | None"
+    )
 
 
 def _present(package: ir.Package, where: tuple[str, str]) -> str:
-    """The wire field ``where`` names, when the schema's definition has it ("" otherwise)."""
+    """The wire field ``where`` names, when the schema's definition has it (""
+    otherwise)."""
     model = _object(package, where[0])
-    return where[1] if model is not None and any(f.wire_name == where[1] for f in model.fields) else ""
+    return (
+        where[1]
+        if model is not None and any(f.wire_name == where[1] for f in model.fields)
+        else ""
+    )
 
 
-def _http_statuses(package: ir.Package, profile: Profile, schema: Location) -> tuple[tuple[int, int], ...]:
-    """``Profile.http_statuses`` by code: each name is one of the revision's error codes."""
+def _http_statuses(
+    package: ir.Package, profile: Profile, schema: Location
+) -> tuple[tuple[int, int], ...]:
+    """``Profile.http_statuses`` by code: each name is one of the revision's error
+    codes."""
     codes = {str(c.name): c.code for c in package.error_codes}
     codes.setdefault("LIMIT_EXCEEDED", LIMIT_EXCEEDED)
     out = []
     for name, status in profile.http_statuses.items():
         if name not in codes:
-            raise fail(f'the {profile.revision} profile gives error code "{name}" an HTTP status, but the revision has no such error code', schema)
+            raise fail(
+                f'the {profile.revision} profile gives error code "{name}" an HTTP'
+                " status, but the revision has no such error code",
+                schema,
+            )
         out.append((codes[name], status))
     return tuple(out)
 
 
-def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], schema: Location) -> ir.Protocol:
+def check(
+    package: ir.Package, profile: Profile, statuses: Mapping[str, str], schema: Location
+) -> ir.Protocol:
     """Check ``package`` against ``profile`` both ways; return the protocol tables.
 
     ``statuses`` classifies statuses the profile does not know (already checked by
     ``config.check_statuses``)."""
     for name in profile.required_models:
         if not any(m.name == name for m in package.models):
-            raise fail(f'the {profile.revision} runtime needs the definition "{name}", which the schema does not have', schema.child("$defs", name))
+            raise fail(
+                f'the {profile.revision} runtime needs the definition "{name}", which'
+                " the schema does not have",
+                schema.child("$defs", name),
+            )
     enum, values = _status_values(package, profile, schema)
     classes = _classify(values, profile, statuses, enum)
     known, extra = _task_fields(package, profile, schema)
@@ -551,11 +879,25 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
     client_names: set[str] = set()
     server_names: set[str] = set()
     for method in methods:
-        used = {method.params_model, method.result, *(w for k in method.kwargs for w in re.findall(r"[A-Za-z_]\w*", k.annotation))}
+        used = {
+            method.params_model,
+            method.result,
+            *(
+                w
+                for k in method.kwargs
+                for w in re.findall(r"[A-Za-z_]\w*", k.annotation)
+            ),
+        }
         if method.sender == "client" and not method.notification:
             client_names.update(n for n in used if n in names)
-        if method.role == "custom" and not method.notification and method.sender == "client":
-            server_names.update(n for n in (method.params_model, method.result) if n in names)
+        if (
+            method.role == "custom"
+            and not method.notification
+            and method.sender == "client"
+        ):
+            server_names.update(
+                n for n in (method.params_model, method.result) if n in names
+            )
     extra_names = {name for f in extra for name in f.models}
     return ir.Protocol(
         package=package.name,
@@ -572,7 +914,9 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         client_runtime=profile.runtime[0].removesuffix(".py"),
         server_runtime=profile.runtime[1].removesuffix(".py"),
         snapshot=snapshot,
-        model_imports=tuple(sorted(set(variant_names) | extra_names | {m.message for m in methods})),
+        model_imports=tuple(
+            sorted(set(variant_names) | extra_names | {m.message for m in methods})
+        ),
         client_imports=tuple(sorted(client_names)),
         server_imports=tuple(sorted(server_names)),
         task_model=ClassName(profile.task_model),
@@ -582,8 +926,14 @@ def check(package: ir.Package, profile: Profile, statuses: Mapping[str, str], sc
         methods=methods,
         meta_keys=tuple(sorted(profile.meta_keys.items())),
         status_roles=tuple(profile.status_roles.items()),
-        create_result=ClassName(profile.create_result) if profile.create_result in names else ClassName(profile.task_model),
-        check_rules=tuple((key, _literal(value)) for key, value in profile.check_rules.items()),
+        create_result=(
+            ClassName(profile.create_result)
+            if profile.create_result in names
+            else ClassName(profile.task_model)
+        ),
+        check_rules=tuple(
+            (key, _literal(value)) for key, value in profile.check_rules.items()
+        ),
         http_statuses=http_statuses,
         task_request_field=_present(package, profile.task_request),
         result_kind_field=_present(package, profile.result_kind),

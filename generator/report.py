@@ -2,28 +2,30 @@
 
 Input: ``apidiff.Diff``. Output: one string (nothing is printed here; ``cli`` prints).
 
-Text (default) is for terminals: one line per change under a heading per section, with the
-client and server verdicts in two columns; ANSI colour only when the caller asks for it.
-Markdown is for a pull request description: a summary line and one table per section
+Text (default) is for terminals: one line per change under a heading per section, with
+the client and server verdicts in two columns; ANSI colour only when the caller asks for
+it. Markdown is for a pull request description: a summary line and one table per section
 (long sections folded in ``<details>``). JSON is for tools; its keys are stable:
 
 ``format``
-    ``"mcptasks-gen-diff/1"``; the number changes only if a key changes meaning or goes away.
+    ``"mcptasks-gen-diff/1"``; the number changes only if a key changes meaning or goes
+    away.
 ``old``, ``new``
     ``{"schema": label, "revision": revision id, "sha256": hex digest of the file}``.
 ``breaking``
     ``true`` when any change breaks a client or a server (the exit status is then 1).
 ``summary``
-    ``{"changes", "breaking", "breaking_for_client", "breaking_for_server", "compatible"}``:
-    counts; ``compatible`` counts changes that break neither side.
+    ``{"changes", "breaking", "breaking_for_client", "breaking_for_server",
+    "compatible"}``: counts; ``compatible`` counts changes that break neither side.
 ``changes``
     a list, in report order, of ``{"kind", "category", "subject", "client", "server",
-    "flow", "old", "new", "detail"}``: ``kind`` as listed in ``apidiff`` (``field-renamed``,
-    ``method-removed``, ...), ``category`` one of ``methods``, ``errors``, ``types``,
-    ``fields``, ``values``; ``client`` and ``server`` are ``"breaking"`` or ``"compatible"``;
-    ``flow`` is ``client->server``, ``server->client``, ``both`` or ``""`` (methods, error
-    codes); ``old``/``new`` hold the old and new name, type or value (``""`` when none);
-    ``detail`` is one English sentence and may be reworded between versions.
+    "flow", "old", "new", "detail"}``: ``kind`` as listed in ``apidiff``
+    (``field-renamed``, ``method-removed``, ...), ``category`` one of ``methods``,
+    ``errors``, ``types``, ``fields``, ``values``; ``client`` and ``server`` are
+    ``"breaking"`` or ``"compatible"``; ``flow`` is ``client->server``,
+    ``server->client``, ``both`` or ``""`` (methods, error codes); ``old``/``new`` hold
+    the old and new name, type or value (``""`` when none); ``detail`` is one English
+    sentence and may be reworded between versions.
 """
 
 from __future__ import annotations
@@ -66,11 +68,19 @@ def summary_line(diff: Diff) -> str:
     if not s["changes"]:
         return "no API changes"
     noun = "change" if s["changes"] == 1 else "changes"
-    return f"{s['changes']} {noun}: {s['breaking_for_client']} breaking for clients, {s['breaking_for_server']} breaking for servers, {s['compatible']} compatible for both"
+    return (
+        f"{s['changes']} {noun}: {s['breaking_for_client']} breaking for clients,"
+        f" {s['breaking_for_server']} breaking for servers, {s['compatible']}"
+        " compatible for both"
+    )
 
 
 def _sections(diff: Diff) -> list[tuple[str, list[Change]]]:
-    return [(title, [c for c in diff.changes if c.category == key]) for key, title in CATEGORIES if any(c.category == key for c in diff.changes)]
+    return [
+        (title, [c for c in diff.changes if c.category == key])
+        for key, title in CATEGORIES
+        if any(c.category == key for c in diff.changes)
+    ]
 
 
 def _side(diff: Diff, which: str) -> str:
@@ -78,17 +88,20 @@ def _side(diff: Diff, which: str) -> str:
     return f"{side.revision} ({side.schema})"
 
 
-# -- text -------------------------------------------------------------------------------------
+# -- text ------------------------------------------------------------------------------
 
 
 def to_text(diff: Diff, *, color: bool = False) -> str:
-    """Plain text; ``color`` adds ANSI styles (red breaking, green compatible, bold headings)."""
+    """Plain text; ``color`` adds ANSI styles (red breaking, green compatible, bold
+    headings)."""
 
     def style(text: str, **kw: Any) -> str:
         return click.style(text, **kw) if color else text
 
     def verdict(v: str) -> str:
-        return style(f"{v:<10}", fg="red" if v == BREAKING else "green", bold=v == BREAKING)
+        return style(
+            f"{v:<10}", fg="red" if v == BREAKING else "green", bold=v == BREAKING
+        )
 
     lines = [f"API diff {_side(diff, 'old')} -> {_side(diff, 'new')}", ""]
     for title, changes in _sections(diff):
@@ -99,19 +112,29 @@ def to_text(diff: Diff, *, color: bool = False) -> str:
         lines.append("")
     lines.append(summary_line(diff))
     outcome = "breaking" if diff.breaking else "nothing breaking"
-    lines.append(f"result: {style(outcome, fg='red' if diff.breaking else 'green', bold=True)}")
+    lines.append(
+        f"result: {style(outcome, fg='red' if diff.breaking else 'green', bold=True)}"
+    )
     return "\n".join(lines) + "\n"
 
 
-# -- json -------------------------------------------------------------------------------------
+# -- json ------------------------------------------------------------------------------
 
 
 def to_dict(diff: Diff) -> dict[str, Any]:
     """The JSON document as a dict (keys documented in the module docstring)."""
     return {
         "format": JSON_FORMAT,
-        "old": {"schema": diff.old.schema, "revision": diff.old.revision, "sha256": diff.old.sha256},
-        "new": {"schema": diff.new.schema, "revision": diff.new.revision, "sha256": diff.new.sha256},
+        "old": {
+            "schema": diff.old.schema,
+            "revision": diff.old.revision,
+            "sha256": diff.old.sha256,
+        },
+        "new": {
+            "schema": diff.new.schema,
+            "revision": diff.new.revision,
+            "sha256": diff.new.sha256,
+        },
         "breaking": diff.breaking,
         "summary": summary(diff),
         "changes": [
@@ -136,7 +159,7 @@ def to_json(diff: Diff) -> str:
     return json.dumps(to_dict(diff), indent=2, ensure_ascii=False) + "\n"
 
 
-# -- markdown ---------------------------------------------------------------------------------
+# -- markdown --------------------------------------------------------------------------
 
 
 def _cell(text: str) -> str:
@@ -145,10 +168,19 @@ def _cell(text: str) -> str:
 
 HIGHLIGHTS = frozenset(
     {
-        "method-added", "method-removed", "method-renamed", "method-kind-changed", "field-renamed",
-        "field-inlined", "field-nested", "type-kind-changed", "const-changed", "value-added", "value-removed",
+        "method-added",
+        "method-removed",
+        "method-renamed",
+        "method-kind-changed",
+        "field-renamed",
+        "field-inlined",
+        "field-nested",
+        "type-kind-changed",
+        "const-changed",
+        "value-added",
+        "value-removed",
     }
-)  # fmt: skip
+)
 
 
 def _marks(c: Change) -> str:
@@ -171,18 +203,41 @@ def to_markdown(diff: Diff) -> str:
     ]
     notable = [c for c in diff.changes if c.kind in HIGHLIGHTS]
     if notable:
-        lines += ["", "Highlights (methods, renames, moved and reshaped types, values):", ""]
+        lines += [
+            "",
+            "Highlights (methods, renames, moved and reshaped types, values):",
+            "",
+        ]
         lines += [f"- {_marks(c)} {c.detail}" for c in notable]
     for title, changes in _sections(diff):
         lines += ["", f"### {title} ({len(changes)})", ""]
         fold = len(changes) > _FOLD_AFTER
         if fold:
             breaking = sum(1 for c in changes if c.breaking)
-            lines += [f"<details><summary>{len(changes)} changes, {breaking} breaking</summary>", ""]
-        lines += ["| Client | Server | Change | Subject | Detail |", "| --- | --- | --- | --- | --- |"]
+            lines += [
+                (
+                    f"<details><summary>{len(changes)} changes, {breaking}"
+                    " breaking</summary>"
+                ),
+                "",
+            ]
+        lines += [
+            "| Client | Server | Change | Subject | Detail |",
+            "| --- | --- | --- | --- | --- |",
+        ]
         for c in changes:
-            lines.append(f"| {_verdict_md(c.client)} | {_verdict_md(c.server)} | {c.kind} | `{_cell(c.subject)}` | {_cell(c.detail)} |")
+            lines.append(
+                f"| {_verdict_md(c.client)} | {_verdict_md(c.server)} | {c.kind} |"
+                f" `{_cell(c.subject)}` | {_cell(c.detail)} |"
+            )
         if fold:
             lines += ["", "</details>"]
-    lines += ["", "<sub>Generated by `mcptasks-gen diff`. Verdicts: could code written against the old API, regenerated, stop working against a peer that speaks the new one?</sub>"]
+    lines += [
+        "",
+        (
+            "<sub>Generated by `mcptasks-gen diff`. Verdicts: could code written"
+            " against the old API, regenerated, stop working against a peer that speaks"
+            " the new one?</sub>"
+        ),
+    ]
     return "\n".join(lines) + "\n"

@@ -1,6 +1,7 @@
 """What each supported Tasks revision is: facts the schema itself does not carry.
 
-Input: nothing (constants). Output: ``Revision`` records used by detect, extract and normalize.
+Input: nothing (constants). Output: ``Revision`` records used by detect, extract and
+normalize.
 """
 
 from __future__ import annotations
@@ -30,11 +31,25 @@ class Revision:
 
 
 _COMMON_CODES = (
-    ErrorCodeSpec(name="PARSE_ERROR", code=-32700, doc="The message is not valid JSON."),
-    ErrorCodeSpec(name="INVALID_REQUEST", code=-32600, doc="The message is not a valid request."),
-    ErrorCodeSpec(name="METHOD_NOT_FOUND", code=-32601, doc="The method does not exist or is not available."),
-    ErrorCodeSpec(name="INVALID_PARAMS", code=-32602, doc="Invalid parameters; also an unknown, expired or foreign task ID."),
-    ErrorCodeSpec(name="INTERNAL_ERROR", code=-32603, doc="The receiver failed internally."),
+    ErrorCodeSpec(
+        name="PARSE_ERROR", code=-32700, doc="The message is not valid JSON."
+    ),
+    ErrorCodeSpec(
+        name="INVALID_REQUEST", code=-32600, doc="The message is not a valid request."
+    ),
+    ErrorCodeSpec(
+        name="METHOD_NOT_FOUND",
+        code=-32601,
+        doc="The method does not exist or is not available.",
+    ),
+    ErrorCodeSpec(
+        name="INVALID_PARAMS",
+        code=-32602,
+        doc="Invalid parameters; also an unknown, expired or foreign task ID.",
+    ),
+    ErrorCodeSpec(
+        name="INTERNAL_ERROR", code=-32603, doc="The receiver failed internally."
+    ),
 )
 
 CORE_2025_11_25 = Revision(
@@ -43,10 +58,18 @@ CORE_2025_11_25 = Revision(
     is_extension=False,
     marker_methods=frozenset({"tasks/result", "notifications/tasks/status"}),
     extra_roots=(
-        "CallToolRequest", "CallToolResult", "ClientCapabilities", "CreateMessageRequest",
-        "CreateMessageResult", "ElicitRequest", "ElicitResult", "Error", "ServerCapabilities", "Tool",
+        "CallToolRequest",
+        "CallToolResult",
+        "ClientCapabilities",
+        "CreateMessageRequest",
+        "CreateMessageResult",
+        "ElicitRequest",
+        "ElicitResult",
+        "Error",
+        "ServerCapabilities",
+        "Tool",
         "ToolExecution",
-    ),  # fmt: skip
+    ),
     error_codes=_COMMON_CODES,
 )
 
@@ -58,14 +81,37 @@ EXTENSION = Revision(
     extra_roots=("InputRequests", "InputResponses"),
     error_codes=(
         *_COMMON_CODES,
-        ErrorCodeSpec(name="HEADER_MISMATCH", code=-32020, doc="Mcp-Method or Mcp-Name is missing or does not match the body."),
-        ErrorCodeSpec(name="MISSING_REQUIRED_CLIENT_CAPABILITY", code=-32021, doc="The request did not declare a capability the server needs (e.g. the Tasks extension)."),
-        ErrorCodeSpec(name="UNSUPPORTED_PROTOCOL_VERSION", code=-32022, doc="The server does not speak the requested protocol version."),
+        ErrorCodeSpec(
+            name="HEADER_MISMATCH",
+            code=-32020,
+            doc="Mcp-Method or Mcp-Name is missing or does not match the body.",
+        ),
+        ErrorCodeSpec(
+            name="MISSING_REQUIRED_CLIENT_CAPABILITY",
+            code=-32021,
+            doc=(
+                "The request did not declare a capability the server needs (e.g. the"
+                " Tasks extension)."
+            ),
+        ),
+        ErrorCodeSpec(
+            name="UNSUPPORTED_PROTOCOL_VERSION",
+            code=-32022,
+            doc="The server does not speak the requested protocol version.",
+        ),
     ),
 )
 
 REVISIONS = {r.id: r for r in (CORE_2025_11_25, EXTENSION)}
-ALIASES = {"2025": CORE_2025_11_25.id, "extension": EXTENSION.id, "ext": EXTENSION.id, "2026-07-28": EXTENSION.id}
-DEFAULT_SCHEMA = EXTENSION.id  # the embedded schema ``embedded_schema()`` names by default
+ALIASES = {
+    "2025": CORE_2025_11_25.id,
+    "extension": EXTENSION.id,
+    "ext": EXTENSION.id,
+    "2026-07-28": EXTENSION.id,
+}
+DEFAULT_SCHEMA = (
+    EXTENSION.id
+)  # the embedded schema ``embedded_schema()`` names by default
 DEFAULT_SCHEMAS = (CORE_2025_11_25.id, EXTENSION.id)
-"""The embedded schemas generated when none is given: one package speaking both revisions."""
+"""The embedded schemas generated when none is given: one package speaking both
+revisions."""

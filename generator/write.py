@@ -1,20 +1,22 @@
 """The only module that touches the output folder.
 
-Input: a package folder and ``{relative path: text}``. Output: the files on disk, or a list
-of differences for ``--check``.
+Input: a package folder and ``{relative path: text}``. Output: the files on disk, or a
+list of differences for ``--check``.
 
 Every file gets the generated-file header (in the comment syntax of its extension), so a
 file added through ``--templates`` can be regenerated like the built-in ones. Writing
-touches only the files the generator makes: each new text goes to a temporary file beside
-its target, and only once all of them are written are they moved into place, so a failure
-leaves the previous files as they were. Files on disk that the generator does not make are
-left alone, except generated files it no longer makes, which are removed. A file without the
-header is replaced only with ``force``, and the caller is told which ones were. Folders and
-files are created with the process umask, and an existing folder keeps its permissions.
+touches only the files the generator makes: each new text goes to a temporary file
+beside its target, and only once all of them are written are they moved into place, so a
+failure leaves the previous files as they were. Files on disk that the generator does
+not make are left alone, except generated files it no longer makes, which are removed. A
+file without the header is replaced only with ``force``, and the caller is told which
+ones were. Folders and files are created with the process umask, and an existing folder
+keeps its permissions.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -30,7 +32,10 @@ _IGNORED = ("__pycache__", ".mypy_cache", ".pytest_cache")
 # How a header line is commented, by file extension; anything not listed uses "#".
 _COMMENTS: dict[str, tuple[str, str]] = {
     **{ext: ("<!-- ", " -->") for ext in (".md", ".html", ".htm", ".xml", ".svg")},
-    **{ext: ("// ", "") for ext in (".js", ".mjs", ".ts", ".go", ".rs", ".c", ".h", ".cpp", ".java")},
+    **{
+        ext: ("// ", "")
+        for ext in (".js", ".mjs", ".ts", ".go", ".rs", ".c", ".h", ".cpp", ".java")
+    },
     **{ext: ("/* ", " */") for ext in (".css",)},
     **{ext: ("-- ", "") for ext in (".sql", ".lua")},
     ".rst": (".. ", ""),
@@ -53,7 +58,9 @@ class Written:
     """What ``write`` did."""
 
     written: tuple[str, ...]  # files created or changed
-    replaced: tuple[str, ...]  # of those, files that had no generated header (``force``)
+    replaced: tuple[
+        str, ...
+    ]  # of those, files that had no generated header (``force``)
     removed: tuple[str, ...]  # generated files the generator no longer makes
 
 
@@ -73,9 +80,11 @@ def is_generated(path: Path) -> bool:
 
 
 def stamp(files: dict[str, str]) -> dict[str, str]:
-    """Every file with the generated-file header: the one the templates render, commented
-    for each file's extension, goes on top of any file that lacks it."""
-    ordered = sorted(files.items(), key=lambda item: (item[0] != "models.py", item[0]))  # the schema's header first
+    """Every file with the generated-file header: the one the templates render,
+    commented for each file's extension, goes on top of any file that lacks it."""
+    ordered = sorted(
+        files.items(), key=lambda item: (item[0] != "models.py", item[0])
+    )  # the schema's header first
     header = next((_header_lines(t) for _, t in ordered if _header_lines(t)), None)
     out: dict[str, str] = {}
     for rel, text in files.items():
@@ -83,10 +92,18 @@ def stamp(files: dict[str, str]) -> dict[str, str]:
             out[rel] = text
             continue
         if header is None:
-            raise fail('no template renders the generated-file header (add {{ m.header(pkg) }} from "_macros.jinja")', Location(file=rel))
+            raise fail(
+                "no template renders the generated-file header (add {{ m.header(pkg) }}"
+                ' from "_macros.jinja")',
+                Location(file=rel),
+            )
         suffix = PurePosixPath(rel).suffix.lower()
         if suffix in _NO_COMMENTS:
-            raise fail(f"a {suffix} file cannot carry the generated-file header (the format has no comments); render it under another name", Location(file=rel))
+            raise fail(
+                f"a {suffix} file cannot carry the generated-file header (the format"
+                " has no comments); render it under another name",
+                Location(file=rel),
+            )
         start, end = _COMMENTS.get(suffix, ("# ", ""))
         out[rel] = "".join(f"{start}{line}{end}\n" for line in header) + text
     return out
@@ -95,7 +112,11 @@ def stamp(files: dict[str, str]) -> dict[str, str]:
 def _header_lines(text: str) -> list[str]:
     """The header of a ``#``-commented file, without the comment markers."""
     lines = text.split("\n", 2)[:2]
-    if len(lines) == 2 and all(line.startswith("# ") for line in lines) and lines[0].startswith(HEADER_PREFIX):
+    if (
+        len(lines) == 2
+        and all(line.startswith("# ") for line in lines)
+        and lines[0].startswith(HEADER_PREFIX)
+    ):
         return [line[2:] for line in lines]
     return []
 
@@ -114,21 +135,31 @@ def _existing(folder: Path) -> dict[str, Path]:
 
 
 def _check_destination(folder: Path, files: dict[str, str]) -> None:
-    """Fail early when a file stands where a folder is needed, or a folder where a file is."""
+    """Fail early when a file stands where a folder is needed, or a folder where a
+    file is."""
     for parent in (folder, *folder.parents):
         if parent.exists() or parent.is_symlink():
             if not parent.is_dir():
-                raise fail(f"output path is {_what_is(parent)}, not a folder", Location(file=str(parent)))
+                raise fail(
+                    f"output path is {_what_is(parent)}, not a folder",
+                    Location(file=str(parent)),
+                )
             break
     for rel in files:
         path = folder / rel
         if path.is_dir():
-            raise fail("a folder stands where the generator writes a file", Location(file=str(path)))
+            raise fail(
+                "a folder stands where the generator writes a file",
+                Location(file=str(path)),
+            )
         for parent in path.parents:
             if parent == folder:
                 break
             if parent.exists() and not parent.is_dir():
-                raise fail("a file stands where the generator needs a folder", Location(file=str(parent)))
+                raise fail(
+                    "a file stands where the generator needs a folder",
+                    Location(file=str(parent)),
+                )
 
 
 def _what_is(path: Path) -> str:
@@ -140,12 +171,23 @@ def _what_is(path: Path) -> str:
             return "a symbolic link that loops"
         if exc.errno in (errno.ENOENT, errno.ENOTDIR) and path.is_symlink():
             try:
-                return f'a dangling symbolic link (to "{os.readlink(path)}", which does not exist)'
+                return (
+                    f'a dangling symbolic link (to "{os.readlink(path)}", which does'
+                    " not exist)"
+                )
             except OSError:
                 return "a dangling symbolic link"
         return f"not readable ({(exc.strerror or str(exc)).lower()})"
-    kinds = ((stat.S_ISREG, "a file"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
-    return next((name for test, name in kinds if test(mode)), "neither a file nor a folder")
+    kinds = (
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
+    return next(
+        (name for test, name in kinds if test(mode)), "neither a file nor a folder"
+    )
 
 
 def _read(path: Path) -> str:
@@ -159,10 +201,14 @@ def _io_error(exc: OSError, path: Path) -> GenError:
     """An operating-system failure as the one-line error of the file it concerns."""
     where = str(path)
     reason = exc.strerror or str(exc) or type(exc).__name__
-    return fail(f"cannot write ({reason[:1].lower()}{reason[1:]})", Location(file=where))
+    return fail(
+        f"cannot write ({reason[:1].lower()}{reason[1:]})", Location(file=where)
+    )
 
 
-def _unified_diff(old: list[str], new: list[str], old_label: str, new_label: str) -> list[str]:
+def _unified_diff(
+    old: list[str], new: list[str], old_label: str, new_label: str
+) -> list[str]:
     import difflib  # only for stale files
 
     return list(difflib.unified_diff(old, new, old_label, new_label))
@@ -181,18 +227,32 @@ def check(folder: Path, files: dict[str, str]) -> list[Difference]:
     for rel in sorted(set(files) | set(existing)):
         label = f"{folder.name}/{rel}"
         if rel not in existing:
-            diff = "".join(_unified_diff([], files[rel].splitlines(True), "/dev/null", label))
-            differences.append(Difference(path=rel, status="missing", diff=diff, header=""))
+            diff = "".join(
+                _unified_diff([], files[rel].splitlines(True), "/dev/null", label)
+            )
+            differences.append(
+                Difference(path=rel, status="missing", diff=diff, header="")
+            )
             continue
         if rel not in files and not is_generated(existing[rel]):
             continue
         current = _read(existing[rel])
         header = current.split("\n", 2)[:2]
         if rel not in files:
-            differences.append(Difference(path=rel, status="extra", diff="", header="\n".join(header)))
+            differences.append(
+                Difference(path=rel, status="extra", diff="", header="\n".join(header))
+            )
         elif current != files[rel]:
-            diff = "".join(_unified_diff(current.splitlines(True), files[rel].splitlines(True), label, label))
-            differences.append(Difference(path=rel, status="changed", diff=diff, header="\n".join(header)))
+            diff = "".join(
+                _unified_diff(
+                    current.splitlines(True), files[rel].splitlines(True), label, label
+                )
+            )
+            differences.append(
+                Difference(
+                    path=rel, status="changed", diff=diff, header="\n".join(header)
+                )
+            )
     return differences
 
 
@@ -210,21 +270,29 @@ def write(folder: Path, files: dict[str, str], *, force: bool) -> Written:
                 continue
             if not is_generated(path):
                 if not force:
-                    raise fail("not written by mcptasks-gen (no generated-file header); use --force to replace it", Location(file=str(path)))
+                    raise fail(
+                        "not written by mcptasks-gen (no generated-file header); use"
+                        " --force to replace it",
+                        Location(file=str(path)),
+                    )
                 replaced.append(rel)
         written.append(rel)
-    removed = [rel for rel in sorted(set(existing) - set(files)) if is_generated(existing[rel])]
+    removed = [
+        rel for rel in sorted(set(existing) - set(files)) if is_generated(existing[rel])
+    ]
     if written or removed:
         _apply(folder, {rel: files[rel] for rel in written}, removed)
-    return Written(written=tuple(written), replaced=tuple(replaced), removed=tuple(removed))
+    return Written(
+        written=tuple(written), replaced=tuple(replaced), removed=tuple(removed)
+    )
 
 
 def _apply(folder: Path, files: dict[str, str], removed: list[str]) -> None:
     """Write every file beside its target, then move them all into place.
 
     ``Path.mkdir`` and ``open`` apply the umask (``tempfile`` would make everything 0700
-    or 0600, unreadable to anyone else). On failure, temporary files and the folders made
-    for them are removed and the previous files are untouched.
+    or 0600, unreadable to anyone else). On failure, temporary files and the folders
+    made for them are removed and the previous files are untouched.
     """
     token = os.urandom(4).hex()
     made: list[Path] = []
@@ -250,22 +318,23 @@ def _apply(folder: Path, files: dict[str, str], removed: list[str]) -> None:
             current.unlink()
     except OSError as exc:
         for temporary, _ in staged:
-            try:
+            with contextlib.suppress(OSError):
                 temporary.unlink()
-            except OSError:
-                pass
         for made_folder in reversed(made):
-            try:
+            with contextlib.suppress(OSError):
                 made_folder.rmdir()
-            except OSError:
-                pass
         raise _io_error(exc, current) from None
 
 
-_HEADER = re.compile(r"^# Generated by mcptasks-gen (?P<version>\S+) from (?P<schema>.+?); do not edit\.\n# Schema sha256 (?P<sha256>[0-9a-f]{64})", re.M)
+_HEADER = re.compile(
+    r"^# Generated by mcptasks-gen (?P<version>\S+) from (?P<schema>.+?); do not"
+    r" edit\.\n# Schema sha256 (?P<sha256>[0-9a-f]{64})",
+    re.M,
+)
 
 
 def header_fields(text: str) -> dict[str, str]:
-    """The generator version, schema name and schema sha256 recorded in a file's header."""
+    """The generator version, schema name and schema sha256 recorded in a file's
+    header."""
     match = _HEADER.search(text)
     return match.groupdict() if match else {}

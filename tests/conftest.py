@@ -1,4 +1,5 @@
-"""Shared test set-up: the golden packages are importable, and ../shared is located once."""
+"""Shared test set-up: the golden packages are importable, and ../shared is located
+once."""
 
 from __future__ import annotations
 
@@ -15,11 +16,15 @@ if str(GENERATED) not in sys.path:
 
 
 def shared_dir() -> Path:
-    """The read-only reference folder (official schemas, wire examples), or skip/fail."""
+    """The read-only reference folder (official schemas, wire examples), or
+    skip/fail."""
     base = Path(os.environ.get("MCPTASKS_SHARED", ROOT.parent / "shared"))
     if (base / "schemas").is_dir():
         return base
-    reason = f"reference data not found at {base} (set MCPTASKS_SHARED to the shared/ folder)"
+    reason = (
+        f"reference data not found at {base} (set MCPTASKS_SHARED to the shared/"
+        " folder)"
+    )
     if os.environ.get("CI") == "true":
         pytest.fail(reason)
     pytest.skip(reason)

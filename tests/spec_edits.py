@@ -1,16 +1,17 @@
 """Edits of the official Tasks extension schema, as a newer draft might make them.
 
-Each function takes the parsed schema, changes it in place and returns it. They are used by
-``test_spec_edits.py`` (the generated client and server follow the edit, or generation stops
-with exit 2) and describe the edits of the issue "Client and server that follow the schema":
+Each function takes the parsed schema, changes it in place and returns it. They are used
+by ``test_spec_edits.py`` (the generated client and server follow the edit, or
+generation stops with exit 2) and describe the edits of the issue "Client and server
+that follow the schema":
 
-a) a new status ``paused`` with a ``PausedTask`` variant (a copy of the ``working`` one) in
+a) a new status ``paused`` with a ``PausedTask`` variant (a copy of the ``working`` one)
+in
    every status union;
-b) a new optional number ``progress`` on every task shape;
-c) ``pollIntervalMs`` renamed ``pollInterval`` everywhere;
-d) a new request ``tasks/list`` (``params.cursor``; result ``tasks`` and ``nextCursor``);
-e) ``tasks/update`` removed;
-f) ``tasks/update`` removed and a new request ``tasks/result`` (``params.taskId``; an open
+b) a new optional number ``progress`` on every task shape; c) ``pollIntervalMs`` renamed
+``pollInterval`` everywhere; d) a new request ``tasks/list`` (``params.cursor``; result
+``tasks`` and ``nextCursor``); e) ``tasks/update`` removed; f) ``tasks/update`` removed
+and a new request ``tasks/result`` (``params.taskId``; an open
    result) added.
 """
 
@@ -39,7 +40,11 @@ def _status_const(node: Any) -> str | None:
     """The ``status`` constant of an inline task variant, if ``node`` is one."""
     if not isinstance(node, dict):
         return None
-    status = node.get("properties", {}).get("status") if isinstance(node.get("properties"), dict) else None
+    status = (
+        node.get("properties", {}).get("status")
+        if isinstance(node.get("properties"), dict)
+        else None
+    )
     return status.get("const") if isinstance(status, dict) else None
 
 
@@ -78,16 +83,23 @@ def add_status(raw: Schema, status: str, like: str) -> Schema:
 
 
 def add_paused_status(raw: Schema) -> Schema:
-    """a) ``paused`` in the status enumeration and a ``PausedTask`` variant in every union."""
+    """a) ``paused`` in the status enumeration and a ``PausedTask`` variant in every
+    union."""
     return add_status(raw, "paused", "working")
 
 
 def add_progress_field(raw: Schema) -> Schema:
-    """b) an optional number ``progress`` on every task shape (objects with taskId and status)."""
+    """b) an optional number ``progress`` on every task shape (objects with taskId
+    and status)."""
     for node in nodes(raw):
         properties = node.get("properties")
-        if isinstance(properties, dict) and {"taskId", "status", "createdAt"} <= set(properties):
-            properties["progress"] = {"type": "number", "description": "How far the work is, from 0 to 1."}
+        if isinstance(properties, dict) and {"taskId", "status", "createdAt"} <= set(
+            properties
+        ):
+            properties["progress"] = {
+                "type": "number",
+                "description": "How far the work is, from 0 to 1.",
+            }
     return raw
 
 
@@ -104,14 +116,20 @@ def rename_poll_interval(raw: Schema) -> Schema:
 
 
 def add_tasks_list(raw: Schema) -> Schema:
-    """d) ``tasks/list``: a request with an optional cursor and a page of tasks as result."""
+    """d) ``tasks/list``: a request with an optional cursor and a page of tasks as
+    result."""
     defs = raw["$defs"]
     request = copy.deepcopy(defs["GetTaskRequest"])
     body = request["allOf"][1]
     body["properties"]["method"]["const"] = "tasks/list"
     body["properties"]["params"] = {
         "type": "object",
-        "properties": {"cursor": {"type": "string", "description": "Where the previous page ended."}},
+        "properties": {
+            "cursor": {
+                "type": "string",
+                "description": "Where the previous page ended.",
+            }
+        },
     }
     body["required"] = ["method"]
     request["description"] = "Lists the caller's tasks, a page at a time."
@@ -124,7 +142,10 @@ def add_tasks_list(raw: Schema) -> Schema:
                 "type": "object",
                 "properties": {
                     "tasks": {"type": "array", "items": {"$ref": "#/$defs/Task"}},
-                    "nextCursor": {"type": "string", "description": "Pass as cursor for the next page."},
+                    "nextCursor": {
+                        "type": "string",
+                        "description": "Pass as cursor for the next page.",
+                    },
                 },
                 "required": ["tasks"],
             },
@@ -141,20 +162,30 @@ def remove_tasks_update(raw: Schema) -> Schema:
     for node in nodes(raw):
         for key in ("anyOf", "oneOf"):
             if isinstance(node.get(key), list):
-                node[key] = [b for b in node[key] if b.get("$ref") not in ("#/$defs/UpdateTaskRequest", "#/$defs/UpdateTaskResult")]
+                node[key] = [
+                    b
+                    for b in node[key]
+                    if b.get("$ref")
+                    not in ("#/$defs/UpdateTaskRequest", "#/$defs/UpdateTaskResult")
+                ]
     return raw
 
 
 def add_tasks_result(raw: Schema) -> Schema:
-    """f) ``tasks/result`` added (params ``taskId``, an open result) and ``tasks/update``
-    removed: input can only travel as server-to-client requests on the result's stream."""
+    """f) ``tasks/result`` added (params ``taskId``, an open result) and
+    ``tasks/update`` removed: input can only travel as server-to-client requests on the
+    result's stream.
+    """
     raw = remove_tasks_update(raw)
     defs = raw["$defs"]
     request = copy.deepcopy(defs["GetTaskRequest"])
     request["allOf"][1]["properties"]["method"]["const"] = "tasks/result"
     request["description"] = "Waits for a task to end and returns its outcome."
     defs["GetTaskPayloadRequest"] = request
-    defs["GetTaskPayloadResult"] = {"description": "The outcome of a task.", "allOf": [{"$ref": "#/$defs/Result"}]}
+    defs["GetTaskPayloadResult"] = {
+        "description": "The outcome of a task.",
+        "allOf": [{"$ref": "#/$defs/Result"}],
+    }
     return raw
 
 

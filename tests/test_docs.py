@@ -23,7 +23,15 @@ from pathlib import Path
 import black
 import pytest
 
-from tests.support.docs import DOCS, ROOT, Block, all_blocks, load_mkdocs_config, nav_pages, section
+from tests.support.docs import (
+    DOCS,
+    ROOT,
+    Block,
+    all_blocks,
+    load_mkdocs_config,
+    nav_pages,
+    section,
+)
 from tests.support.procs import missing_dependency
 
 if sys.version_info >= (3, 11):
@@ -48,15 +56,25 @@ def _flat(text: str) -> str:
 
 
 def test_mkdocs_build_strict(tmp_path: Path) -> None:
-    """``mkdocs build --strict`` passes: no broken link or anchor, no page left out of the
-    nav, no docstring mkdocstrings cannot render, no missing snippet."""
+    """``mkdocs build --strict`` passes: no broken link or anchor, no page left out
+    of the nav, no docstring mkdocstrings cannot render, no missing snippet."""
     mkdocs = Path(sys.executable).parent / "mkdocs"
     if not mkdocs.exists():
-        missing_dependency(f"mkdocs is not installed in {mkdocs.parent} (pip install -e '.[dev]')")
+        missing_dependency(
+            f"mkdocs is not installed in {mkdocs.parent} (pip install -e '.[dev]')"
+        )
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NO_COLOR": "1"}
     started = time.monotonic()
     proc = subprocess.run(
-        [str(mkdocs), "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(tmp_path / "site")],
+        [
+            str(mkdocs),
+            "build",
+            "--strict",
+            "-f",
+            str(ROOT / "mkdocs.yml"),
+            "-d",
+            str(tmp_path / "site"),
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -65,22 +83,42 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     )
     elapsed = time.monotonic() - started
     output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"mkdocs build --strict failed after {elapsed:.1f} s:\n{output}"
-    warnings = [line for line in output.splitlines() if line.startswith(("WARNING", "ERROR"))]
+    assert (
+        proc.returncode == 0
+    ), f"mkdocs build --strict failed after {elapsed:.1f} s:\n{output}"
+    warnings = [
+        line for line in output.splitlines() if line.startswith(("WARNING", "ERROR"))
+    ]
     assert not warnings, "\n".join(warnings)
     for page in nav_pages():
-        built = tmp_path / "site" / (page[: -len(".md")] + "/index.html" if not page.endswith("index.md") else page.replace(".md", ".html"))
+        built = (
+            tmp_path
+            / "site"
+            / (
+                page[: -len(".md")] + "/index.html"
+                if not page.endswith("index.md")
+                else page.replace(".md", ".html")
+            )
+        )
         assert built.is_file(), f"{page} was not built ({built})"
-    reference = (tmp_path / "site" / "reference" / "server" / "index.html").read_text(encoding="utf-8")
-    for name in ("mcp_tasks.server.TasksServer", "mcp_tasks.server_core.ToolContext", "mcp_tasks.server_core.Limits"):
+    reference = (tmp_path / "site" / "reference" / "server" / "index.html").read_text(
+        encoding="utf-8"
+    )
+    for name in (
+        "mcp_tasks.server.TasksServer",
+        "mcp_tasks.server_core.ToolContext",
+        "mcp_tasks.server_core.Limits",
+    ):
         assert f'id="{name}"' in reference, f"the API reference lacks {name}"
 
 
 def test_the_site_works_offline() -> None:
-    """No plugin that fetches from the network (Material's privacy and social plugins), no
-    web fonts."""
+    """No plugin that fetches from the network (Material's privacy and social
+    plugins), no web fonts."""
     config = load_mkdocs_config()
-    plugins = [next(iter(p)) if isinstance(p, dict) else p for p in config.get("plugins", [])]
+    plugins = [
+        next(iter(p)) if isinstance(p, dict) else p for p in config.get("plugins", [])
+    ]
     for plugin in plugins:
         assert plugin.split("/")[-1] not in ("privacy", "social"), plugin
     assert config["theme"].get("font") is False
@@ -96,22 +134,37 @@ def test_every_page_is_in_the_nav() -> None:
 
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=_ids(PYTHON_BLOCKS))
 def test_python_blocks_parse_and_are_black_formatted(block: Block) -> None:
-    """A Python snippet is valid Python, formatted as black 26 formats the project's code
-    (line length 88), so a later ruff/black pass over the docs changes nothing."""
-    compile(block.code, block.where, "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    """A Python snippet is valid Python, formatted as black 26 formats the project's
+    code (line length 88), so a later ruff/black pass over the docs changes nothing."""
+    compile(
+        block.code,
+        block.where,
+        "exec",
+        flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+    )
     formatted = black.format_str(block.code, mode=black.Mode(line_length=88))
-    assert formatted == block.code, f"{block.where} is not black-formatted; black makes it:\n{formatted}"
+    assert (
+        formatted == block.code
+    ), f"{block.where} is not black-formatted; black makes it:\n{formatted}"
 
 
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=_ids(PYTHON_BLOCKS))
 def test_python_blocks_import_what_the_packages_have(block: Block) -> None:
-    """Every ``from mcp_tasks... import name`` of a snippet names a module of a generated
-    package and a name it has (the goldens in generated/ stand for the generated code)."""
+    """Every ``from mcp_tasks... import name`` of a snippet names a module of a
+    generated package and a name it has (the goldens in generated/ stand for the
+    generated code).
+    """
     for node in ast.walk(ast.parse(block.code)):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0].startswith("mcp_tasks"):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.split(".")[0].startswith("mcp_tasks")
+        ):
             module = importlib.import_module(node.module)
             for alias in node.names:
-                assert hasattr(module, alias.name), f"{block.where}: {node.module} has no {alias.name}"
+                assert hasattr(
+                    module, alias.name
+                ), f"{block.where}: {node.module} has no {alias.name}"
 
 
 def test_toml_blocks_parse_and_use_known_target_keys() -> None:
@@ -147,8 +200,13 @@ def test_json_blocks_parse() -> None:
 
 
 def _table_options(text: str) -> set[str]:
-    """The options named in the first column of a Markdown table (``-o``, ``--check``)."""
-    return {match for row in re.findall(r"^\| `([^`]+)`", text, re.M) for match in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", row)}
+    """The options named in the first column of a Markdown table (``-o``,
+    ``--check``)."""
+    return {
+        match
+        for row in re.findall(r"^\| `([^`]+)`", text, re.M)
+        for match in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", row)
+    }
 
 
 def test_generate_options_match_the_command() -> None:
@@ -156,15 +214,27 @@ def test_generate_options_match_the_command() -> None:
     no other."""
     from mcptasks_gen.cli import generate
 
-    documented = _table_options(section(DOCS / "usage.md", "## `mcptasks-gen generate`"))
-    actual = {opt for param in generate.params for opt in param.opts if opt.startswith("-") and opt != "--output"}
+    documented = _table_options(
+        section(DOCS / "usage.md", "## `mcptasks-gen generate`")
+    )
+    actual = {
+        opt
+        for param in generate.params
+        for opt in param.opts
+        if opt.startswith("-") and opt != "--output"
+    }
     assert documented == actual
 
 
 def test_checker_options_match_the_command() -> None:
-    """The checker page's option table lists the options of ``python -m <package>.check``."""
+    """The checker page's option table lists the options of ``python -m
+    <package>.check``."""
     proc = subprocess.run(
-        [sys.executable, "-m", "mcp_tasks.check", "--help"], cwd=ROOT / "generated", capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "mcp_tasks.check", "--help"],
+        cwd=ROOT / "generated",
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     actual = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", proc.stdout)) - {"--help"}
@@ -189,7 +259,11 @@ def test_error_examples_match_the_error_goldens() -> None:
         for line in path.read_text(encoding="utf-8").splitlines()
         if ": error: " in line
     }
-    block = next(b for b in all_blocks("text") if b.path == DOCS / "usage.md" and ": error: " in b.code)
+    block = next(
+        b
+        for b in all_blocks("text")
+        if b.path == DOCS / "usage.md" and ": error: " in b.code
+    )
     shown = [line.split(": error: ", 1)[1] for line in block.code.splitlines() if line]
     assert shown and set(shown) <= goldens, set(shown) - goldens
     assert len(shown) == len(goldens)
@@ -197,7 +271,11 @@ def test_error_examples_match_the_error_goldens() -> None:
 
 def _golden_counts() -> tuple[str, str, str, str]:
     golden = GOLDEN_REPORT.read_text(encoding="utf-8")
-    counts = re.search(r"\*\*(\d+) changes: (\d+) breaking for clients, (\d+) breaking for servers, (\d+) compatible for both\.\*\*", golden)
+    counts = re.search(
+        r"\*\*(\d+) changes: (\d+) breaking for clients, (\d+) breaking for servers,"
+        r" (\d+) compatible for both\.\*\*",
+        golden,
+    )
     assert counts is not None
     n, client, server, compatible = counts.groups()
     return n, client, server, compatible
@@ -208,20 +286,37 @@ def test_migration_summary_matches_the_golden_report() -> None:
     golden = GOLDEN_REPORT.read_text(encoding="utf-8")
     n, client, server, compatible = _golden_counts()
     page = _flat((DOCS / "migrating.md").read_text(encoding="utf-8"))
-    assert f"{n} changes, {client} breaking for clients, {server} breaking for servers, {compatible} compatible for both" in page
-    for method in ("tasks/result", "tasks/list", "tasks/update", "notifications/tasks/status"):
+    assert (
+        f"{n} changes, {client} breaking for clients, {server} breaking for servers,"
+        f" {compatible} compatible for both" in page
+    )
+    for method in (
+        "tasks/result",
+        "tasks/list",
+        "tasks/update",
+        "notifications/tasks/status",
+    ):
         assert f"`{method}`" in page and method in golden
 
 
 def test_diff_examples_match_the_golden_report() -> None:
-    """The ``diff`` examples (text summary line and JSON summary) carry the golden counts."""
+    """The ``diff`` examples (text summary line and JSON summary) carry the golden
+    counts."""
     n, client, server, compatible = _golden_counts()
     page = (DOCS / "spec-changes.md").read_text(encoding="utf-8")
-    assert f"{n} changes: {client} breaking for clients, {server} breaking for servers, {compatible} compatible for both" in page
-    summary = json.loads(next(b.code for b in all_blocks("json") if b.path == DOCS / "spec-changes.md"))["summary"]
-    golden = json.loads((ROOT / "tests" / "golden" / "diff-2025-11-25-to-ext.json").read_text(encoding="utf-8"))["summary"]
+    assert (
+        f"{n} changes: {client} breaking for clients, {server} breaking for servers,"
+        f" {compatible} compatible for both" in page
+    )
+    summary = json.loads(
+        next(b.code for b in all_blocks("json") if b.path == DOCS / "spec-changes.md")
+    )["summary"]
+    golden = json.loads(
+        (ROOT / "tests" / "golden" / "diff-2025-11-25-to-ext.json").read_text(
+            encoding="utf-8"
+        )
+    )["summary"]
     assert summary == golden
-
 
 
 def test_lists_follow_a_blank_line() -> None:

@@ -1,8 +1,10 @@
-"""Every wire example of the spec validates with the golden models and dumps back unchanged.
+"""Every wire example of the spec validates with the golden models and dumps back
+unchanged.
 
-The table names, for each example file, which part of it is checked and with which model:
-``message`` is the whole JSON-RPC message, ``result``/``error`` its result or error object,
-and other keys pick a fragment. Unknown fields must survive the round trip.
+The table names, for each example file, which part of it is checked and with which
+model: ``message`` is the whole JSON-RPC message, ``result``/``error`` its result or
+error object, and other keys pick a fragment. Unknown fields must survive the round
+trip.
 """
 
 from __future__ import annotations
@@ -65,9 +67,15 @@ CASES_EXT = {
 }
 # Examples with no model in their revision's Tasks surface, and why.
 NOT_MODELLED = {
-    "E_2_6": "tools/call is a core 2026-07-28 request; the extension schema has no definition for it",
+    "E_2_6": (
+        "tools/call is a core 2026-07-28 request; the extension schema has no"
+        " definition for it"
+    ),
 }
-PACKAGES = {"2025-11-25": ("mcp_tasks_2025_11_25", CASES_2025), "extension": ("mcp_tasks_ext", CASES_EXT)}
+PACKAGES = {
+    "2025-11-25": ("mcp_tasks_2025_11_25", CASES_2025),
+    "extension": ("mcp_tasks_ext", CASES_EXT),
+}
 
 
 def _example_files(folder: str) -> dict[str, Path]:
@@ -88,43 +96,79 @@ def _params() -> list[Any]:
     out = []
     for folder, (package, cases) in PACKAGES.items():
         for example, (where, model) in cases.items():
-            out.append(pytest.param(folder, package, example, where, model, id=f"{example}-{model}"))
+            out.append(
+                pytest.param(
+                    folder, package, example, where, model, id=f"{example}-{model}"
+                )
+            )
     return out
 
 
 @pytest.mark.parametrize(("folder", "package", "example", "where", "model"), _params())
-def test_example_round_trips(folder: str, package: str, example: str, where: str, model: str) -> None:
+def test_example_round_trips(
+    folder: str, package: str, example: str, where: str, model: str
+) -> None:
     """Validate the example and dump it back: equal JSON, unknown fields kept."""
     path = _example_files(folder)[example]
     models = importlib.import_module(f"{package}.models")
     for fragment in _pick(json.loads(path.read_text(encoding="utf-8")), where):
         parsed = getattr(models, model).model_validate(fragment)
         assert parsed.to_wire() == fragment, f"{path.name}: round trip changed the JSON"
-        assert json.dumps(parsed.to_wire(), sort_keys=True) == json.dumps(fragment, sort_keys=True)
+        assert json.dumps(parsed.to_wire(), sort_keys=True) == json.dumps(
+            fragment, sort_keys=True
+        )
 
 
 @pytest.mark.parametrize("folder", sorted(PACKAGES))
 def test_every_example_is_covered(folder: str) -> None:
     """No example file is silently left out of the round-trip table."""
     _, cases = PACKAGES[folder]
-    assert sorted(_example_files(folder)) == sorted([*cases, *(k for k in NOT_MODELLED if k.startswith("E_2" if folder == "extension" else "E_1"))])
+    assert sorted(_example_files(folder)) == sorted(
+        [
+            *cases,
+            *(
+                k
+                for k in NOT_MODELLED
+                if k.startswith("E_2" if folder == "extension" else "E_1")
+            ),
+        ]
+    )
 
 
 def test_unknown_fields_survive() -> None:
-    """An open object keeps a field the schema does not know, on the wire and as an attribute."""
+    """An open object keeps a field the schema does not know, on the wire and as an
+    attribute."""
     from mcp_tasks_ext.models import GetTaskResult
 
-    raw = {"resultType": "complete", "taskId": "t", "status": "working", "createdAt": "a", "lastUpdatedAt": "b", "ttlMs": None, "x-vendor": {"k": 1}}
+    raw = {
+        "resultType": "complete",
+        "taskId": "t",
+        "status": "working",
+        "createdAt": "a",
+        "lastUpdatedAt": "b",
+        "ttlMs": None,
+        "x-vendor": {"k": 1},
+    }
     parsed = GetTaskResult.model_validate(raw)
     assert parsed.to_wire() == raw
     assert parsed.root.model_extra == {"x-vendor": {"k": 1}}
 
 
-@pytest.mark.parametrize("model", ["GetTaskResult", "DetailedTask", "TaskStatusNotificationParams"])
+@pytest.mark.parametrize(
+    "model", ["GetTaskResult", "DetailedTask", "TaskStatusNotificationParams"]
+)
 def test_wrong_status_is_one_error_at_the_status(model: str) -> None:
-    """A status outside the union gives one error that points at ``status``, not one per branch."""
+    """A status outside the union gives one error that points at ``status``, not one
+    per branch."""
     models = importlib.import_module("mcp_tasks_ext.models")
-    raw = {"resultType": "complete", "taskId": "t", "status": "paused", "createdAt": "a", "lastUpdatedAt": "b", "ttlMs": None}
+    raw = {
+        "resultType": "complete",
+        "taskId": "t",
+        "status": "paused",
+        "createdAt": "a",
+        "lastUpdatedAt": "b",
+        "ttlMs": None,
+    }
     with pytest.raises(ValidationError) as info:
         getattr(models, model).model_validate(raw)
     errors = info.value.errors()
@@ -134,22 +178,50 @@ def test_wrong_status_is_one_error_at_the_status(model: str) -> None:
 
 
 def test_notification_params_union_is_discriminated() -> None:
-    """The params inside ``TaskStatusNotification`` are the discriminated variant itself."""
+    """The params inside ``TaskStatusNotification`` are the discriminated variant
+    itself."""
     from mcp_tasks_ext.models import TaskStatusNotification
 
-    raw = {"jsonrpc": "2.0", "method": "notifications/tasks", "params": {"taskId": "t", "status": "failed", "createdAt": "a", "lastUpdatedAt": "b", "ttlMs": 5, "error": {"code": -1, "message": "m"}}}
+    raw = {
+        "jsonrpc": "2.0",
+        "method": "notifications/tasks",
+        "params": {
+            "taskId": "t",
+            "status": "failed",
+            "createdAt": "a",
+            "lastUpdatedAt": "b",
+            "ttlMs": 5,
+            "error": {"code": -1, "message": "m"},
+        },
+    }
     note = TaskStatusNotification.model_validate(raw)
     assert type(note.params).__name__.endswith("Failed")
     assert note.params.status == "failed"
 
 
 def test_status_compares_to_plain_strings() -> None:
-    """``task.status == "working"`` holds for the enum-typed status of both revisions."""
+    """``task.status == "working"`` holds for the enum-typed status of both
+    revisions."""
     from mcp_tasks_2025_11_25.models import Task
     from mcp_tasks_ext.models import CreateTaskResult
 
-    task = Task.model_validate({"taskId": "t", "status": "working", "createdAt": "a", "lastUpdatedAt": "b", "ttl": None})
+    task = Task.model_validate(
+        {
+            "taskId": "t",
+            "status": "working",
+            "createdAt": "a",
+            "lastUpdatedAt": "b",
+            "ttl": None,
+        }
+    )
     assert task.status == "working" and str(task.status) == "working"
     created = CreateTaskResult(task_id="t", status="input_required", created_at="a", last_updated_at="b", ttl_ms=None)  # type: ignore[arg-type]
     assert created.status == "input_required"
-    assert created.to_wire() == {"resultType": "task", "taskId": "t", "status": "input_required", "createdAt": "a", "lastUpdatedAt": "b", "ttlMs": None}
+    assert created.to_wire() == {
+        "resultType": "task",
+        "taskId": "t",
+        "status": "input_required",
+        "createdAt": "a",
+        "lastUpdatedAt": "b",
+        "ttlMs": None,
+    }

@@ -1,4 +1,5 @@
-"""``tasks/list`` cursors: a position among the caller's own tasks, valid on every replica.
+"""``tasks/list`` cursors: a position among the caller's own tasks, valid on every
+replica.
 
 A cursor used to be the base64 of the store's server-wide sequence number, so the gap
 between two of a caller's cursors told how many tasks everybody else had created. Now
@@ -26,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_tasks_2025_11_25.redis_store import RedisTaskStore
 from mcp_tasks_2025_11_25.server import Limits, RequestInfo, TasksServer, ToolContext
 from mcp_tasks_2025_11_25.stores import InMemoryTaskStore, SQLiteTaskStore, TaskStore
-
 from tests.support.procs import RedisHandle, start_redis
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,5 @@
-"""``subscriptions/listen`` over real HTTP: its transport, what it acknowledges, its bounds.
+"""``subscriptions/listen`` over real HTTP: its transport, what it acknowledges, its
+bounds.
 
 The extension server runs in this process under uvicorn on 127.0.0.1 (so the test can
 look at its subscription tables) with each store: memory, SQLite, Redis.
@@ -31,11 +32,11 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+
 from mcp_tasks_ext.asgi import create_app
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.server import Limits, RequestInfo, TasksServer, ToolContext
 from mcp_tasks_ext.stores import InMemoryTaskStore, SQLiteTaskStore, TaskStore
-
 from tests.support.procs import HOST, RedisHandle, free_port, start_redis
 from tests.support.waiting import until
 
@@ -211,9 +212,9 @@ async def test_listen_without_an_event_stream_accept_header_is_406(
             for accept in ("text/event-stream", "*/*", "application/json, text/*"):
                 listen = h.listen([mine])
                 async with open_listen(client, h.url, listen, "alice", accept) as s:
-                    assert (await s.next_event() or {}).get("method") == (
-                        "notifications/subscriptions/acknowledged"
-                    ), accept
+                    assert (await s.next_event() or {}).get(
+                        "method"
+                    ) == "notifications/subscriptions/acknowledged", accept
     for accept, (status, body, request_id) in refused.items():
         assert status == 406, (accept, status, body)
         assert body["id"] == request_id

@@ -138,7 +138,8 @@ def test_start_redis_appendonly_survives_kill9() -> None:
 
 
 def test_conformance_cli_runs(tmp_path: Path) -> None:
-    """The conformance suite starts and judges the fastmcp fixture's capability negotiation."""
+    """The conformance suite starts and judges the fastmcp fixture's capability
+    negotiation."""
     with peers.serve("fastmcp") as server:
         proc = peers.run_conformance(
             server.url, "tasks-capability-negotiation", tmp_path

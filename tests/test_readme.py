@@ -1,6 +1,6 @@
-"""README.md keeps showing the set-up commands that CI really runs, stays short, and links
-to files that exist (the rest of the documentation is tested by ``test_docs.py`` and the
-quickstart by ``test_quickstart.py``)."""
+"""README.md keeps showing the set-up commands that CI really runs, stays short, and
+links to files that exist (the rest of the documentation is tested by
+``test_docs.py`` and the quickstart by ``test_quickstart.py``)."""
 
 from __future__ import annotations
 
@@ -28,20 +28,26 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def test_main_job_command_uses_the_default_schema() -> None:
-    """The first command installs the project and runs generation with no schema argument."""
+    """The first command installs the project and runs generation with no schema
+    argument."""
     main_job = _blocks_after("## Set up on a fresh machine")[0].strip()
-    assert main_job.startswith("python3 -m venv .venv") and main_job.endswith("mcptasks-gen generate -o out/")
+    assert main_job.startswith("python3 -m venv .venv") and main_job.endswith(
+        "mcptasks-gen generate -o out/"
+    )
 
 
 def test_readme_is_short() -> None:
-    """A new user reads the README first: what it is, set-up, quickstart, links; the rest
-    lives in docs/."""
+    """A new user reads the README first: what it is, set-up, quickstart, links; the
+    rest lives in docs/."""
     size = len(README.read_bytes())
-    assert size < MAX_README_BYTES, f"README.md is {size} bytes; move detail to a page under docs/"
+    assert (
+        size < MAX_README_BYTES
+    ), f"README.md is {size} bytes; move detail to a page under docs/"
 
 
 def test_readme_links_lead_to_existing_files() -> None:
-    """Every relative link of the README names a file of the repository (the docs pages)."""
+    """Every relative link of the README names a file of the repository (the docs
+    pages)."""
     text = README.read_text(encoding="utf-8")
     links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
     local = [link for link in links if "://" not in link]
@@ -54,6 +60,12 @@ def test_readme_links_every_docs_page_of_the_nav() -> None:
     """The README's documentation list names every page of the site's nav (the home page
     is the README's own job; the API reference is linked by its index)."""
     text = README.read_text(encoding="utf-8")
-    unlinked = [page for page in nav_pages() if not page.startswith("reference/") and page != "index.md" and f"(docs/{page})" not in text]
+    unlinked = [
+        page
+        for page in nav_pages()
+        if not page.startswith("reference/")
+        and page != "index.md"
+        and f"(docs/{page})" not in text
+    ]
     assert not unlinked, f"README's documentation list lacks {unlinked}"
     assert "(docs/reference/index.md)" in text

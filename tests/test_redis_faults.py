@@ -23,9 +23,9 @@ from typing import Any
 
 import httpx
 import pytest
+
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.server import Limits, RequestInfo, TasksServer, ToolContext
-
 from tests.support.procs import (
     HOST,
     RedisHandle,
@@ -64,7 +64,8 @@ def replica(redis_url: str) -> Iterator[ServerHandle]:
 
 @contextlib.asynccontextmanager
 async def replica_beside(redis_url: str) -> AsyncIterator[ServerHandle]:
-    """:func:`replica`, started in a thread so that this event loop (the proxy's) runs."""
+    """:func:`replica`, started in a thread so that this event loop (the proxy's)
+    runs."""
     manager = replica(redis_url)
     handle = await asyncio.to_thread(manager.__enter__)
     try:
@@ -181,7 +182,9 @@ async def test_an_answer_missed_while_the_link_was_cut_reaches_the_worker() -> N
                 # answer through B is stored and published while A cannot hear it
                 proxy.cut()
                 answer = {"action": "accept", "content": {"name": "Ada"}}
-                await call(b, "tasks/update", taskId=asked, inputResponses={key: answer})
+                await call(
+                    b, "tasks/update", taskId=asked, inputResponses={key: answer}
+                )
                 proxy.restore()
                 await asyncio.wait_for(proxy.reconnected.wait(), 10)
                 done = await wait_status(b, asked, {"completed"}, timeout=LEASE_S + 3)
@@ -205,7 +208,8 @@ async def test_a_waiting_task_fails_before_its_ttl_instead_of_vanishing() -> Non
             """Ask a question nobody answers."""
             try:
                 answer = await ctx.elicit(
-                    "Anyone?", {"type": "object", "properties": {"x": {"type": "string"}}}
+                    "Anyone?",
+                    {"type": "object", "properties": {"x": {"type": "string"}}},
                 )
             except asyncio.CancelledError:
                 cancelled.set()
@@ -260,7 +264,9 @@ async def test_an_outage_gives_clear_errors_one_warning_and_service_resumes() ->
             redis.start()
             # service resumes by itself, and the task written before survived (AOF)
             deadline = time.monotonic() + 10
-            while "result" not in (body := (await post(a, "tasks/get", taskId=kept)).json()):
+            while "result" not in (
+                body := (await post(a, "tasks/get", taskId=kept)).json()
+            ):
                 assert time.monotonic() < deadline, body
                 await asyncio.sleep(0.1)
             assert body["result"]["status"] == "completed"
@@ -280,13 +286,13 @@ async def test_an_outage_gives_clear_errors_one_warning_and_service_resumes() ->
 async def test_example_warns_when_redis_would_lose_acknowledged_tasks() -> None:
     with start_redis() as volatile, start_redis(appendonly=True) as durable:
         with replica(volatile.url) as a:
-            assert (await get_ok(a)) and PERSISTENCE_WARNING in a.log_tail(), (
-                a.log_tail()
-            )
+            assert (
+                await get_ok(a)
+            ) and PERSISTENCE_WARNING in a.log_tail(), a.log_tail()
         with replica(durable.url) as b:
-            assert (await get_ok(b)) and PERSISTENCE_WARNING not in b.log_tail(), (
-                b.log_tail()
-            )
+            assert (
+                await get_ok(b)
+            ) and PERSISTENCE_WARNING not in b.log_tail(), b.log_tail()
 
 
 async def get_ok(server: ServerHandle) -> bool:

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.stores import TERMINAL_STATUSES, TaskRecord
-
 from tests.support.procs import RedisHandle, start_redis
 
 pytestmark = pytest.mark.anyio

@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.server import (
     AuditEvent,
@@ -37,7 +38,6 @@ from mcp_tasks_ext.server import (
     TasksServer,
     ToolContext,
 )
-
 from tests.support.procs import (
     RedisHandle,
     ServerHandle,
@@ -186,15 +186,17 @@ async def test_create_poll_update_cancel_and_listen_across_replicas(
             request_id="sub-1",
         )
         events: list[dict[str, Any]] = []
-        async with httpx.AsyncClient(timeout=15) as client:
-            async with client.stream(
+        async with (
+            httpx.AsyncClient(timeout=15) as client,
+            client.stream(
                 "POST", b.url, json=listen, headers=headers_for(listen)
-            ) as response:
-                async for line in response.aiter_lines():
-                    if line.startswith("data: "):
-                        events.append(json.loads(line[6:]))
-                        if events[-1]["params"].get("status") == "completed":
-                            break
+            ) as response,
+        ):
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    events.append(json.loads(line[6:]))
+                    if events[-1]["params"].get("status") == "completed":
+                        break
         assert events[0]["method"] == "notifications/subscriptions/acknowledged"
         statuses = [e["params"].get("status") for e in events[1:]]
         assert statuses[-1] == "completed"

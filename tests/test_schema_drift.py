@@ -1,11 +1,11 @@
 """Drift check between the project's own Tasks schemas and the official MCP schemas.
 
-The files in ``schema/<revision>/schema.json`` are written by this project: they hold the
-Tasks surface of each revision (the transitive ``$ref`` closure of a fixed set of root
-definitions) with our own descriptions. Their structure must stay identical to the official
-schemas, which live outside the repository in ``../shared/schemas/`` (or in the folder named
-by ``$MCPTASKS_SHARED``). These tests fail with the definition name and the JSON pointer of
-the first difference when either side changes.
+The files in ``schema/<revision>/schema.json`` are written by this project: they hold
+the Tasks surface of each revision (the transitive ``$ref`` closure of a fixed set of
+root definitions) with our own descriptions. Their structure must stay identical to the
+official schemas, which live outside the repository in ``../shared/schemas/`` (or in the
+folder named by ``$MCPTASKS_SHARED``). These tests fail with the definition name and the
+JSON pointer of the first difference when either side changes.
 
 When the official schemas are missing the comparison tests are skipped, except under
 ``CI=true`` where a missing reference is an error.
@@ -247,14 +247,17 @@ def first_difference(
                 return found
         return None
     if isinstance(ours, list):
-        for index, (mine, theirs) in enumerate(zip(ours, official)):
+        for index, (mine, theirs) in enumerate(zip(ours, official, strict=True)):
             found = first_difference(mine, theirs, f"{pointer}/{index}")
             if found:
                 return found
         if len(ours) != len(official):
-            return pointer, (
-                f"ours has {len(ours)} items, official has {len(official)}: "
-                f"{_short(ours)} vs {_short(official)}"
+            return (
+                pointer,
+                (
+                    f"ours has {len(ours)} items, official has {len(official)}: "
+                    f"{_short(ours)} vs {_short(official)}"
+                ),
             )
         return None
     if ours != official:
@@ -383,7 +386,8 @@ def test_every_definition_and_property_is_described(revision: Revision) -> None:
 
 @by_revision
 def test_document_header_and_layout(revision: Revision) -> None:
-    """Top-level keywords are set, definitions are sorted and the file is canonical JSON."""
+    """Top-level keywords are set, definitions are sorted and the file is canonical
+    JSON."""
     doc = load_ours(revision)
     assert doc.get("$schema") == DRAFT_2020_12
     assert doc.get("$id") == f"urn:mcptasks-gen:schema:{revision.name}"
@@ -419,7 +423,8 @@ def test_every_ref_resolves(revision: Revision) -> None:
 
 
 def test_structure_keeps_keyword_named_properties() -> None:
-    """Stripping annotations never removes properties that happen to share their names."""
+    """Stripping annotations never removes properties that happen to share their
+    names."""
     schema = {
         "description": "dropped",
         "$schema": DRAFT_2020_12,

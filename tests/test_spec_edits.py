@@ -1,24 +1,30 @@
-"""The generated client and server follow a schema edit, or generation stops with exit 2.
+"""The generated client and server follow a schema edit, or generation stops with exit
+2.
 
-Each edit of ``spec_edits.py`` is applied to the official Tasks extension schema (read from
-``../shared/schemas``), generated with the CLI into a temporary folder, type-checked with
-``mypy --strict`` and pyright strict together with a little user code, and then run: a server
-process built on the generated package serves real HTTP, and the generated client talks to
-it from this process.
+Each edit of ``spec_edits.py`` is applied to the official Tasks extension schema (read
+from ``../shared/schemas``), generated with the CLI into a temporary folder,
+type-checked with ``mypy --strict`` and pyright strict together with a little user code,
+and then run: a server process built on the generated package serves real HTTP, and the
+generated client talks to it from this process.
 
 a) ``paused``, classified ``active``: a tool pauses its task, the client keeps polling
-   through ``paused`` (and reports it), the tool resumes and the client returns the result.
-b) ``progress``: the tool sets it with the typed ``TaskFields``; the client reads it on a
+   through ``paused`` (and reports it), the tool resumes and the client returns the
+   result.
+b) ``progress``: the tool sets it with the typed ``TaskFields``; the client reads it on
+a
    snapshot.
 c) ``pollIntervalMs`` renamed: generation stops with exit 2 and the JSON pointer of the
    field the runtime needs; nothing is written.
-d) ``tasks/list``: ``client.tasks_list(...)`` is typed, and the server answers it with the
-   runtime's built-in list role (pages of the caller's tasks behind opaque cursors, built
-   through the schema's ``ListTasksResult``) once ``enable_list`` is on; off, -32601. A
-   method with a runtime role gets no ``on_<method>`` registration: the runtime serves it.
+d) ``tasks/list``: ``client.tasks_list(...)`` is typed, and the server answers it with
+the
+   runtime's built-in list role (pages of the caller's tasks behind opaque cursors,
+   built through the schema's ``ListTasksResult``) once ``enable_list`` is on; off,
+   -32601. A method with a runtime role gets no ``on_<method>`` registration: the
+   runtime serves it.
 e) ``tasks/update`` removed: the revision is still detected, neither side has the method
    (the server answers -32601) and a tool asking for input fails its task clearly.
-f) ``tasks/update`` removed and ``tasks/result`` added: the server's built-in result role
+f) ``tasks/update`` removed and ``tasks/result`` added: the server's built-in result
+role
    blocks until the task ends and carries the tool's input request on its stream as a
    server-to-client request (the mechanism the schema's roles select), then returns the
    outcome.
@@ -50,15 +56,27 @@ pytestmark = pytest.mark.anyio
 
 
 def _generate(out: Path, shared: Path, name: str) -> subprocess.CompletedProcess[str]:
-    raw = EDITS[name](json.loads((shared / "schemas" / "ext-tasks-draft.schema.json").read_text()))
+    raw = EDITS[name](
+        json.loads((shared / "schemas" / "ext-tasks-draft.schema.json").read_text())
+    )
     schema = out / f"{name}.schema.json"
     schema.write_text(json.dumps(raw, indent=2))
-    command = [str(BIN / "mcptasks-gen"), "generate", str(schema), "-o", str(out), "--package", f"p_{name}", *CLASSIFY.get(name, [])]
+    command = [
+        str(BIN / "mcptasks-gen"),
+        "generate",
+        str(schema),
+        "-o",
+        str(out),
+        "--package",
+        f"p_{name}",
+        *CLASSIFY.get(name, []),
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=out)
 
 
 USER_CODE = '''\
-"""User code against the edited packages: the typed surface, checked by mypy and pyright."""
+"""User code against the edited packages: the typed surface, checked by mypy and
+pyright."""
 
 from p_a_paused.protocol import ACTIVE_STATUSES, StatusName
 from p_a_paused.server import ToolContext as PausedContext
@@ -111,46 +129,103 @@ def _module(name: str) -> ModuleType:
 
 
 def test_edited_packages_pass_mypy_strict(packages: Path) -> None:
-    args = [str(BIN / "mypy"), "--strict", "--no-incremental", "--python-version", "3.10", "user_code.py"]
+    args = [
+        str(BIN / "mypy"),
+        "--strict",
+        "--no-incremental",
+        "--python-version",
+        "3.10",
+        "user_code.py",
+    ]
     args += [f"p_{name}" for name in RUNNING]
-    proc = subprocess.run(args, cwd=packages, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        args, cwd=packages, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_edited_packages_pass_pyright_strict(packages: Path) -> None:
     config = packages / "pyrightconfig.json"
-    config.write_text(json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.10", "extraPaths": [str(packages)]}))
-    targets = [str(packages / f"p_{name}") for name in RUNNING] + [str(packages / "user_code.py")]
-    proc = subprocess.run([str(BIN / "pyright"), "--project", str(config), "--pythonpath", sys.executable, "--outputjson", *targets], capture_output=True, text=True, timeout=600)
+    config.write_text(
+        json.dumps(
+            {
+                "typeCheckingMode": "strict",
+                "pythonVersion": "3.10",
+                "extraPaths": [str(packages)],
+            }
+        )
+    )
+    targets = [str(packages / f"p_{name}") for name in RUNNING] + [
+        str(packages / "user_code.py")
+    ]
+    proc = subprocess.run(
+        [
+            str(BIN / "pyright"),
+            "--project",
+            str(config),
+            "--pythonpath",
+            sys.executable,
+            "--outputjson",
+            *targets,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     report = json.loads(proc.stdout)
-    problems = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    problems = [
+        f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}"
+        for d in report["generalDiagnostics"]
+        if d["severity"] == "error"
+    ]
     assert not problems, "\n".join(problems[:40])
 
 
 def test_renamed_runtime_field_stops_generation(tmp_path: Path, shared: Path) -> None:
-    """c) The runtime reads ``pollIntervalMs``: a schema that renamed it cannot be served."""
+    """c) The runtime reads ``pollIntervalMs``: a schema that renamed it cannot be
+    served."""
     proc = _generate(tmp_path, shared, "c_rename")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     line = proc.stderr.strip()
     assert "\n" not in line and "Traceback" not in line
-    assert line.startswith(f"{tmp_path / 'c_rename.schema.json'}#/$defs/Task/properties/pollIntervalMs: error:")
+    assert line.startswith(
+        f"{tmp_path / 'c_rename.schema.json'}#/$defs/Task/properties/pollIntervalMs:"
+        " error:"
+    )
     assert '"pollIntervalMs"' in line and '"pollInterval"' in line
     assert not (tmp_path / "p_c_rename").exists()
 
 
 def test_unclassified_status_stops_generation(tmp_path: Path, shared: Path) -> None:
     """a) without a classification, ``paused`` stops generation with its pointer."""
-    raw = EDITS["a_paused"](json.loads((shared / "schemas" / "ext-tasks-draft.schema.json").read_text()))
+    raw = EDITS["a_paused"](
+        json.loads((shared / "schemas" / "ext-tasks-draft.schema.json").read_text())
+    )
     schema = tmp_path / "paused.json"
     schema.write_text(json.dumps(raw))
-    proc = subprocess.run([str(BIN / "mcptasks-gen"), "generate", str(schema), "-o", str(tmp_path), "--package", "p"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            str(BIN / "mcptasks-gen"),
+            "generate",
+            str(schema),
+            "-o",
+            str(tmp_path),
+            "--package",
+            "p",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
-    assert proc.stderr.startswith(f"{schema}#/$defs/TaskStatus: error: status \"paused\" is unknown")
-    assert "paused = \"active\"" in proc.stderr
+    assert proc.stderr.startswith(
+        f'{schema}#/$defs/TaskStatus: error: status "paused" is unknown'
+    )
+    assert 'paused = "active"' in proc.stderr
     assert not (tmp_path / "p").exists()
 
 
-SERVER = '''\
+SERVER = """\
 import asyncio, sys
 sys.path.insert(0, {out!r})
 from {pkg}.asgi import serve
@@ -169,18 +244,21 @@ async def open_gate(ctx: ToolContext, arguments: dict) -> str:
 {tools}
 
 serve(server, "127.0.0.1", {port})
-'''
+"""
 
 TOOLS = {
-    "a_paused": '''
+    "a_paused": (
+        """
 @server.tool(task_support="required")
 async def pausing(ctx: ToolContext, arguments: dict) -> str:
     await ctx.set_status("paused", "waiting for the gate")
     await gate.wait()
     await ctx.set_status("working", "going on")
     return "done after pause"
-''',
-    "b_progress": '''
+"""
+    ),
+    "b_progress": (
+        """
 from {pkg}.protocol import TaskFields
 
 @server.tool(task_support="required")
@@ -188,32 +266,44 @@ async def counting(ctx: ToolContext, arguments: dict) -> str:
     await ctx.set_fields(TaskFields(progress=0.5))
     await gate.wait()
     return "counted"
-''',
-    "d_list": '''
+"""
+    ),
+    "d_list": (
+        """
 server.enable_list = True
 server.page_size = 2
 
 @server.tool(task_support="required")
 async def quick(ctx: ToolContext, arguments: dict) -> str:
     return "quick"
-''',
-    "e_no_update": '''
+"""
+    ),
+    "e_no_update": (
+        """
 @server.tool(task_support="required")
 async def asking(ctx: ToolContext, arguments: dict) -> str:
     answer = await ctx.elicit("Go on?", {{"type": "object", "properties": {{}}}})
     return f"answered {{answer}}"
-''',
+"""
+    ),
 }
 
 
 @pytest.fixture
-def served(packages: Path, request: pytest.FixtureRequest) -> Iterator[tuple[ModuleType, str]]:
-    """The edit's server in its own process; yields the generated client module and the URL."""
+def served(
+    packages: Path, request: pytest.FixtureRequest
+) -> Iterator[tuple[ModuleType, str]]:
+    """The edit's server in its own process; yields the generated client module and
+    the URL."""
     name: str = request.param
     pkg = f"p_{name}"
     port = free_port()
     script = packages / f"server_{name}.py"
-    script.write_text(SERVER.format(out=str(packages), pkg=pkg, port=port, tools=TOOLS[name].format(pkg=pkg)))
+    script.write_text(
+        SERVER.format(
+            out=str(packages), pkg=pkg, port=port, tools=TOOLS[name].format(pkg=pkg)
+        )
+    )
     with run_server([sys.executable, str(script)], port, url_path="/mcp") as handle:
         yield _module(f"{pkg}.client"), handle.url
 
@@ -221,11 +311,17 @@ def served(packages: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Mod
 def _client(client_module: ModuleType, url: str) -> Any:
     transport_module = _module(client_module.__name__.rsplit(".", 1)[0] + ".transport")
     ids = _module(client_module.__name__.rsplit(".", 1)[0] + ".task_ids")
-    return client_module.TasksClient(transport_module.HttpTransport(url), store=ids.MemoryTaskIdStore(), default_poll_interval=0.02)
+    return client_module.TasksClient(
+        transport_module.HttpTransport(url),
+        store=ids.MemoryTaskIdStore(),
+        default_poll_interval=0.02,
+    )
 
 
 @pytest.mark.parametrize("served", ["a_paused"], indirect=True)
-async def test_a_client_keeps_polling_through_an_added_active_status(served: tuple[ModuleType, str]) -> None:
+async def test_a_client_keeps_polling_through_an_added_active_status(
+    served: tuple[ModuleType, str],
+) -> None:
     client_module, url = served
     seen: list[str] = []
     async with _client(client_module, url) as client:
@@ -242,7 +338,9 @@ async def test_a_client_keeps_polling_through_an_added_active_status(served: tup
 
 
 @pytest.mark.parametrize("served", ["b_progress"], indirect=True)
-async def test_b_tool_sets_an_added_field_and_the_client_reads_it(served: tuple[ModuleType, str]) -> None:
+async def test_b_tool_sets_an_added_field_and_the_client_reads_it(
+    served: tuple[ModuleType, str],
+) -> None:
     client_module, url = served
     progress: list[float | None] = []
     async with _client(client_module, url) as client:
@@ -257,7 +355,9 @@ async def test_b_tool_sets_an_added_field_and_the_client_reads_it(served: tuple[
 
 
 @pytest.mark.parametrize("served", ["d_list"], indirect=True)
-async def test_d_added_method_is_a_typed_client_method_served_by_the_built_in_list(served: tuple[ModuleType, str]) -> None:
+async def test_d_added_method_is_a_typed_client_method_served_by_the_built_in_list(
+    served: tuple[ModuleType, str],
+) -> None:
     client_module, url = served
     models = _module(client_module.__name__.rsplit(".", 1)[0] + ".models")
     transport = _module(client_module.__name__.rsplit(".", 1)[0] + ".transport")
@@ -274,27 +374,46 @@ async def test_d_added_method_is_a_typed_client_method_served_by_the_built_in_li
     assert len(second.tasks) == 1 and second.next_cursor is None
     assert all(t.status == "completed" for t in [*first.tasks, *second.tasks])
     assert len({t.task_id for t in [*first.tasks, *second.tasks]}) == 3
-    assert sorted(t.task_id for t in listed) == sorted(t.task_id for t in [*first.tasks, *second.tasks])
+    assert sorted(t.task_id for t in listed) == sorted(
+        t.task_id for t in [*first.tasks, *second.tasks]
+    )
     assert all(type(t) is models.Task for t in listed)
 
 
-async def test_d_the_added_method_is_method_not_found_until_the_list_is_enabled(packages: Path) -> None:
+async def test_d_the_added_method_is_method_not_found_until_the_list_is_enabled(
+    packages: Path,
+) -> None:
     server_module = _module("p_d_list.server")
     stores = _module("p_d_list.stores")
     server = server_module.TasksServer("edits", store=stores.InMemoryTaskStore())
-    assert "tasks/list" not in server.HANDLER_METHODS and not hasattr(server, "on_tasks_list")
-    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
+    assert "tasks/list" not in server.HANDLER_METHODS and not hasattr(
+        server, "on_tasks_list"
+    )
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        },
+    }
     ask = {"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {"_meta": meta}}
     answer = await server.handle(ask)
     assert answer is not None and answer["error"]["code"] == -32601, answer
-    listing = server_module.TasksServer("edits", store=stores.InMemoryTaskStore(), enable_list=True)
+    listing = server_module.TasksServer(
+        "edits", store=stores.InMemoryTaskStore(), enable_list=True
+    )
     answer = await listing.handle(ask)
-    assert answer is not None and answer["result"]["tasks"] == [] and answer["result"]["resultType"] == "complete", answer
+    assert (
+        answer is not None
+        and answer["result"]["tasks"] == []
+        and answer["result"]["resultType"] == "complete"
+    ), answer
     assert "nextCursor" not in answer["result"]
 
 
 @pytest.mark.parametrize("served", ["e_no_update"], indirect=True)
-async def test_e_removed_method_is_gone_from_both_sides(served: tuple[ModuleType, str]) -> None:
+async def test_e_removed_method_is_gone_from_both_sides(
+    served: tuple[ModuleType, str],
+) -> None:
     client_module, url = served
     protocol = _module(client_module.__name__.rsplit(".", 1)[0] + ".protocol")
     assert protocol.REVISION == "ext-2026-07-28"
@@ -302,18 +421,25 @@ async def test_e_removed_method_is_gone_from_both_sides(served: tuple[ModuleType
     assert not hasattr(client_module.TasksClient, "tasks_update")
 
     async def elicit(context: Any) -> dict[str, Any]:
-        raise AssertionError("no input request can reach the client without tasks/update")
+        raise AssertionError(
+            "no input request can reach the client without tasks/update"
+        )
 
     async with _client(client_module, url) as client:
         client.handlers["elicitation/create"] = elicit
         with pytest.raises(client_module.MethodNotFound):
             await client.request("tasks/update", {"taskId": "x", "inputResponses": {}})
-        with pytest.raises(client_module.TaskFailed, match="neither an update nor a result method"):
+        with pytest.raises(
+            client_module.TaskFailed, match="neither an update nor a result method"
+        ):
             await client.call_tool("asking", {})
 
 
-def test_a_schema_change_rewrites_only_the_schema_dependent_files(tmp_path: Path, shared: Path) -> None:
-    """Regenerating after a small schema change leaves the copied runtime files alone."""
+def test_a_schema_change_rewrites_only_the_schema_dependent_files(
+    tmp_path: Path, shared: Path
+) -> None:
+    """Regenerating after a small schema change leaves the copied runtime files
+    alone."""
     proc = _generate(tmp_path, shared, "b_progress")
     assert proc.returncode == 0, proc.stderr
     package = tmp_path / "p_b_progress"
@@ -322,47 +448,94 @@ def test_a_schema_change_rewrites_only_the_schema_dependent_files(tmp_path: Path
     raw["$defs"]["Task"]["properties"]["progress"]["description"] = "Changed."
     raw["$defs"]["Task"]["properties"]["note"] = {"type": "string"}
     (tmp_path / "b_progress.schema.json").write_text(json.dumps(raw))
-    command = [str(BIN / "mcptasks-gen"), "generate", str(tmp_path / "b_progress.schema.json"), "-o", str(tmp_path), "--package", "p_b_progress"]
+    command = [
+        str(BIN / "mcptasks-gen"),
+        "generate",
+        str(tmp_path / "b_progress.schema.json"),
+        "-o",
+        str(tmp_path),
+        "--package",
+        "p_b_progress",
+    ]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     after = {p.name: p.read_bytes() for p in package.iterdir()}
     changed = sorted(name for name in after if after[name] != before.get(name))
-    assert changed == ["__init__.py", "api_ext.py", "checks_ext.py", "client.py", "models.py", "models_ext.py", "protocol.py", "protocol_ext.py", "server.py"], changed
+    assert changed == [
+        "__init__.py",
+        "api_ext.py",
+        "checks_ext.py",
+        "client.py",
+        "models.py",
+        "models_ext.py",
+        "protocol.py",
+        "protocol_ext.py",
+        "server.py",
+    ], changed
     runtime = sorted(p.name for p in (ROOT / "templates" / "runtime").glob("*.py"))
     assert not set(changed) & set(runtime)
     assert f"wrote {len(changed)} of {len(after)} files" in proc.stdout, proc.stdout
 
 
-async def test_f_added_result_method_carries_the_input_request_on_its_stream(packages: Path) -> None:
+async def test_f_added_result_method_carries_the_input_request_on_its_stream(
+    packages: Path,
+) -> None:
     server_module = _module("p_f_result.server")
     protocol = _module("p_f_result.protocol")
-    assert protocol.ROLES.get("result") == "tasks/result" and not protocol.has_role("update")
-    server = server_module.TasksServer("edits", store=_module("p_f_result.stores").InMemoryTaskStore())
+    assert protocol.ROLES.get("result") == "tasks/result" and not protocol.has_role(
+        "update"
+    )
+    server = server_module.TasksServer(
+        "edits", store=_module("p_f_result.stores").InMemoryTaskStore()
+    )
 
     @server.tool(task_support="required")
     async def asking(ctx: Any, arguments: dict[str, Any]) -> str:
         answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
         return f"answered {answer['action']}"
 
-    capabilities = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}}
-    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": capabilities}
+    capabilities = {
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+        "elicitation": {},
+    }
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }
     sent: list[dict[str, Any]] = []
     answers: list[Any] = []
 
-    async def emit(message: dict[str, Any]) -> None:  # the client: answer the elicitation
+    async def emit(
+        message: dict[str, Any],
+    ) -> None:  # the client: answer the elicitation
         sent.append(message)
-        reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept", "content": {}}}
+        reply = {
+            "jsonrpc": "2.0",
+            "id": message["id"],
+            "result": {"action": "accept", "content": {}},
+        }
         answers.append(asyncio.get_running_loop().create_task(server.handle(reply)))
 
     async with server:
         call = {"name": "asking", "arguments": {}, "_meta": meta}
-        created = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        created = await server.handle(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+        )
         assert created is not None and "result" in created, created
         task_id = created["result"]["taskId"]
-        ask = {"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": task_id, "_meta": meta}}
+        ask = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tasks/result",
+            "params": {"taskId": task_id, "_meta": meta},
+        }
         outcome = await asyncio.wait_for(server.handle(ask, emit=emit), 30)
-        foreign = await server.handle({**ask, "params": {"taskId": "nope", "_meta": meta}})
+        foreign = await server.handle(
+            {**ask, "params": {"taskId": "nope", "_meta": meta}}
+        )
     assert [m["method"] for m in sent] == ["elicitation/create"], sent
-    assert outcome is not None and outcome["result"]["resultType"] == "complete", outcome
+    assert (
+        outcome is not None and outcome["result"]["resultType"] == "complete"
+    ), outcome
     assert "answered accept" in json.dumps(outcome["result"]["content"])
     assert foreign is not None and "error" in foreign

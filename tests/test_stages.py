@@ -15,7 +15,15 @@ from mcptasks_gen.detect import detect
 from mcptasks_gen.errors import GenError, Location
 from mcptasks_gen.extract import extract
 from mcptasks_gen.load import load, walk
-from mcptasks_gen.naming import ClassName, PyIdent, class_name, enum_member, field_ident, pascal, snake
+from mcptasks_gen.naming import (
+    ClassName,
+    PyIdent,
+    class_name,
+    enum_member,
+    field_ident,
+    pascal,
+    snake,
+)
 from mcptasks_gen.normalize import normalize
 from mcptasks_gen.revisions import CORE_2025_11_25, EXTENSION
 
@@ -24,14 +32,26 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _schema(tmp_path: Path, defs: dict[str, Any]) -> Path:
     path = tmp_path / "schema.json"
-    path.write_text(json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}))
+    path.write_text(
+        json.dumps(
+            {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
+        )
+    )
     return path
 
 
 def _package(tmp_path: Path, defs: dict[str, Any]) -> ir.Package:
     path = _schema(tmp_path, defs)
     doc = load(path, "s.json")
-    target = Target(schema=path, schema_label="s.json", output=tmp_path, package="p", revision=None, templates=None, regenerate="x")
+    target = Target(
+        schema=path,
+        schema_label="s.json",
+        output=tmp_path,
+        package="p",
+        revision=None,
+        templates=None,
+        regenerate="x",
+    )
     return normalize(extract(doc, detect(doc)), target, ())
 
 
@@ -41,7 +61,15 @@ def _model(package: ir.Package, name: str) -> ir.Model:
 
 TASK_GET = {
     "type": "object",
-    "properties": {"method": {"const": "tasks/update", "type": "string"}, "id": {"type": "integer"}, "params": {"type": "object", "properties": {"taskId": {"type": "string"}}, "required": ["taskId"]}},
+    "properties": {
+        "method": {"const": "tasks/update", "type": "string"},
+        "id": {"type": "integer"},
+        "params": {
+            "type": "object",
+            "properties": {"taskId": {"type": "string"}},
+            "required": ["taskId"],
+        },
+    },
     "required": ["method", "id", "params"],
 }
 
@@ -51,16 +79,28 @@ TASK_GET = {
 
 @pytest.mark.parametrize(
     ("wire", "ident"),
-    [("taskId", "task_id"), ("_meta", "meta"), ("lastUpdatedAt", "last_updated_at"), ("io.modelcontextprotocol/serverInfo", "server_info"),
-     ("class", "class_"), ("schema", "schema_"), ("model_hint", "model_hint_"), ("2fa", "f_2fa"), ("URLMode", "url_mode")],
-)  # fmt: skip
+    [
+        ("taskId", "task_id"),
+        ("_meta", "meta"),
+        ("lastUpdatedAt", "last_updated_at"),
+        ("io.modelcontextprotocol/serverInfo", "server_info"),
+        ("class", "class_"),
+        ("schema", "schema_"),
+        ("model_hint", "model_hint_"),
+        ("2fa", "f_2fa"),
+        ("URLMode", "url_mode"),
+    ],
+)
 def test_field_ident(wire: str, ident: str) -> None:
     assert field_ident(wire) == ident
 
 
 def test_case_conversion_and_validation() -> None:
     assert snake("pollIntervalMs") == "poll_interval_ms"
-    assert pascal("input_required") == "InputRequired" and pascal("tasks/get") == "TasksGet"
+    assert (
+        pascal("input_required") == "InputRequired"
+        and pascal("tasks/get") == "TasksGet"
+    )
     assert enum_member("input_required") == "INPUT_REQUIRED"
     assert class_name("GetTaskRequest", "params") == "GetTaskRequestParams"
     for bad in ("1x", "a-b", "class", ""):
@@ -82,30 +122,48 @@ def test_load_reports_line_and_column(tmp_path: Path) -> None:
 
 
 def test_walk_tells_keywords_from_property_names() -> None:
-    """A property called ``type`` or ``$ref`` is a name, not a keyword, and its value is a schema."""
-    node = {"type": "object", "properties": {"type": {"type": "string"}, "$ref": {"const": {"type": "tuple"}}}}
+    """A property called ``type`` or ``$ref`` is a name, not a keyword, and its value
+    is a schema."""
+    node = {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string"},
+            "$ref": {"const": {"type": "tuple"}},
+        },
+    }
     pointers = [loc.pointer for _, loc in walk(node, Location(file="f", pointer=""))]
     assert pointers == ["", "/properties/type", "/properties/$ref"]
 
 
 def test_subschemas_visit_what_walk_visits_in_the_same_order() -> None:
-    """``subschemas`` (no locations) is ``walk`` without the locations, on the official schemas
-    and on every kind of keyword, including the draft-07 tuple form of ``items``."""
+    """``subschemas`` (no locations) is ``walk`` without the locations, on the
+    official schemas and on every kind of keyword, including the draft-07 tuple form
+    of ``items``."""
     from mcptasks_gen.load import subschemas
 
     node = {
         "allOf": [{"items": [{"type": "string"}, {"not": {"type": "null"}}]}, 3],
         "properties": {"a": {"anyOf": [{"$ref": "#/x"}]}, "b": True},
-        "additionalProperties": {"prefixItems": [{}, {"if": {}, "then": {}, "else": {}}]},
-        "$defs": {"d": {"dependentSchemas": {"e": {}}, "patternProperties": {"^x": {}}}},
+        "additionalProperties": {
+            "prefixItems": [{}, {"if": {}, "then": {}, "else": {}}]
+        },
+        "$defs": {
+            "d": {"dependentSchemas": {"e": {}}, "patternProperties": {"^x": {}}}
+        },
     }
-    docs = [node, *(load(p).raw for p in sorted((ROOT / "schema").glob("*/schema.json")))]
+    docs = [
+        node,
+        *(load(p).raw for p in sorted((ROOT / "schema").glob("*/schema.json"))),
+    ]
     for doc in docs:
-        assert [id(n) for n in subschemas(doc)] == [id(n) for n, _ in walk(doc, Location(file="f", pointer=""))]
+        assert [id(n) for n in subschemas(doc)] == [
+            id(n) for n, _ in walk(doc, Location(file="f", pointer=""))
+        ]
 
 
 def test_const_data_is_not_checked_as_schema(tmp_path: Path) -> None:
-    """``const``/``enum`` values are data: a ``type`` inside them is not a schema type."""
+    """``const``/``enum`` values are data: a ``type`` inside them is not a schema
+    type."""
     load(_schema(tmp_path, {"A": {"const": {"type": "tuple"}}}), "s.json")
 
 
@@ -118,11 +176,19 @@ def test_detect_and_extract_the_project_schemas() -> None:
         assert detect(doc) is revision
         surface = extract(doc, revision)
         assert len(surface.defs) == count and list(surface.defs) == sorted(surface.defs)
-        assert all(m.startswith(("tasks/", "notifications/tasks")) for m in surface.methods.values())
+        assert all(
+            m.startswith(("tasks/", "notifications/tasks"))
+            for m in surface.methods.values()
+        )
 
 
 def test_extract_leaves_unrelated_definitions_out(tmp_path: Path) -> None:
-    doc = load(_schema(tmp_path, {"UpdateTaskRequest": TASK_GET, "Unrelated": {"type": "string"}}), "s.json")
+    doc = load(
+        _schema(
+            tmp_path, {"UpdateTaskRequest": TASK_GET, "Unrelated": {"type": "string"}}
+        ),
+        "s.json",
+    )
     assert list(extract(doc, detect(doc)).defs) == ["UpdateTaskRequest"]
 
 
@@ -134,56 +200,126 @@ def test_inline_params_get_a_place_name_and_constants_default(tmp_path: Path) ->
     request = _model(package, "UpdateTaskRequest")
     assert isinstance(request, ir.ObjectModel)
     method = next(f for f in request.fields if f.wire_name == "method")
-    assert (method.annotation, method.default, method.constant) == ('Literal["tasks/update"]', '"tasks/update"', True)
-    assert next(f for f in request.fields if f.wire_name == "params").annotation == "UpdateTaskRequestParams"
+    assert (method.annotation, method.default, method.constant) == (
+        'Literal["tasks/update"]',
+        '"tasks/update"',
+        True,
+    )
+    assert (
+        next(f for f in request.fields if f.wire_name == "params").annotation
+        == "UpdateTaskRequestParams"
+    )
     params = _model(package, "UpdateTaskRequestParams")
-    assert isinstance(params, ir.ObjectModel) and params.fields[0].name == "task_id" and params.fields[0].required
-    assert [m.name for m in package.methods] == ["tasks/update"] and package.methods[0].result == "dict[str, Any]"
+    assert (
+        isinstance(params, ir.ObjectModel)
+        and params.fields[0].name == "task_id"
+        and params.fields[0].required
+    )
+    assert [m.name for m in package.methods] == ["tasks/update"] and package.methods[
+        0
+    ].result == "dict[str, Any]"
 
 
 def test_all_of_with_any_of_becomes_a_discriminated_union(tmp_path: Path) -> None:
-    variant = lambda s: {"type": "object", "properties": {"status": {"const": s, "type": "string"}, "taskId": {"type": "string"}}, "required": ["status", "taskId"]}  # noqa: E731
+    variant = lambda s: {
+        "type": "object",
+        "properties": {
+            "status": {"const": s, "type": "string"},
+            "taskId": {"type": "string"},
+        },
+        "required": ["status", "taskId"],
+    }  # noqa: E731
     defs = {
         "UpdateTaskRequest": TASK_GET,
-        "Result": {"type": "object", "properties": {"_meta": {"type": "object"}}, "additionalProperties": {}},
+        "Result": {
+            "type": "object",
+            "properties": {"_meta": {"type": "object"}},
+            "additionalProperties": {},
+        },
         "WorkingTask": variant("working"),
         "DoneTask": variant("done"),
-        "GetTaskResult": {"allOf": [{"$ref": "#/$defs/Result"}, {"anyOf": [variant("working"), variant("done")]}]},
+        "GetTaskResult": {
+            "allOf": [
+                {"$ref": "#/$defs/Result"},
+                {"anyOf": [variant("working"), variant("done")]},
+            ]
+        },
         "DetailedTask": {"anyOf": [variant("working"), variant("done")]},
     }
     package = _package(tmp_path, defs)
     result = _model(package, "GetTaskResult")
     assert isinstance(result, ir.RootModel) and result.discriminator == "status"
-    # the variants sort after the union, so its base refers to them forward (quoted, rebuilt)
-    assert result.annotation == repr('Annotated[GetTaskResultWorking | GetTaskResultDone, Field(discriminator="status")]')
+    # the variants sort after the union, so its base refers to them forward (quoted,
+    # rebuilt)
+    assert result.annotation == repr(
+        "Annotated[GetTaskResultWorking | GetTaskResultDone,"
+        ' Field(discriminator="status")]'
+    )
     assert "GetTaskResult" in package.rebuild
     merged = _model(package, "GetTaskResultWorking")
-    assert isinstance(merged, ir.ObjectModel) and [f.wire_name for f in merged.fields] == ["_meta", "status", "taskId"]
+    assert isinstance(merged, ir.ObjectModel) and [
+        f.wire_name for f in merged.fields
+    ] == ["_meta", "status", "taskId"]
     detailed = _model(package, "DetailedTask")
     assert isinstance(detailed, ir.RootModel)
-    assert detailed.annotation == repr('Annotated[WorkingTask | DoneTask, Field(discriminator="status")]')  # inline copies are the definitions
+    assert detailed.annotation == repr(
+        'Annotated[WorkingTask | DoneTask, Field(discriminator="status")]'
+    )  # inline copies are the definitions
 
 
 def test_plain_look_alike_objects_are_not_merged(tmp_path: Path) -> None:
-    """``{"taskId": string}`` params stay their own class even if a definition looks the same."""
-    defs = {"UpdateTaskRequest": TASK_GET, "RelatedTaskMetadata": {"type": "object", "properties": {"taskId": {"type": "string"}}, "required": ["taskId"]}}
+    """``{"taskId": string}`` params stay their own class even if a definition looks
+    the same."""
+    defs = {
+        "UpdateTaskRequest": TASK_GET,
+        "RelatedTaskMetadata": {
+            "type": "object",
+            "properties": {"taskId": {"type": "string"}},
+            "required": ["taskId"],
+        },
+    }
     request = _model(_package(tmp_path, defs), "UpdateTaskRequest")
     assert isinstance(request, ir.ObjectModel)
-    assert next(f for f in request.fields if f.wire_name == "params").annotation == "UpdateTaskRequestParams"
+    assert (
+        next(f for f in request.fields if f.wire_name == "params").annotation
+        == "UpdateTaskRequestParams"
+    )
 
 
 def test_enums_open_and_closed_objects_and_optional_fields(tmp_path: Path) -> None:
     defs = {
         "UpdateTaskRequest": TASK_GET,
-        "TaskStatus": {"anyOf": [{"type": "string", "const": "working"}, {"type": "string", "const": "done"}]},
-        "TasksExtensionCapability": {"type": "object", "additionalProperties": {"not": {}}},
-        "Task": {"type": "object", "properties": {"status": {"$ref": "#/$defs/TaskStatus"}, "ttl": {"type": ["integer", "null"]}, "note": {"type": "string"}}, "required": ["status", "ttl"]},
+        "TaskStatus": {
+            "anyOf": [
+                {"type": "string", "const": "working"},
+                {"type": "string", "const": "done"},
+            ]
+        },
+        "TasksExtensionCapability": {
+            "type": "object",
+            "additionalProperties": {"not": {}},
+        },
+        "Task": {
+            "type": "object",
+            "properties": {
+                "status": {"$ref": "#/$defs/TaskStatus"},
+                "ttl": {"type": ["integer", "null"]},
+                "note": {"type": "string"},
+            },
+            "required": ["status", "ttl"],
+        },
     }
     package = _package(tmp_path, defs)
     status = _model(package, "TaskStatus")
-    assert isinstance(status, ir.EnumModel) and [(m.name, m.raw) for m in status.members] == [("WORKING", "working"), ("DONE", "done")]
+    assert isinstance(status, ir.EnumModel) and [
+        (m.name, m.raw) for m in status.members
+    ] == [("WORKING", "working"), ("DONE", "done")]
     capability = _model(package, "TasksExtensionCapability")
-    assert isinstance(capability, ir.ObjectModel) and capability.closed and not capability.fields
+    assert (
+        isinstance(capability, ir.ObjectModel)
+        and capability.closed
+        and not capability.fields
+    )
     task = _model(package, "Task")
     assert isinstance(task, ir.ObjectModel) and not task.closed
     assert [(f.name, f.annotation, f.required, f.default) for f in task.fields] == [
@@ -194,10 +330,17 @@ def test_enums_open_and_closed_objects_and_optional_fields(tmp_path: Path) -> No
 
 
 def test_model_order_does_not_follow_defs_order(tmp_path: Path) -> None:
-    defs = {"UpdateTaskRequest": TASK_GET, "ZTask": {"type": "object", "properties": {"a": {"type": "string"}}}, "ATask": {"type": "object", "properties": {"z": {"$ref": "#/$defs/ZTask"}}}}
+    defs = {
+        "UpdateTaskRequest": TASK_GET,
+        "ZTask": {"type": "object", "properties": {"a": {"type": "string"}}},
+        "ATask": {"type": "object", "properties": {"z": {"$ref": "#/$defs/ZTask"}}},
+    }
     forward = [m.name for m in _package(tmp_path, defs).models]
     (tmp_path / "b").mkdir()
-    backward = [m.name for m in _package(tmp_path / "b", dict(reversed(list(defs.items())))).models]
+    backward = [
+        m.name
+        for m in _package(tmp_path / "b", dict(reversed(list(defs.items())))).models
+    ]
     assert forward == backward == sorted(forward)
 
 
@@ -206,15 +349,31 @@ def test_model_order_does_not_follow_defs_order(tmp_path: Path) -> None:
 
 def test_field_macro_on_a_hand_built_node() -> None:
     env = render.environment(None)
-    field = ir.Field(name=PyIdent("task_id"), wire_name="taskId", annotation="str", required=True, default="", constant=False, doc="The id.", loc=Location(file="f"))
-    text = env.from_string('{% import "_macros.jinja" as m %}{{ m.field(f) }}').render(f=field)
-    assert text == 'task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")\n"""The id."""\n'
+    field = ir.Field(
+        name=PyIdent("task_id"),
+        wire_name="taskId",
+        annotation="str",
+        required=True,
+        default="",
+        constant=False,
+        doc="The id.",
+        loc=Location(file="f"),
+    )
+    text = env.from_string('{% import "_macros.jinja" as m %}{{ m.field(f) }}').render(
+        f=field
+    )
+    assert (
+        text == 'task_id: str = Field(validation_alias="taskId",'
+        ' serialization_alias="taskId")\n"""The id."""\n'
+    )
 
 
-def test_compiled_templates_are_kept_and_a_changed_template_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Compiled templates go to the cache folder (also with the formatted-file cache off) and
-    are loaded from there; a template whose text changed is compiled again, never served
-    from the old code; nothing is written under PYTHONDONTWRITEBYTECODE."""
+def test_compiled_templates_are_kept_and_a_changed_template_is_compiled_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compiled templates go to the cache folder (also with the formatted-file cache
+    off) and are loaded from there; a template whose text changed is compiled again,
+    never served from the old code; nothing is written under PYTHONDONTWRITEBYTECODE."""
     import jinja2
 
     monkeypatch.setenv("MCPTASKS_GEN_CACHE", "off")
@@ -224,7 +383,12 @@ def test_compiled_templates_are_kept_and_a_changed_template_is_compiled_again(tm
     (override / "package").mkdir(parents=True)
     template = override / "package" / "note.txt.jinja"
     template.write_text("first {{ pkg }}\n")
-    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "first p\n"
+    assert (
+        render.environment(override)
+        .get_template("package/note.txt.jinja")
+        .render(pkg="p")
+        == "first p\n"
+    )
     assert not (tmp_path / "cache").exists()
 
     monkeypatch.setattr("sys.dont_write_bytecode", False)
@@ -249,17 +413,36 @@ def test_compiled_templates_are_kept_and_a_changed_template_is_compiled_again(tm
 
     template.write_text("second {{ pkg }}\n")
     monkeypatch.setattr(jinja2.Environment, "compile", compile_)
-    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "second p\n"
+    assert (
+        render.environment(override)
+        .get_template("package/note.txt.jinja")
+        .render(pkg="p")
+        == "second p\n"
+    )
     monkeypatch.setattr(jinja2.Environment, "compile", no_compile)
-    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "second p\n"
+    assert (
+        render.environment(override)
+        .get_template("package/note.txt.jinja")
+        .render(pkg="p")
+        == "second p\n"
+    )
 
     other = jinja2.Environment(trim_blocks=False)
     assert render._compile_settings(other) != folder.name
 
     monkeypatch.setattr(jinja2.Environment, "compile", compile_)
-    for kept in folder.iterdir():  # damaged files (cut short after Jinja's header) are compiled again
+    for (
+        kept
+    ) in (
+        folder.iterdir()
+    ):  # damaged files (cut short after Jinja's header) are compiled again
         kept.write_bytes(kept.read_bytes()[: len(jinja2.bccache.bc_magic) + 2])
-    assert render.environment(override).get_template("package/note.txt.jinja").render(pkg="p") == "second p\n"
+    assert (
+        render.environment(override)
+        .get_template("package/note.txt.jinja")
+        .render(pkg="p")
+        == "second p\n"
+    )
 
 
 def _split_top_level_by_char(text: str, separator: str, keep_empty: bool) -> list[str]:
@@ -277,7 +460,9 @@ def _split_top_level_by_char(text: str, separator: str, keep_empty: bool) -> lis
         elif char in ")]}":
             depth -= 1
         elif char == separator and depth == 0:
-            if separator == "=" and (text[i + 1 : i + 2] == "=" or text[i - 1 : i] in "=<>!"):
+            if separator == "=" and (
+                text[i + 1 : i + 2] == "=" or text[i - 1 : i] in "=<>!"
+            ):
                 continue
             parts.append(text[start:i].strip())
             start = i + 1
@@ -306,23 +491,39 @@ def _opening_by_char(text: str) -> int:
 def test_bracket_scans_skip_to_the_characters_they_act_on() -> None:
     """``split_top_level`` and ``render._opening`` jump between brackets, quotes and the
     separator with a regular expression; they give what the character-by-character scans
-    gave, on generated annotations and on arbitrary text made of the characters that matter."""
+    gave, on generated annotations and on arbitrary text made of the characters that
+    matter.
+    """
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
     from mcptasks_gen.naming import split_top_level
 
-    samples = ['x: Annotated[int | None, Field(description="a = b, (c]")] = None', "a == b, c <= d", "=x", "f'a\\'b', [1, 2]", "x | y[1 | 2]"]
+    samples = [
+        'x: Annotated[int | None, Field(description="a = b, (c]")] = None',
+        "a == b, c <= d",
+        "=x",
+        "f'a\\'b', [1, 2]",
+        "x | y[1 | 2]",
+    ]
     for sample in samples:
         for separator in ("=", ",", "|"):
             for keep in (False, True):
-                assert split_top_level(sample, separator, keep_empty=keep) == _split_top_level_by_char(sample, separator, keep)
+                assert split_top_level(
+                    sample, separator, keep_empty=keep
+                ) == _split_top_level_by_char(sample, separator, keep)
         assert render._opening(sample) == _opening_by_char(sample)
 
     @settings(max_examples=400, deadline=None)
-    @given(st.text(alphabet="ab =,|()[]{}'\"\\<>!", max_size=40), st.sampled_from(["=", ",", "|"]), st.booleans())
+    @given(
+        st.text(alphabet="ab =,|()[]{}'\"\\<>!", max_size=40),
+        st.sampled_from(["=", ",", "|"]),
+        st.booleans(),
+    )
     def same(text: str, separator: str, keep: bool) -> None:
-        assert split_top_level(text, separator, keep_empty=keep) == _split_top_level_by_char(text, separator, keep)
+        assert split_top_level(
+            text, separator, keep_empty=keep
+        ) == _split_top_level_by_char(text, separator, keep)
         assert render._opening(text) == _opening_by_char(text)
 
     same()
@@ -335,12 +536,54 @@ def test_fit_lays_out_long_statements_as_black_does() -> None:
     from mcptasks_gen import fmt
 
     cases = [
-        ("meta: MetaObject | None = Field(default=None, validation_alias=\"_meta\", serialization_alias=\"_meta\")", 4),
-        ("last_modified: str | None = Field(default=None, validation_alias=\"lastModified\", serialization_alias=\"lastModified\")", 4),
-        ("ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = Field(validation_alias=\"ttlMs\", serialization_alias=\"ttlMs\")", 4),
-        ("poll_interval_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = Field(default=None, validation_alias=\"pollIntervalMs\", serialization_alias=\"pollIntervalMs\")", 4),
-        ("values: dict[str, Annotated[CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator=\"method\")]] = Field(validation_alias=\"inputRequests\", serialization_alias=\"inputRequests\")", 4),
-        ("class Detailed(McpRootModel['Annotated[WorkingTask | InputRequiredTask | CompletedTask | FailedTask | CancelledTask, Field(discriminator=\"status\")]']):", 0),
+        (
+            (
+                "meta: MetaObject | None = Field(default=None,"
+                ' validation_alias="_meta", serialization_alias="_meta")'
+            ),
+            4,
+        ),
+        (
+            (
+                "last_modified: str | None = Field(default=None,"
+                ' validation_alias="lastModified", serialization_alias="lastModified")'
+            ),
+            4,
+        ),
+        (
+            (
+                "ttl_ms: Annotated[int, Field(ge=-9007199254740991,"
+                ' le=9007199254740991)] | None = Field(validation_alias="ttlMs",'
+                ' serialization_alias="ttlMs")'
+            ),
+            4,
+        ),
+        (
+            (
+                "poll_interval_ms: Annotated[int, Field(ge=-9007199254740991,"
+                " le=9007199254740991)] | None = Field(default=None,"
+                ' validation_alias="pollIntervalMs",'
+                ' serialization_alias="pollIntervalMs")'
+            ),
+            4,
+        ),
+        (
+            (
+                "values: dict[str, Annotated[CreateMessageRequest | ListRootsRequest |"
+                ' ElicitRequest, Field(discriminator="method")]] ='
+                ' Field(validation_alias="inputRequests",'
+                ' serialization_alias="inputRequests")'
+            ),
+            4,
+        ),
+        (
+            (
+                "class Detailed(McpRootModel['Annotated[WorkingTask | InputRequiredTask"
+                " | CompletedTask | FailedTask | CancelledTask,"
+                ' Field(discriminator="status")]\']):'
+            ),
+            0,
+        ),
     ]
     for line, indent in cases:
         laid_out = render.fit(line, indent).replace("\n", "\n" + " " * indent)
@@ -351,8 +594,11 @@ def test_fit_lays_out_long_statements_as_black_does() -> None:
 # -- write ----------------------------------------------------------------------------
 
 
-def test_write_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A failure while writing leaves the previous tree untouched and no temporary folders."""
+def test_write_is_all_or_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure while writing leaves the previous tree untouched and no temporary
+    folders."""
     folder = tmp_path / "pkg"
     write.write(folder, {"a.py": write.HEADER_PREFIX + " v1\n"}, force=False)
     real = Path.write_text
@@ -366,7 +612,14 @@ def test_write_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(Path, "write_text", flaky)
     with pytest.raises(GenError, match="cannot write"):
-        write.write(folder, {"a.py": write.HEADER_PREFIX + " v2\n", "b.py": write.HEADER_PREFIX + " v2\n"}, force=False)
+        write.write(
+            folder,
+            {
+                "a.py": write.HEADER_PREFIX + " v2\n",
+                "b.py": write.HEADER_PREFIX + " v2\n",
+            },
+            force=False,
+        )
     monkeypatch.undo()
     assert (folder / "a.py").read_text() == write.HEADER_PREFIX + " v1\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pkg"]
@@ -377,21 +630,33 @@ def test_write_reports_only_changed_files(tmp_path: Path) -> None:
     files = {"a.py": write.HEADER_PREFIX + "\n", "b.py": write.HEADER_PREFIX + "\n"}
     assert write.write(folder, files, force=False).written == ("a.py", "b.py")
     assert write.write(folder, files, force=False).written == ()
-    assert [d.path for d in write.check(folder, {**files, "b.py": write.HEADER_PREFIX + " x\n"})] == ["b.py"]
+    assert [
+        d.path
+        for d in write.check(folder, {**files, "b.py": write.HEADER_PREFIX + " x\n"})
+    ] == ["b.py"]
 
 
-# -- fmt: how many black workers ----------------------------------------------------------------
+# -- fmt: how many black workers -------------------------------------------------------
 
 
-def test_black_workers_follow_the_cpus_the_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pinned to one CPU (taskset, a container's cpuset), formatting forks no second worker."""
+def test_black_workers_follow_the_cpus_the_process_may_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pinned to one CPU (taskset, a container's cpuset), formatting forks no second
+    worker."""
     from mcptasks_gen import fmt
 
     monkeypatch.setattr(fmt.os, "sched_getaffinity", lambda pid: {0}, raising=False)
     monkeypatch.setattr(fmt.os, "cpu_count", lambda: 64)
     assert fmt.usable_cpus() == 1
-    monkeypatch.setattr(fmt.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
-    assert fmt.usable_cpus() in (1, 2, 3)  # a cgroup quota on this machine may cap it further
+    monkeypatch.setattr(
+        fmt.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False
+    )
+    assert fmt.usable_cpus() in (
+        1,
+        2,
+        3,
+    )  # a cgroup quota on this machine may cap it further
 
     import concurrent.futures
 
@@ -401,20 +666,29 @@ def test_black_workers_follow_the_cpus_the_process_may_use(monkeypatch: pytest.M
     monkeypatch.setattr(fmt.os, "sched_getaffinity", lambda pid: {0}, raising=False)
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
     monkeypatch.setenv("MCPTASKS_GEN_CACHE", "off")
-    monkeypatch.setattr(fmt, "_PARALLEL_MIN_CHARS", 0)  # small files would not be parallel anyway
+    monkeypatch.setattr(
+        fmt, "_PARALLEL_MIN_CHARS", 0
+    )  # small files would not be parallel anyway
     files = {f"m{i}.py": f"x{i} = [  {i},{i}  ]\n" for i in range(4)}
-    assert fmt.format_files(files, "p") == {f"m{i}.py": f"x{i} = [{i}, {i}]\n" for i in range(4)}
+    assert fmt.format_files(files, "p") == {
+        f"m{i}.py": f"x{i} = [{i}, {i}]\n" for i in range(4)
+    }
 
 
-def test_cached_files_are_whole_or_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Both caches (formatted files, compiled templates) write through ``write_cached``: a
-    finished write is the whole file, a failed one leaves nothing behind (the formatted-file
-    cache used to leave its temporary file when the write itself failed)."""
+def test_cached_files_are_whole_or_absent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both caches (formatted files, compiled templates) write through
+    ``write_cached``: a finished write is the whole file, a failed one leaves nothing
+    behind (the formatted-file cache used to leave its temporary file when the write
+    itself failed)."""
     from mcptasks_gen import config, fmt
 
     target = tmp_path / "cache" / "ab" / "abcdef"
     config.write_cached(target, b"formatted")
-    assert target.read_bytes() == b"formatted" and sorted(p.name for p in target.parent.iterdir()) == ["abcdef"]
+    assert target.read_bytes() == b"formatted" and sorted(
+        p.name for p in target.parent.iterdir()
+    ) == ["abcdef"]
 
     def broken(fd: int, *args: Any, **kwargs: Any) -> Any:
         os.close(fd)

@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.stores import (
     TERMINAL_STATUSES,
@@ -27,7 +28,6 @@ from mcp_tasks_ext.stores import (
     TaskStore,
     TransitionStore,
 )
-
 from tests.support.procs import RedisHandle, start_redis
 from tests.support.waiting import until
 
@@ -53,8 +53,9 @@ class Backend:
     restart: Callable[[], None] | None
     """Restart the backing service between two stores; None when nothing persists."""
     strict_store: Callable[[], TaskStore] | None = None
-    """A store object that sees another object's deletions at once, where ``new_store``'s
-    may see them a moment later (SQLite's ``finished_recheck_s``); None: ``new_store``."""
+    """A store object that sees another object's deletions at once, where
+    ``new_store``'s may see them a moment later (SQLite's ``finished_recheck_s``);
+    None: ``new_store``."""
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
@@ -500,7 +501,8 @@ async def test_usage_counts_each_owners_finished_tasks_and_their_results(
     store: TaskStore,
 ) -> None:
     """Every store counts what finished tasks keep, per owner (issue 9, item 3): the
-    server refuses new tasks beyond ``Limits.max_finished_tasks``/``max_stored_bytes``."""
+    server refuses new tasks beyond ``Limits.max_finished_tasks``/``max_stored_bytes``.
+    """
     from mcp_tasks_ext.stores import UsageStore
 
     assert isinstance(store, UsageStore)
@@ -509,7 +511,9 @@ async def test_usage_counts_each_owners_finished_tasks_and_their_results(
     await store.create(task("b"))
     await store.create(task("c", owner="bob"))
     assert await store.usage("alice") == (0, 0)
-    await store.put(replace(a, status="completed", result=big, updated_at=a.updated_at + 1))
+    await store.put(
+        replace(a, status="completed", result=big, updated_at=a.updated_at + 1)
+    )
     finished, kept = await store.usage("alice")
     assert finished == 1 and 5000 < kept < 6000
     assert await store.usage("bob") == (0, 0)

@@ -21,14 +21,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import mcp_tasks_2025_11_25.redis_store as redis_2025
 import mcp_tasks_2025_11_25.server as server_2025
 import mcp_tasks_2025_11_25.stores as stores_2025
 import mcp_tasks_ext.redis_store as redis_ext
 import mcp_tasks_ext.server as server_ext
 import mcp_tasks_ext.stores as stores_ext
-import pytest
-
 from tests.support.procs import RedisHandle, start_redis
 
 pytestmark = pytest.mark.anyio

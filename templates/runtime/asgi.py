@@ -36,12 +36,10 @@ from .server_core import (
     PARSE_ERROR,
     JsonRpcError,
     RequestInfo,
-)
-from .server_core import TaskServerCore as TasksServer
-from .server_core import (
     envelope_error,
     json_text,
 )
+from .server_core import TaskServerCore as TasksServer
 
 __all__ = ["Router", "create_app", "serve"]
 
@@ -264,7 +262,8 @@ def create_app(
     max_body_bytes: int = 4 * 1_048_576,
     allowed_origins: frozenset[str] | None = None,
 ) -> ASGIApp:
-    """The ASGI application serving ``server`` at ``path`` (with or without a trailing slash).
+    """The ASGI application serving ``server`` at ``path`` (with or without a trailing
+    slash).
 
     ``server`` may be a ``Router`` (a dual server): each POST goes to the server it
     picks, GET and DELETE to its server with sessions.

@@ -85,7 +85,8 @@ class Rules:
     sessions: bool
     """The revision has sessions (``initialize``) rather than per-request ``_meta``."""
     create_wrapper: str
-    """The key of the task in a task-creating result and request ("": flat, unrequested)."""
+    """The key of the task in a task-creating result and request ("": flat,
+    unrequested)."""
     create_status_initial: bool
     """A new task must be in the initial status."""
     cancel_returns_task: bool
@@ -97,7 +98,8 @@ class Rules:
     task_required_errors: tuple[int, ...]
     """The errors for a tools/call whose task mode is wrong."""
     role_capabilities: tuple[tuple[str, tuple[str, ...]], ...]
-    """Method role -> path below the server's ``tasks`` capability that must declare it."""
+    """Method role -> path below the server's ``tasks`` capability that must declare
+    it."""
     routing_headers: bool
     """Requests carry ``Mcp-Method``/``Mcp-Name``, which the server must check."""
     header_mismatch_error: int
@@ -120,7 +122,7 @@ class SchemaCheck:
     model: type[BaseModel] | None = None
 
 
-# -- results ----------------------------------------------------------------------------
+# -- results ---------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -189,7 +191,8 @@ class CheckFailed(Exception):
 
 
 class CheckSkipped(Exception):
-    """Raised by a check that cannot run (no tool of the kind, optional feature absent)."""
+    """Raised by a check that cannot run (no tool of the kind, optional feature
+    absent)."""
 
 
 @dataclass(slots=True)
@@ -287,7 +290,7 @@ class Report:
 _STATUSES: tuple[Status, ...] = ("pass", "fail", "skip")
 
 
-# -- talking to the server ----------------------------------------------------------------
+# -- talking to the server -------------------------------------------------------------
 
 
 class _Recorder:
@@ -407,7 +410,7 @@ class Session:
         self.client = self.new_client(self.headers)
         self.transport = cast(_Recorder, self.client.transport).inner
 
-    # -- plumbing ------------------------------------------------------------------------
+    # -- plumbing ----------------------------------------------------------------------
 
     def field(self, index: int) -> str:
         """The wire name of a task field the runtime knows, by the profile's order
@@ -424,10 +427,8 @@ class Session:
 
         async def answer(request: InputContext) -> dict[str, Any]:
             # let a poll see the input status first (it is checked too)
-            try:
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
                 await asyncio.wait_for(self.input_status.wait(), 2.0)
-            except (asyncio.TimeoutError, TimeoutError):
-                pass
             return input_answer(request.method, request.params)
 
         client_class = cast("type[ClientCore[Any]]", self.module.CLIENT)
@@ -459,10 +460,8 @@ class Session:
     async def close(self) -> None:
         """Close every connection the checker opened."""
         for client in self._clients:
-            try:
+            with contextlib.suppress(TransportError, OSError):
                 await client.aclose()
-            except (TransportError, OSError):
-                pass
 
     async def call(
         self,
@@ -490,7 +489,8 @@ class Session:
         client: ClientCore[Any] | None = None,
         raw: bool = False,
     ) -> tuple[int | None, Exchange]:
-        """Send one request that should fail; return its error code (None: it succeeded)."""
+        """Send one request that should fail; return its error code (None: it
+        succeeded)."""
         try:
             await self.call(method, params, client=client, raw=raw)
         except JsonRpcError as error:
@@ -525,7 +525,7 @@ class Session:
         """The params of a request about one task."""
         return {self.field(0): task_id}
 
-    # -- scenarios -----------------------------------------------------------------------
+    # -- scenarios ---------------------------------------------------------------------
 
     async def run(self, kind: str) -> TaskRun:
         """Call the tool of ``kind`` as a task and follow it (once per session)."""
@@ -615,10 +615,8 @@ class Session:
 
     async def _payload(self, run: TaskRun) -> None:
         method = self.tables.roles["result"]
-        try:
+        with contextlib.suppress(JsonRpcError):
             await self.call(method, self.task_params(run.task_id))
-        except JsonRpcError:
-            pass
         run.payload = self.last(method)
         for exchange in self.log:
             if exchange.incoming and exchange.method in _INPUT_METHODS:
@@ -664,10 +662,8 @@ class Session:
         method = self.method_of("cancel")
         if not self.declared("cancel"):
             raise CheckSkipped("the server does not declare tasks/cancel")
-        try:
+        with contextlib.suppress(JsonRpcError):
             await self.call(method, self.task_params(run.task_id))
-        except JsonRpcError:
-            pass
         run.cancel = self.last(method)
 
 
@@ -676,14 +672,15 @@ _INPUT_METHODS = frozenset(
 )
 
 
-# -- the behavioural checks ---------------------------------------------------------------
+# -- the behavioural checks ------------------------------------------------------------
 
 CheckFunction: TypeAlias = Callable[[Session], Awaitable[str]]
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """A behavioural check: returns its pass detail or raises ``CheckFailed``/``CheckSkipped``."""
+    """A behavioural check: returns its pass detail or raises
+    ``CheckFailed``/``CheckSkipped``."""
 
     id: str
     title: str
@@ -751,7 +748,8 @@ async def _capability_gating(s: Session) -> str:
                 code, exchange = await s.error_of("tools/call", params)
                 if code not in s.rules.task_required_errors:
                     raise CheckFailed(
-                        f"a task for the task-forbidden tool {name!r} got {_code(code)}",
+                        f"a task for the task-forbidden tool {name!r} got"
+                        f" {_code(code)}",
                         exchange,
                     )
                 checked.append("forbidden")
@@ -761,7 +759,8 @@ async def _capability_gating(s: Session) -> str:
                 )
                 if code not in s.rules.task_required_errors:
                     raise CheckFailed(
-                        f"a plain call of the task-required tool {name!r} got {_code(code)}",
+                        f"a plain call of the task-required tool {name!r} got"
+                        f" {_code(code)}",
                         exchange,
                     )
                 checked.append("required")
@@ -1175,8 +1174,9 @@ async def _routing(s: Session) -> str:
         s.log.append(exchange)
         if error.get("code") != s.rules.header_mismatch_error or status != 400:
             raise CheckFailed(
-                f"a wrong {header} got HTTP {status} and {error.get('code', 'no error')}"
-                f" (expected HTTP 400 and {s.rules.header_mismatch_error})",
+                f"a wrong {header} got HTTP {status} and"
+                f" {error.get('code', 'no error')} (expected HTTP 400 and"
+                f" {s.rules.header_mismatch_error})",
                 exchange,
             )
     return f"HTTP 400 and error {s.rules.header_mismatch_error} for both headers"
@@ -1209,7 +1209,7 @@ async def _notifications(s: Session) -> str:
     return f"{len(got)} notification(s)"
 
 
-# -- the schema-decided checks ----------------------------------------------------------
+# -- the schema-decided checks ---------------------------------------------------------
 
 
 def _validate(model: type[BaseModel], value: object, exchange: Exchange) -> None:
@@ -1272,18 +1272,20 @@ async def _schema_check(s: Session, spec: SchemaCheck) -> str:
     return f"{len(seen)} message(s) valid"
 
 
-# -- running ------------------------------------------------------------------------------
+# -- running ---------------------------------------------------------------------------
 
 
 def checks_module(tables: RevisionTables) -> ModuleType:
-    """The generated ``checks_<revision>`` module of a revision (named like its models)."""
+    """The generated ``checks_<revision>`` module of a revision (named like its
+    models)."""
     suffix = tables.models.__name__.rsplit("_", 1)[1]
     return importlib.import_module(f"{__package__}.checks_{suffix}")
 
 
 async def detect(url: str, headers: Mapping[str, str]) -> str:
     """The revision the server speaks, found as ``client_dual.DualClient.detect`` does:
-    ``server/discover`` answered means the stateless revision, else the one with sessions.
+    ``server/discover`` answered means the stateless revision, else the one with
+    sessions.
     """
     if len(REVISIONS) == 1:
         return next(iter(REVISIONS))
@@ -1334,11 +1336,11 @@ async def run_checks(
 ) -> Report:
     """Run every check against the server at ``url`` and return the report.
 
-    ``tools`` maps a kind (``completes``, ``fails``, ``input``, ``long``) to a tool name,
-    or to ``(name, arguments)``. ``revision`` pins one of the package's revisions (default:
-    detected). ``auth`` is the ``Authorization`` header of the checker; ``other_auth`` that
-    of a second principal (for ``errors.foreign_task``). ``only`` restricts the run to
-    these check ids.
+    ``tools`` maps a kind (``completes``, ``fails``, ``input``, ``long``) to a tool
+    name, or to ``(name, arguments)``. ``revision`` pins one of the package's revisions
+    (default: detected). ``auth`` is the ``Authorization`` header of the checker;
+    ``other_auth`` that of a second principal (for ``errors.foreign_task``). ``only``
+    restricts the run to these check ids.
     """
     parsed = _parse_tools(tools or {})
     base = dict(headers or {})
@@ -1437,7 +1439,8 @@ def _tool_option(value: str) -> tuple[str, tuple[str, dict[str, Any]]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: check the server at URL; exit 0, 1 (a check failed) or 2 (usage)."""
+    """The command line: check the server at URL; exit 0, 1 (a check failed) or 2
+    (usage)."""
     parser = argparse.ArgumentParser(
         prog=f"python -m {__package__}.check",
         description="Check a Tasks server against its revision's server checklist.",

@@ -4,10 +4,11 @@ What is this revision's own: the ``initialize`` handshake and its session (joine
 by :meth:`TasksClient.rejoin` after a restart), the ``elicitation.form`` capability, the
 tool result as a ``CallToolResult`` and the task that ``tasks/cancel`` answers with. The
 rest is shared and chosen by the tables: asking for a task on ``tools/call`` only when
-the server declared ``tasks.requests.tools.call`` and the tool's ``execution.taskSupport``
-allows it, following it at the server's ``pollInterval`` and collecting the outcome with
-``tasks/result`` while answering the requests the server sends for the task. The caller
-gets the tool's ``CallToolResult`` as if the call had been answered at once::
+the server declared ``tasks.requests.tools.call`` and the tool's
+``execution.taskSupport`` allows it, following it at the server's ``pollInterval`` and
+collecting the outcome with ``tasks/result`` while answering the requests the server
+sends for the task. The caller gets the tool's ``CallToolResult`` as if the call had
+been answered at once::
 
     async with TasksClient(HttpTransport("http://127.0.0.1:8000/mcp")) as client:
         result = await client.call_tool("slow_compute", {"seconds": 3})
@@ -38,7 +39,8 @@ __all__ += client_core.__all__
 
 
 class CannotCancelTask(TaskNotFound):
-    """``-32602`` on ``tasks/cancel``: the task is unknown or already in a terminal status."""
+    """``-32602`` on ``tasks/cancel``: the task is unknown or already in a terminal
+    status."""
 
 
 def decode_task(raw: Mapping[str, Any]) -> Task:
@@ -72,14 +74,16 @@ class TasksClient(ClientCore[CallToolResult]):
         return CallToolResult.model_validate(raw)
 
     def client_capabilities(self) -> dict[str, Any]:
-        """The capabilities sent in ``initialize`` (one entry per registered handler)."""
+        """The capabilities sent in ``initialize`` (one entry per registered
+        handler)."""
         capabilities = super().client_capabilities()
         if "elicitation" in capabilities:
             capabilities["elicitation"] = {"form": {}}
         return capabilities
 
     async def connect(self) -> dict[str, Any]:
-        """Run the ``initialize`` handshake and return the server's ``InitializeResult``."""
+        """Run the ``initialize`` handshake and return the server's
+        ``InitializeResult``."""
         self.initialize_result = await self.request(
             "initialize",
             {
@@ -119,14 +123,16 @@ class TasksClient(ClientCore[CallToolResult]):
         return entry
 
     def call_context(self) -> dict[str, Any]:
-        """The session the task was created in and its capabilities (for :meth:`rejoin`)."""
+        """The session the task was created in and its capabilities (for
+        :meth:`rejoin`)."""
         if isinstance(self.transport, SessionTransport) and self.transport.session_id:
             session = self.transport.session_id
             return {"session": session, "capabilities": self.server_capabilities}
         return {}
 
     async def cancel_task(self, task_id: str) -> Task:
-        """``tasks/cancel`` (requires ``tasks.cancel``): the task as the server reports it.
+        """``tasks/cancel`` (requires ``tasks.cancel``): the task as the server reports
+        it.
 
         Raises :class:`CannotCancelTask` when the task is unknown or already terminal.
         """

@@ -1,4 +1,5 @@
-"""Revision-neutral client runtime: errors, input handling, the client base and the polling loop.
+"""Revision-neutral client runtime: errors, input handling, the client base and the
+polling loop.
 
 The polling loop (:class:`TaskHandle`) and the Tasks mechanisms (:class:`Wait`: the
 outcome inline or through ``tasks/result``, input through ``tasks/update`` or on the
@@ -58,7 +59,8 @@ INPUT_CAPABILITIES = {
 """Input request method -> the client capability that declares its handler."""
 
 ProgressCallback: TypeAlias = Callable[[float, float | None, str | None], object]
-"""Called with ``(progress, total, message)`` for each ``notifications/progress`` of a call."""
+"""Called with ``(progress, total, message)`` for each ``notifications/progress`` of
+a call."""
 
 StatusCallback: TypeAlias = Callable[["TaskSnapshot"], object]
 """Called with every new task snapshot (for a progress bar or a status line)."""
@@ -99,7 +101,8 @@ class TaskCancelled(TasksClientError):
 
 
 class TaskEnded(TasksClientError):
-    """The task ended in a terminal status that carries no result (a configured extra status)."""
+    """The task ended in a terminal status that carries no result (a configured extra
+    status)."""
 
     def __init__(self, task_id: str, status: str, status_message: str | None) -> None:
         """Record the task ID, its final status and message."""
@@ -108,7 +111,8 @@ class TaskEnded(TasksClientError):
 
 
 class TaskExpired(TasksClientError):
-    """The task's ``createdAt`` plus its TTL passed before it reached a terminal status."""
+    """The task's ``createdAt`` plus its TTL passed before it reached a terminal
+    status."""
 
     def __init__(self, task_id: str) -> None:
         """Record the expired task's ID."""
@@ -117,7 +121,8 @@ class TaskExpired(TasksClientError):
 
 
 class TaskFailed(JsonRpcError):
-    """The task failed; ``code``, ``message`` and ``data`` are the JSON-RPC error of the work."""
+    """The task failed; ``code``, ``message`` and ``data`` are the JSON-RPC error of
+    the work."""
 
     def __init__(self, task_id: str, code: int, message: str, data: Any = None) -> None:
         """Keep the error fields and the task ID."""
@@ -126,19 +131,23 @@ class TaskFailed(JsonRpcError):
 
 
 class CapabilityNotDeclared(TasksClientError):
-    """The server did not declare the capability an operation needs; nothing was sent."""
+    """The server did not declare the capability an operation needs; nothing was
+    sent."""
 
 
 class TaskRequired(TasksClientError):
-    """The tool declares ``taskSupport: "required"`` but the call asked for no task; nothing was sent."""
+    """The tool declares ``taskSupport: "required"`` but the call asked for no task;
+    nothing was sent."""
 
 
 class TaskAugmentationRequired(JsonRpcError):
-    """``-32601`` or ``-32600`` on a plain ``tools/call``: the server requires a task for it."""
+    """``-32601`` or ``-32600`` on a plain ``tools/call``: the server requires a task
+    for it."""
 
 
 class TaskNotFound(JsonRpcError):
-    """``-32602`` on a task method: the task ID is unknown, or the task expired and was purged."""
+    """``-32602`` on a task method: the task ID is unknown, or the task expired and
+    was purged."""
 
 
 class MethodNotFound(JsonRpcError):
@@ -146,7 +155,8 @@ class MethodNotFound(JsonRpcError):
 
 
 class MissingRequiredClientCapability(JsonRpcError):
-    """``-32021``: the request lacked a capability the server needs (see ``required_capabilities``)."""
+    """``-32021``: the request lacked a capability the server needs (see
+    ``required_capabilities``)."""
 
     @property
     def required_capabilities(self) -> dict[str, Any]:
@@ -160,7 +170,8 @@ class HeaderMismatch(JsonRpcError):
 
 
 class UnsupportedProtocolVersion(JsonRpcError):
-    """``-32022``: the server does not speak this protocol version (see ``supported``)."""
+    """``-32022``: the server does not speak this protocol version (see
+    ``supported``)."""
 
     @property
     def supported(self) -> list[str]:
@@ -190,10 +201,10 @@ class InputContext:
     """One request from the server for input, handed to a registered input handler.
 
     Attributes:
-        method: ``"elicitation/create"``, ``"sampling/createMessage"`` or ``"roots/list"``.
-        params: The request's ``params`` exactly as received (wire names).
-        task_id: The task the request belongs to, when it is tied to one.
-        key: The ``inputRequests`` key the request was listed under, when it came that way.
+        method: ``"elicitation/create"``, ``"sampling/createMessage"`` or
+        ``"roots/list"``. params: The request's ``params`` exactly as received (wire
+        names). task_id: The task the request belongs to, when it is tied to one. key:
+        The ``inputRequests`` key the request was listed under, when it came that way.
     """
 
     method: str
@@ -205,8 +216,8 @@ class InputContext:
 InputHandler: TypeAlias = Callable[
     [InputContext], Awaitable[Mapping[str, Any] | BaseModel | None]
 ]
-"""Answers one input request; returns the result object (``ElicitResult``, ...), or ``None``
-to leave the request unanswered for now."""
+"""Answers one input request; returns the result object (``ElicitResult``, ...), or
+``None`` to leave the request unanswered for now."""
 
 
 def status_name(status: object) -> str:
@@ -258,8 +269,9 @@ def decode_as(kind: type[M], raw: Mapping[str, Any], tables: RevisionTables) -> 
 
 
 def wire_value(model: BaseModel, wire: str) -> object:
-    """The value of ``model``'s declared field whose wire name is ``wire`` (``None`` when
-    its class has no such field: an unknown field kept on the model does not count)."""
+    """The value of ``model``'s declared field whose wire name is ``wire`` (``None``
+    when its class has no such field: an unknown field kept on the model does not
+    count)."""
     for name, info in type(model).model_fields.items():
         if (info.serialization_alias or name) == wire:
             return getattr(model, name)
@@ -287,8 +299,8 @@ async def nap(
     wake: asyncio.Event,
     *also: asyncio.Future[Any],
 ) -> None:
-    """Sleep ``seconds`` (through the injected ``sleep``), returning early when ``wake`` is set
-    or one of ``also`` finishes. Nothing is left running afterwards."""
+    """Sleep ``seconds`` (through the injected ``sleep``), returning early when
+    ``wake`` is set or one of ``also`` finishes. Nothing is left running afterwards."""
     if wake.is_set() or any(f.done() for f in also):
         return
     sleeper = asyncio.ensure_future(sleep(max(seconds, 0.0)))
@@ -303,12 +315,14 @@ async def nap(
 
 
 def _dropped(request: asyncio.Future[Any]) -> bool:
-    """Whether a finished request failed in the transport (rather than with an answer)."""
+    """Whether a finished request failed in the transport (rather than with an
+    answer)."""
     return not request.cancelled() and isinstance(request.exception(), TransportError)
 
 
 class Wait(Generic[R]):
-    """One wait on a task, as the revision's tables have it: the hooks :class:`TaskHandle` calls.
+    """One wait on a task, as the revision's tables have it: the hooks
+    :class:`TaskHandle` calls.
 
     ``settle`` sees every snapshot, answers input and records the outcome on the handle
     (``finish``/``fail``) when there is one. Each mechanism is chosen by what the schema
@@ -343,9 +357,10 @@ class Wait(Generic[R]):
         ]
 
     def poll_first(self, task: TaskSnapshot) -> bool:
-        """Whether the first ``tasks/get`` goes out at once rather than after an interval:
-        when the snapshot is not its status's state class (the extension's flat
-        ``CreateTaskResult``), it lacks the status's fields (input requests, outcome).
+        """Whether the first ``tasks/get`` goes out at once rather than after an
+        interval: when the snapshot is not its status's state class (the extension's
+        flat ``CreateTaskResult``), it lacks the status's fields (input requests,
+        outcome).
         """
         status = status_name(task.status)
         state = self.tables.task_by_status.get(status)
@@ -437,7 +452,8 @@ class Wait(Generic[R]):
             return
         except ValueError:
             pass
-        # No tool result and no JSON-RPC error: a failed task whose work raised (mcp 1.30).
+        # No tool result and no JSON-RPC error: a failed task whose work raised (mcp
+        # 1.30).
         failed, task = self.tables.failed, handle.task
         if task is None or status_name(task.status) != failed:
             task = handle.task = await self.client.get_task(task_id)
@@ -447,7 +463,8 @@ class Wait(Generic[R]):
         handle.fail(TaskFailed(task_id, INTERNAL_ERROR, message, raw))
 
     async def _listen(self) -> None:
-        """Hold a ``subscriptions/listen`` stream for the task until it ends or fails."""
+        """Hold a ``subscriptions/listen`` stream for the task until it ends or
+        fails."""
         client, handle = self.client, self.handle
         listen_id = f"listen-{client.next_request_id()}"
         client.subscriptions[listen_id] = handle
@@ -476,11 +493,11 @@ class Wait(Generic[R]):
 class TaskHandle(Generic[R]):
     """One call: its task (when the server created one) and, eventually, its result.
 
-    Iterate :meth:`snapshots` to follow the task, or await :meth:`result` to wait for the
-    outcome; both drive the same polling loop in the calling coroutine, so cancelling that
-    coroutine stops the wait (and sends ``tasks/cancel`` when the client was built with
-    ``cancel_on_abort=True``). A handle from ``client.task(task_id)`` fetches the task on
-    first use.
+    Iterate :meth:`snapshots` to follow the task, or await :meth:`result` to wait for
+    the outcome; both drive the same polling loop in the calling coroutine, so
+    cancelling that coroutine stops the wait (and sends ``tasks/cancel`` when the client
+    was built with ``cancel_on_abort=True``). A handle from ``client.task(task_id)``
+    fetches the task on first use.
     """
 
     def __init__(
@@ -494,10 +511,12 @@ class TaskHandle(Generic[R]):
         model_immediate_response: str | None = None,
         on_finish: Callable[[], object] | None = None,
     ) -> None:
-        """Wrap a created task (or an immediate ``result``); use the client's methods to get one."""
+        """Wrap a created task (or an immediate ``result``); use the client's methods
+        to get one."""
         self._client = client
         self.task: TaskSnapshot | None = task
-        """The latest snapshot of the task (``None`` without a task or before the first fetch)."""
+        """The latest snapshot of the task (``None`` without a task or before the
+        first fetch)."""
         self.context = dict(context or {})
         """What the client stored with the task ID (method, tool name, session)."""
         self.model_immediate_response = model_immediate_response
@@ -535,7 +554,8 @@ class TaskHandle(Generic[R]):
         self._result = result
 
     def fail(self, error: BaseException) -> None:
-        """Record the error the wait ends with (used by the revision's :class:`Wait`)."""
+        """Record the error the wait ends with (used by the revision's
+        :class:`Wait`)."""
         self._error = error
 
     def wake(self) -> None:
@@ -543,7 +563,8 @@ class TaskHandle(Generic[R]):
         self._wake.set()
 
     def push(self, task: TaskSnapshot) -> None:
-        """Deliver a snapshot that arrived by notification; a running wait picks it up at once."""
+        """Deliver a snapshot that arrived by notification; a running wait picks it
+        up at once."""
         self._pending = task
         self._wake.set()
 
@@ -639,7 +660,8 @@ class TaskHandle(Generic[R]):
                     self._error = error
                     break
                 except TransportError:
-                    # A transient failure: poll again after a growing pause, within the timeout.
+                    # A transient failure: poll again after a growing pause, within the
+                    # timeout.
                     failures += 1
                     if failures > client.transport_retries:
                         raise
@@ -667,7 +689,8 @@ class TaskHandle(Generic[R]):
             self.task = state
 
     async def cancel(self) -> TaskState | None:
-        """Send ``tasks/cancel``; return the task the server reports (when the revision has one).
+        """Send ``tasks/cancel``; return the task the server reports (when the revision
+        has one).
 
         A running wait then ends with :class:`TaskCancelled`: at once when the server
         reports no state and the client polls no further (``poll_after_cancel=False``),
@@ -689,38 +712,41 @@ class TaskHandle(Generic[R]):
 
 
 class ClientCore(Generic[R]):
-    """What the Tasks clients of every revision share; the adapters subclass it as ``TasksClient``.
+    """What the Tasks clients of every revision share; the adapters subclass it as
+    ``TasksClient``.
 
     Keyword options:
 
     * ``store``: where task IDs are kept while their tasks run (default: SQLite file,
       see :class:`SqliteTaskIdStore`).
     * ``client_info``: the client's ``Implementation`` (name and version).
-    * ``default_poll_interval``: seconds between ``tasks/get`` calls when the server gives
-      no poll interval (the server's value, when present, is always honoured).
+    * ``default_poll_interval``: seconds between ``tasks/get`` calls when the server
+      gives no poll interval (the server's value, when present, is always honoured).
     * ``cancel_on_abort``: send ``tasks/cancel`` when a waiting coroutine is cancelled.
-    * ``poll_after_cancel``: after :meth:`TaskHandle.cancel`, keep polling until the task
-      is terminal instead of ending the wait (and keep the stored ID until then).
+    * ``poll_after_cancel``: after :meth:`TaskHandle.cancel`, keep polling until the
+      task is terminal instead of ending the wait (and keep the stored ID until then).
     * ``ttl_backstop``: end a wait with :class:`TaskExpired` once ``createdAt`` plus the
       task's TTL passed (default: the revision's ``ttl_backstop_default``).
     * ``transport_retries``: how many failed polls in a row (connection errors) a wait
       retries, after pauses of 1, 2, 4, ... poll intervals, before it fails.
     * ``elicitation_handler``, ``sampling_handler``, ``roots_handler``: answer input
       requests; each one that is set is declared in the client capabilities.
-    * ``clock``, ``sleep`` and ``wall_clock``: monotonic time, sleep and Unix time sources
-      (tests inject fakes).
+    * ``clock``, ``sleep`` and ``wall_clock``: monotonic time, sleep and Unix time
+      sources (tests inject fakes).
 
     Options that only some schemas use (the others ignore them):
 
-    * ``prefer_tasks`` (a ``tools/call`` that asks for its task, as in 2025-11-25): whether
-      tools with ``taskSupport: "optional"`` run as tasks when a call does not say.
-    * ``retry_with_task`` (the same): retry a plain call as a task when the server answers
-      that a task is required, instead of raising :class:`TaskAugmentationRequired`.
+    * ``prefer_tasks`` (a ``tools/call`` that asks for its task, as in 2025-11-25):
+      whether tools with ``taskSupport: "optional"`` run as tasks when a call does not
+      say.
+    * ``retry_with_task`` (the same): retry a plain call as a task when the server
+      answers that a task is required, instead of raising
+      :class:`TaskAugmentationRequired`.
     * ``declare_tasks`` (a Tasks extension): declare the extension on every request
       (default). Without it the server must not create tasks, and a task result is
       rejected.
-    * ``subscribe`` (a schema with the ``notify`` role and a subscription ``_meta`` key):
-      also ask for the task's notifications through ``subscriptions/listen``;
+    * ``subscribe`` (a schema with the ``notify`` role and a subscription ``_meta``
+      key): also ask for the task's notifications through ``subscriptions/listen``;
       acknowledged tasks are then followed by push.
     * ``max_input_rounds`` (a result kind field, as the extension's ``resultType``): how
       many ``input_required`` answers one ``tools/call`` may need.
@@ -730,13 +756,14 @@ class ClientCore(Generic[R]):
     """The revision's protocol tables (set by the revision's client class)."""
 
     ttl_backstop_default: ClassVar[bool] = False
-    """Whether a wait ends at ``createdAt`` plus the TTL unless ``ttl_backstop`` says."""
+    """Whether a wait ends at ``createdAt`` plus the TTL unless ``ttl_backstop``
+    says."""
 
     errors: ClassVar[Mapping[int, type[JsonRpcError]]] = {
         METHOD_NOT_FOUND: MethodNotFound
     }
-    """Error code -> the typed error raised for it (besides those of :data:`ERRORS_BY_NAME`
-    whose codes the schema's ``ErrorCode`` lists)."""
+    """Error code -> the typed error raised for it (besides those of
+    :data:`ERRORS_BY_NAME` whose codes the schema's ``ErrorCode`` lists)."""
     not_found: ClassVar[Mapping[str, type[JsonRpcError]]] = {
         "get": TaskNotFound,
         "result": TaskNotFound,
@@ -790,13 +817,14 @@ class ClientCore(Generic[R]):
         handlers = (elicitation_handler, sampling_handler, roots_handler)
         self.handlers: dict[str, InputHandler] = {
             method: handler
-            for method, handler in zip(INPUT_CAPABILITIES, handlers)
+            for method, handler in zip(INPUT_CAPABILITIES, handlers, strict=True)
             if handler is not None
         }
         self.tools: dict[str, dict[str, Any]] = {}
         """The tools seen in ``tools/list``, by name."""
         self.server_capabilities: dict[str, Any] = {}
-        """The server's capabilities (from the handshake, where the revision has one)."""
+        """The server's capabilities (from the handshake, where the revision has
+        one)."""
         self._ids = itertools.count(1)
         self._watchers: dict[str, set[TaskHandle[R]]] = {}
         self._progress: dict[str, ProgressCallback] = {}
@@ -819,14 +847,16 @@ class ClientCore(Generic[R]):
 
     @property
     def stateless(self) -> bool:
-        """Whether every request carries the protocol version and the client capabilities
-        in its own ``_meta`` (the schema's ``_meta`` keys have them) instead of a session.
+        """Whether every request carries the protocol version and the client
+        capabilities in its own ``_meta`` (the schema's ``_meta`` keys have them)
+        instead of a session.
         """
         keys = self.tables.meta_keys
         return "PROTOCOL_VERSION" in keys and "CLIENT_CAPABILITIES" in keys
 
     def setup(self) -> None:
-        """Revision hook run at the end of ``__init__`` (state of its own, transport set-up)."""
+        """Revision hook run at the end of ``__init__`` (state of its own, transport
+        set-up)."""
 
     async def __aenter__(self: C) -> C:
         """Open the connection (:meth:`open`) and return the client."""
@@ -847,8 +877,8 @@ class ClientCore(Generic[R]):
         """Start the connection (a handshake, when the revision has one)."""
 
     def client_capabilities(self) -> dict[str, Any]:
-        """The client capabilities: one entry per registered input handler, and the Tasks
-        extension (where Tasks are one) unless ``declare_tasks`` is off."""
+        """The client capabilities: one entry per registered input handler, and the
+        Tasks extension (where Tasks are one) unless ``declare_tasks`` is off."""
         capabilities: dict[str, Any] = {
             name: {}
             for method, name in INPUT_CAPABILITIES.items()
@@ -863,7 +893,8 @@ class ClientCore(Generic[R]):
         return Wait(handle, self)
 
     def outcome(self, raw: Mapping[str, Any]) -> R:
-        """A tool result (wire form) as the call's result (``ValueError`` when it is none)."""
+        """A tool result (wire form) as the call's result (``ValueError`` when it is
+        none)."""
         raise NotImplementedError
 
     def decode(self, raw: Mapping[str, Any]) -> TaskState:
@@ -874,8 +905,9 @@ class ClientCore(Generic[R]):
         return cast(TaskState, decode_state(raw, self.tables))
 
     def result_kind(self, result: Mapping[str, Any]) -> str:
-        """What a result is: ``complete``, ``task`` or ``input_required``, by the schema's
-        result kind field (missing: ``complete``), else by the create result's shape."""
+        """What a result is: ``complete``, ``task`` or ``input_required``, by the
+        schema's result kind field (missing: ``complete``), else by the create
+        result's shape."""
         field = self.tables.result_kind_field
         if field:
             value = result.get(field)
@@ -885,7 +917,8 @@ class ClientCore(Generic[R]):
         return "task" if self.tables.task_fields["task_id"] in result else "complete"
 
     def poll_interval_ms(self, task: TaskSnapshot) -> int | None:
-        """The task's poll interval in milliseconds (the revision's poll interval field)."""
+        """The task's poll interval in milliseconds (the revision's poll interval
+        field)."""
         return _int_field(task, list(self.tables.task_fields)[6])
 
     def ttl_ms(self, task: TaskSnapshot) -> int | None:
@@ -893,8 +926,8 @@ class ClientCore(Generic[R]):
         return _int_field(task, list(self.tables.task_fields)[5])
 
     def request_meta(self) -> dict[str, Any]:
-        """The per-request ``_meta`` of a :attr:`stateless` client: protocol version, client
-        capabilities and client info (empty otherwise)."""
+        """The per-request ``_meta`` of a :attr:`stateless` client: protocol version,
+        client capabilities and client info (empty otherwise)."""
         if not self.stateless:
             return {}
         keys = self.tables.meta_keys
@@ -907,7 +940,8 @@ class ClientCore(Generic[R]):
         return meta
 
     def prepare(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The params as sent: with the per-request ``_meta`` of a :attr:`stateless` client."""
+        """The params as sent: with the per-request ``_meta`` of a :attr:`stateless`
+        client."""
         if not self.stateless:
             return params
         meta = json_object(params.get("_meta")) or {}
@@ -946,16 +980,19 @@ class ClientCore(Generic[R]):
             raise CapabilityNotDeclared(f"the server did not declare {path}")
 
     def supports_task_tools(self) -> bool:
-        """Whether a ``tools/call`` may create a task (the ``create`` capability, such as
-        2025-11-25's ``tasks.requests.tools.call``, where the revision has one)."""
+        """Whether a ``tools/call`` may create a task (the ``create`` capability,
+        such as 2025-11-25's ``tasks.requests.tools.call``, where the revision has
+        one)."""
         return self.declared("create")
 
     def can_cancel(self) -> bool:
-        """Whether ``tasks/cancel`` may be sent (declared, where the revision declares it)."""
+        """Whether ``tasks/cancel`` may be sent (declared, where the revision
+        declares it)."""
         return self.declared("cancel")
 
     def can_list(self) -> bool:
-        """Whether ``tasks/list`` may be sent (declared, where the revision declares it)."""
+        """Whether ``tasks/list`` may be sent (declared, where the revision declares
+        it)."""
         return self.declared("list")
 
     def can_listen(self) -> bool:
@@ -967,8 +1004,8 @@ class ClientCore(Generic[R]):
         )
 
     def cancelled(self, result: dict[str, Any]) -> TaskState | None:
-        """Read a ``tasks/cancel`` result: the task, when the schema's result model carries
-        the task's fields (else an acknowledgement: ``None``)."""
+        """Read a ``tasks/cancel`` result: the task, when the schema's result model
+        carries the task's fields (else an acknowledgement: ``None``)."""
         carries = self.tables.result_carries_task("cancel")
         return self.decode(result) if carries else None
 
@@ -981,15 +1018,16 @@ class ClientCore(Generic[R]):
         ttl: int | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> TaskHandle[R]:
-        """Send ``tools/call`` and return a handle, without waiting for a task to finish.
+        """Send ``tools/call`` and return a handle, without waiting for a task to
+        finish.
 
-        Where the schema lets a call ask for a task (``params.task``), ``task`` forces or
-        forbids one (default: as the tool's ``execution.taskSupport`` and ``prefer_tasks``
-        say) and ``ttl`` is the requested lifetime in milliseconds; where the server
-        decides, both must be left unset. An ``input_required`` result is answered with
-        the registered handlers and the call retried, at most ``max_input_rounds`` times.
-        ``on_progress`` receives the call's progress notifications until the task is
-        terminal.
+        Where the schema lets a call ask for a task (``params.task``), ``task`` forces
+        or forbids one (default: as the tool's ``execution.taskSupport`` and
+        ``prefer_tasks`` say) and ``ttl`` is the requested lifetime in milliseconds;
+        where the server decides, both must be left unset. An ``input_required`` result
+        is answered with the registered handlers and the call retried, at most
+        ``max_input_rounds`` times. ``on_progress`` receives the call's progress
+        notifications until the task is terminal.
         """
         asked = await self._task_request(name, task, ttl)
         token = self.track_progress(on_progress)
@@ -1051,7 +1089,8 @@ class ClientCore(Generic[R]):
         return None
 
     async def task_support(self, name: str) -> str:
-        """The tool's ``execution.taskSupport`` (``"forbidden"`` when absent or unknown)."""
+        """The tool's ``execution.taskSupport`` (``"forbidden"`` when absent or
+        unknown)."""
         if name not in self.tools:
             await self.list_tools()
         execution = json_object(self.tools.get(name, {}).get("execution")) or {}
@@ -1061,9 +1100,10 @@ class ClientCore(Generic[R]):
     async def _call(
         self, params: dict[str, Any], asked: dict[str, Any] | None
     ) -> dict[str, Any]:
-        """Send ``tools/call``, asking for a task when ``asked`` is set. A call without one
-        that the server refuses because the tool needs a task is retried as a task with
-        ``retry_with_task``, else raised as :class:`TaskAugmentationRequired`."""
+        """Send ``tools/call``, asking for a task when ``asked`` is set. A call
+        without one that the server refuses because the tool needs a task is retried
+        as a task with ``retry_with_task``, else raised as
+        :class:`TaskAugmentationRequired`."""
         field = self.tables.task_request_field
         if asked is None and field:
             try:
@@ -1081,8 +1121,8 @@ class ClientCore(Generic[R]):
         return await self.request("tools/call", self._call_params(params))
 
     def _call_params(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``tools/call`` params through the schema's ``CallToolRequestParams``, where it
-        has one (a malformed value fails here, before anything is sent)."""
+        """``tools/call`` params through the schema's ``CallToolRequestParams``,
+        where it has one (a malformed value fails here, before anything is sent)."""
         model = getattr(self.tables.models, "CallToolRequestParams", None)
         if not isinstance(model, type) or not issubclass(model, BaseModel):
             return params
@@ -1093,8 +1133,8 @@ class ClientCore(Generic[R]):
     async def _retry_params(
         self, params: dict[str, Any], result: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """The params of the retry after an ``input_required`` result: the answers to its
-        ``inputRequests`` and its ``requestState``."""
+        """The params of the retry after an ``input_required`` result: the answers to
+        its ``inputRequests`` and its ``requestState``."""
         retry = {k: v for k, v in params.items() if k not in _RETRY_KEYS}
         requests = json_object(result.get("inputRequests")) or {}
         responses = await self.answer_requests(requests)
@@ -1106,7 +1146,8 @@ class ClientCore(Generic[R]):
         return retry
 
     def call_context(self) -> dict[str, Any]:
-        """What is stored with a new task's ID besides the method and the tool's name."""
+        """What is stored with a new task's ID besides the method and the tool's
+        name."""
         return {}
 
     async def adopt(
@@ -1116,9 +1157,10 @@ class ClientCore(Generic[R]):
         *,
         on_finish: Callable[[], object] | None = None,
     ) -> TaskHandle[R]:
-        """Follow the task a ``tools/call`` created (``result`` is that call's task result,
-        wire form, as the schema's create result has it: the task under ``task`` or its
-        fields inline), also one that other code sent, such as the official SDK's client.
+        """Follow the task a ``tools/call`` created (``result`` is that call's task
+        result, wire form, as the schema's create result has it: the task under ``task``
+        or its fields inline), also one that other code sent, such as the official SDK's
+        client.
         """
         tables, data = self.tables, dict(result)
         nested = "task" in tables.create_result.model_fields
@@ -1139,9 +1181,9 @@ class ClientCore(Generic[R]):
         )
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        """Route status notifications to the waits, ``notifications/progress`` to callbacks
-        and ``notifications/subscriptions/acknowledged`` to the subscribed wait; drop a
-        notification of a subscription this client does not hold."""
+        """Route status notifications to the waits, ``notifications/progress`` to
+        callbacks and ``notifications/subscriptions/acknowledged`` to the subscribed
+        wait; drop a notification of a subscription this client does not hold."""
         key = self.tables.meta_keys.get("SUBSCRIPTION_ID")
         meta = json_object(params.get("_meta")) or {}
         subscription = meta.get(key) if key is not None else None
@@ -1171,8 +1213,8 @@ class ClientCore(Generic[R]):
 
     async def _on_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Answer a server-to-client request: ``ping``, or an input request with its
-        registered handler, echoing the related-task ``_meta`` when the schema has that key
-        (how a ``tasks/result`` stream carries a task's input requests)."""
+        registered handler, echoing the related-task ``_meta`` when the schema has
+        that key (how a ``tasks/result`` stream carries a task's input requests)."""
         if method == "ping":
             return {}
         if method not in self.handlers:
@@ -1212,7 +1254,8 @@ class ClientCore(Generic[R]):
         *,
         request_id: RequestId | None = None,
     ) -> dict[str, Any]:
-        """Send one request with a fresh ID; error responses are raised as typed errors."""
+        """Send one request with a fresh ID; error responses are raised as typed
+        errors."""
         try:
             result = await self.transport.request(
                 request_id if request_id is not None else next(self._ids),
@@ -1231,7 +1274,8 @@ class ClientCore(Generic[R]):
         )
 
     async def cancel_task(self, task_id: str) -> TaskState | None:
-        """``tasks/cancel``: ask the server to stop the task (cooperative; the final status may differ).
+        """``tasks/cancel``: ask the server to stop the task (cooperative; the final
+        status may differ).
 
         Returns the task the server reports, when the revision's answer carries one. The
         stored ID is dropped unless ``poll_after_cancel`` is set.
@@ -1251,7 +1295,8 @@ class ClientCore(Generic[R]):
         """``tasks/result`` (the ``result`` role): block until the task is terminal and
         return the original request's result.
 
-        The JSON-RPC error the original request ended with is raised as :class:`JsonRpcError`.
+        The JSON-RPC error the original request ended with is raised as
+        :class:`JsonRpcError`.
         """
         if not self.tables.has_role("result"):
             raise TasksClientError("this revision's schema defines no tasks/result")
@@ -1314,7 +1359,8 @@ class ClientCore(Generic[R]):
     ) -> R:
         """Call a tool and return its result, whether or not the server made a task.
 
-        See :meth:`start_tool` for the options and :meth:`TaskHandle.result` for the errors.
+        See :meth:`start_tool` for the options and :meth:`TaskHandle.result` for the
+        errors.
         """
         handle = await self.start_tool(
             name, arguments, task=task, ttl=ttl, on_progress=on_progress
@@ -1322,7 +1368,8 @@ class ClientCore(Generic[R]):
         return await handle.result(timeout=timeout, on_status=on_status)
 
     def poll_interval_of(self, task: TaskSnapshot) -> float:
-        """Seconds to wait before the next ``tasks/get``: the task's interval or the default."""
+        """Seconds to wait before the next ``tasks/get``: the task's interval or the
+        default."""
         interval = self.poll_interval_ms(task)
         if interval is None or interval < 0:
             return self.default_poll_interval
@@ -1346,7 +1393,8 @@ class ClientCore(Generic[R]):
         return TaskHandle(self, task, context=context, **options)
 
     def task(self, task_id: str) -> TaskHandle[R]:
-        """Return a handle for an existing task (fetched on first use) so it can be awaited."""
+        """Return a handle for an existing task (fetched on first use) so it can be
+        awaited."""
         return TaskHandle(self, None, task_id=task_id)
 
     async def resume(
@@ -1356,7 +1404,8 @@ class ClientCore(Generic[R]):
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
     ) -> R:
-        """Continue waiting for a task created earlier (for example by a process that crashed)."""
+        """Continue waiting for a task created earlier (for example by a process that
+        crashed)."""
         return await self.task(task_id).result(timeout=timeout, on_status=on_status)
 
     async def pending_tasks(self) -> list[StoredTask]:
@@ -1366,7 +1415,8 @@ class ClientCore(Generic[R]):
     async def answer_input(
         self, method: str, params: dict[str, Any], task_id: str | None, key: str | None
     ) -> dict[str, Any] | None:
-        """Run the handler registered for one input request; ``None`` leaves it unanswered."""
+        """Run the handler registered for one input request; ``None`` leaves it
+        unanswered."""
         handler = self.handlers.get(method)
         if handler is None:
             return None
@@ -1376,8 +1426,8 @@ class ClientCore(Generic[R]):
     async def answer_requests(
         self, requests: Mapping[str, object], task_id: str | None = None
     ) -> dict[str, dict[str, Any]]:
-        """Answer an ``inputRequests`` map (key -> request, a model or its wire form) with
-        the registered handlers: the answers by key, unanswered keys left out."""
+        """Answer an ``inputRequests`` map (key -> request, a model or its wire form)
+        with the registered handlers: the answers by key, unanswered keys left out."""
         responses: dict[str, dict[str, Any]] = {}
         for key, request in requests.items():
             wire = to_wire(request) if isinstance(request, BaseModel) else request
@@ -1402,7 +1452,8 @@ class ClientCore(Generic[R]):
                 del self._watchers[task_id]
 
     def track_progress(self, callback: ProgressCallback | None) -> str | None:
-        """Register a progress callback; return the ``progressToken`` to send (``None``: none)."""
+        """Register a progress callback; return the ``progressToken`` to send
+        (``None``: none)."""
         if callback is None:
             return None
         token = uuid.uuid4().hex
@@ -1415,7 +1466,8 @@ class ClientCore(Generic[R]):
             self._progress.pop(token, None)
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """``tools/list``: every tool, following ``nextCursor``; also kept in :attr:`tools`."""
+        """``tools/list``: every tool, following ``nextCursor``; also kept in
+        :attr:`tools`."""
         tools: list[dict[str, Any]] = []
         async for entry in self._paged("tools/list", "tools"):
             tool = json_object(entry)
@@ -1425,7 +1477,8 @@ class ClientCore(Generic[R]):
         return tools
 
     def deliver(self, params: Mapping[str, Any]) -> None:
-        """Hand a status notification's task to the handles waiting for it (malformed: dropped)."""
+        """Hand a status notification's task to the handles waiting for it
+        (malformed: dropped)."""
         try:
             task = self.decode(params)
         except InvalidResponse:

@@ -1,4 +1,5 @@
-"""One client for every revision a package carries: it finds out which one a server speaks.
+"""One client for every revision a package carries: it finds out which one a server
+speaks.
 
 ``DualClient`` takes an endpoint (a URL or a transport) and drives the client of the
 revision the server speaks (the generated subclass names each revision's client class
@@ -56,7 +57,8 @@ _DETECTING: weakref.WeakKeyDictionary[
 
 
 def _detection_lock(endpoint: str) -> asyncio.Lock:
-    """The lock of ``endpoint`` in the running event loop (a lock belongs to one loop)."""
+    """The lock of ``endpoint`` in the running event loop (a lock belongs to one
+    loop)."""
     locks = _DETECTING.setdefault(asyncio.get_running_loop(), {})
     return locks.setdefault(endpoint, asyncio.Lock())
 
@@ -84,7 +86,8 @@ def forget_detected(endpoint: str | None = None) -> None:
 
 
 class DualHandle:
-    """A task handle whose ``result()`` is the ``CallToolResult`` JSON object in any revision."""
+    """A task handle whose ``result()`` is the ``CallToolResult`` JSON object in any
+    revision."""
 
     def __init__(self, handle: TaskHandle[Any]) -> None:
         self.handle = handle
@@ -108,13 +111,15 @@ class DualHandle:
     async def result(
         self, timeout: float | None = None, on_status: StatusCallback | None = None
     ) -> dict[str, Any]:
-        """Wait for the task and return its ``CallToolResult`` (see ``TaskHandle.result``)."""
+        """Wait for the task and return its ``CallToolResult`` (see
+        ``TaskHandle.result``)."""
         return answer_to_wire(
             await self.handle.result(timeout=timeout, on_status=on_status)
         )
 
     def snapshots(self, *, timeout: float | None = None) -> AsyncIterator[TaskSnapshot]:
-        """Every new snapshot of the task until it ends (see ``TaskHandle.snapshots``)."""
+        """Every new snapshot of the task until it ends (see
+        ``TaskHandle.snapshots``)."""
         return self.handle.snapshots(timeout=timeout)
 
     async def cancel(self) -> TaskState | None:
@@ -164,7 +169,8 @@ class DualClient:
 
     @property
     def client(self) -> ClientCore[Any]:
-        """The revision's client in use (after :meth:`open`), for revision-only calls."""
+        """The revision's client in use (after :meth:`open`), for revision-only
+        calls."""
         if self._client is None:
             raise RuntimeError("the client is not open: use 'async with' or open()")
         return self._client
@@ -208,7 +214,8 @@ class DualClient:
             return found
 
     async def _ask(self) -> str:
-        """Send ``server/discover``: answered means the extension, refused 2025-11-25."""
+        """Send ``server/discover``: answered means the extension, refused
+        2025-11-25."""
         stateless, sessions = self._stateless(), self._with_sessions()
         if stateless is None or sessions is None:
             return next(iter(self.clients))

@@ -1,4 +1,5 @@
-"""Client adapter for the MCP Tasks extension ``io.modelcontextprotocol/tasks`` (stateless core).
+"""Client adapter for the MCP Tasks extension ``io.modelcontextprotocol/tasks``
+(stateless core).
 
 What is this revision's own: ``server/discover``, the tool result as a plain JSON object
 and the TTL backstop on by default. The rest is shared and chosen by the tables: every
@@ -50,7 +51,8 @@ Result: TypeAlias = dict[str, Any]
 
 
 def decode_detailed_task(raw: Mapping[str, Any]) -> DetailedTaskState:
-    """Decode a ``tasks/get`` result or ``notifications/tasks`` params by its ``status``."""
+    """Decode a ``tasks/get`` result or ``notifications/tasks`` params by its
+    ``status``."""
     return cast(TaskState, decode_state(raw, protocol.TABLES))
 
 
@@ -69,7 +71,8 @@ class TasksClient(ClientCore[Result]):
         return dict(raw)
 
     async def discover(self) -> dict[str, Any]:
-        """``server/discover``: the server's versions and capabilities (its ``ttlMs`` is a cache hint)."""
+        """``server/discover``: the server's versions and capabilities (its ``ttlMs``
+        is a cache hint)."""
         return await self.request("server/discover", {})
 
     @staticmethod

@@ -374,7 +374,8 @@ class RedisTaskStore:
         return urlunsplit(parts._replace(netloc=host))
 
     def _note_down(self, cause: BaseException) -> None:
-        """Log the start of an outage once (later failures of it only at debug level)."""
+        """Log the start of an outage once (later failures of it only at debug
+        level)."""
         if self._down_since is None:
             self._down_since = time.monotonic()
             _log.warning(
@@ -430,7 +431,8 @@ class RedisTaskStore:
     async def _range(
         self, key: str, low: str, high: str, count: int = -1
     ) -> list[tuple[str, float]]:
-        """Up to ``count`` (-1: all) members of a sorted set with ``low <= score <= high``.
+        """Up to ``count`` (-1: all) members of a sorted set with ``low <= score <=
+        high``.
 
         ``low`` and ``high`` use the Redis syntax: ``-inf``, ``+inf``, ``(5`` for
         "more than 5".
@@ -440,7 +442,10 @@ class RedisTaskStore:
         )
         members = reply[0::2]
         scores = reply[1::2]
-        return [(_text(member), float(score)) for member, score in zip(members, scores)]
+        return [
+            (_text(member), float(score))
+            for member, score in zip(members, scores, strict=True)
+        ]
 
     def _expiry_args(self, record: TaskRecord) -> list[str]:
         """``expires_at`` and the key expiry in unix ms, or two empty strings."""
@@ -657,7 +662,8 @@ class RedisTaskStore:
         return outcome == 1
 
     async def delete(self, task_ids: list[str]) -> None:
-        """Forget these tasks: their hashes and every index entry, in one transaction."""
+        """Forget these tasks: their hashes and every index entry, in one
+        transaction."""
         if task_ids:
             with self._reaching():
                 await self._delete(task_ids)
@@ -673,7 +679,7 @@ class RedisTaskStore:
         pipe.zrem(self._unfinished_key, *task_ids)
         pipe.zrem(self._expiry_key, *task_ids)
         pipe.hdel(self._owner_of_key, *task_ids)
-        for task_id, tag in zip(task_ids, tags):
+        for task_id, tag in zip(task_ids, tags, strict=True):
             if tag is not None:
                 pipe.zrem(self._owner_tasks_key(_text(tag)), task_id)
                 pipe.srem(self._owner_active_key(_text(tag)), task_id)
@@ -682,7 +688,8 @@ class RedisTaskStore:
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
         with self._reaching():
             key = self._owner_tasks_key(_owner_tag(owner))
             found: list[TaskRecord] = []

@@ -2,8 +2,8 @@
 
 Every generated ``protocol_<revision>`` module builds a :class:`RevisionTables` (its
 ``TABLES``) from the schema and the revision profile. The revision's adapters
-(``client_2025`` and ``server_2025``, or ``client_ext`` and ``server_ext``) hand it to the
-shared cores, which read statuses, transitions, task variants, task fields, method
+(``client_2025`` and ``server_2025``, or ``client_ext`` and ``server_ext``) hand it to
+the shared cores, which read statuses, transitions, task variants, task fields, method
 roles and error codes from it instead of importing a revision's modules. That is what
 lets one package carry two revisions on one runtime.
 """
@@ -26,8 +26,8 @@ class MethodSpec:
 
     name: str
     role: str
-    """``get``, ``update``, ``cancel``, ``list``, ``result``, ``notify``, or ``custom`` (served
-    by a registered handler)."""
+    """``get``, ``update``, ``cancel``, ``list``, ``result``, ``notify``, or
+    ``custom`` (served by a registered handler)."""
     sender: Literal["client", "server"]
     message: type[BaseModel]
     notification: bool
@@ -38,8 +38,8 @@ class MethodSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RevisionTables:
-    """One revision's protocol tables, as the generated ``protocol_<revision>`` module has
-    them (see that module for each table's contents)."""
+    """One revision's protocol tables, as the generated ``protocol_<revision>``
+    module has them (see that module for each table's contents)."""
 
     revision: str
     """The revision id (``2025-11-25``, ``ext-2026-07-28``)."""
@@ -52,7 +52,8 @@ class RevisionTables:
     models: ModuleType
     """The revision's generated models module."""
     task_model: type[BaseModel]
-    """The task model (the entries of a ``list`` result; every status's class in 2025-11-25)."""
+    """The task model (the entries of a ``list`` result; every status's class in
+    2025-11-25)."""
     statuses: tuple[str, ...]
     initial: str
     working: str
@@ -80,22 +81,23 @@ class RevisionTables:
     """The result of a task-creating request (the task nested under ``task``, or its
     fields inline)."""
     error_codes: Mapping[str, int]
-    """The revision's JSON-RPC error codes by ``ErrorCode`` name; a mechanism whose error
-    code the revision lacks (``HEADER_MISMATCH``: routing headers) does not run."""
+    """The revision's JSON-RPC error codes by ``ErrorCode`` name; a mechanism whose
+    error code the revision lacks (``HEADER_MISMATCH``: routing headers) does not
+    run."""
     http_statuses: Mapping[int, int]
     """The HTTP status of an error response, by JSON-RPC code (200 for any other)."""
     task_request_field: str = ""
-    """The ``tools/call`` params field by which a client asks for a task (``task``); empty
-    where the server alone decides whether a call runs as a task."""
+    """The ``tools/call`` params field by which a client asks for a task (``task``);
+    empty where the server alone decides whether a call runs as a task."""
     result_kind_field: str = ""
     """The result field naming what a result is (``resultType``: ``complete``, ``task``,
     ``input_required``); empty where a task result is told by the create result's shape."""
     server_capabilities: Mapping[str, tuple[str, ...]] = field(
         default_factory=dict[str, tuple[str, ...]]
     )
-    """Role -> path in the server capabilities that declares it (``create``: task-augmented
-    ``tools/call``); a server declares what it serves, a client uses a listed role only
-    where it is declared."""
+    """Role -> path in the server capabilities that declares it (``create``:
+    task-augmented ``tools/call``); a server declares what it serves, a client uses a
+    listed role only where it is declared."""
     task_requests: frozenset[str] = field(init=False)
     """The Tasks requests a client sends (rate-limited; gated by the extension)."""
 

@@ -1,4 +1,5 @@
-"""Seams into the official Python SDKs: keep the SDK's ``Client`` or server, add durable tasks.
+"""Seams into the official Python SDKs: keep the SDK's ``Client`` or server, add durable
+tasks.
 
 * :func:`client_extension` (the Tasks extension, ``mcp`` 2.x): a ``ClientExtension`` for
   ``mcp.client.Client(url, extensions=[...])``. A plain ``await client.call_tool(...)``
@@ -33,7 +34,7 @@ import functools
 import importlib
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from typing import Any, Literal, NoReturn, Optional, TypeVar, cast
+from typing import Any, Literal, NoReturn, TypeVar, cast
 
 from .client_core import (
     ClientCore,
@@ -48,11 +49,11 @@ from .protocol import REVISIONS
 from .revision import RevisionTables
 from .server_core import (
     Emit,
-    TaskServerCore,
     JsonRpcError,
     Preflight,
     RequestInfo,
     Session,
+    TaskServerCore,
     TaskSupport,
     Tool,
     ToolContext,
@@ -78,24 +79,27 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_TOOL_CONTEXT: contextvars.ContextVar[Optional[ToolContext]] = contextvars.ContextVar(
+_TOOL_CONTEXT: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar(
     "mcp_tasks_tool_context", default=None
 )
-_SDK_CALL: contextvars.ContextVar[Optional[Callable[[], Awaitable[Any]]]] = (
+_SDK_CALL: contextvars.ContextVar[Callable[[], Awaitable[Any]] | None] = (
     contextvars.ContextVar("mcp_tasks_sdk_call", default=None)
 )
-"""Runs the SDK's own ``tools/call`` handler for the call being answered (``mcp`` 2.x)."""
+"""Runs the SDK's own ``tools/call`` handler for the call being answered (``mcp``
+2.x)."""
 
 _MOUNTED_ROLES = ("get", "result", "list", "update", "cancel")
 """Tasks method roles a hosted ``TasksServer`` answers (those the revision has)."""
 
 
 def task_context() -> ToolContext | None:
-    """The ``ToolContext`` of the tool call running in this coroutine, when a seam runs it.
+    """The ``ToolContext`` of the tool call running in this coroutine, when a seam runs
+    it.
 
-    ``await ctx.report("...")`` sets the task's ``statusMessage``, ``await ctx.elicit(...)``
-    asks the user (the task is ``input_required`` meanwhile), ``ctx.cancelled`` tells that
-    the client cancelled the task. Outside a seam's call it returns None.
+    ``await ctx.report("...")`` sets the task's ``statusMessage``, ``await
+    ctx.elicit(...)`` asks the user (the task is ``input_required`` meanwhile),
+    ``ctx.cancelled`` tells that the client cancelled the task. Outside a seam's call it
+    returns None.
     """
     return _TOOL_CONTEXT.get()
 
@@ -187,24 +191,26 @@ class SdkTransport:
         """The session belongs to the SDK's ``Client``: left open."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _raw_request_type() -> Any:
-    """A ``mcp_types.Request`` subclass for any method, naming the task in ``Mcp-Name``."""
+    """A ``mcp_types.Request`` subclass for any method, naming the task in
+    ``Mcp-Name``."""
     base: Any = getattr(_module("mcp_types"), "Request")
     task_id = _extension_tables("client_extension").task_fields["task_id"]
     namespace = {"name_param": task_id, "__module__": __name__}
     return type("TasksRequest", (base[dict[str, Any], str],), namespace)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _object_adapter() -> Any:
     pydantic: Any = importlib.import_module("pydantic")
     return pydantic.TypeAdapter(dict[str, Any])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _claim_model() -> Any:
-    """The claimed ``tools/call`` result: ``resultType: "task"`` with the task's fields."""
+    """The claimed ``tools/call`` result: ``resultType: "task"`` with the task's
+    fields."""
     result: Any = getattr(_module("mcp_types"), "Result")
     pydantic: Any = importlib.import_module("pydantic")
     namespace = {
@@ -239,7 +245,8 @@ def _session_handler(session: Any) -> InputHandler:
 
 
 class ClientSeam:
-    """What :func:`client_extension` adds to an SDK ``Client``; its instance is ``extension.seam``.
+    """What :func:`client_extension` adds to an SDK ``Client``; its instance is
+    ``extension.seam``.
 
     ``handles`` maps the task IDs of calls being waited for to their ``TaskHandle``
     (``snapshots()`` for a progress display, ``cancel()``); ``on_task`` is called with
@@ -269,7 +276,8 @@ class ClientSeam:
         self.handles: dict[str, TaskHandle[Any]] = {}
 
     def tasks_client(self, session: Any) -> ClientCore[Any]:
-        """A ``TasksClient`` speaking through ``session`` (an ``mcp`` 2.x ``ClientSession``)."""
+        """A ``TasksClient`` speaking through ``session`` (an ``mcp`` 2.x
+        ``ClientSession``)."""
         fallback = _session_handler(session)
         return _extension_client()(
             SdkTransport(session),
@@ -306,7 +314,8 @@ class ClientSeam:
         return [task.task_id for task in await self.store.pending()]
 
     async def cancel(self, task_id: str) -> None:
-        """Cancel a task being waited for (``tasks/cancel``); its call raises ``TaskCancelled``."""
+        """Cancel a task being waited for (``tasks/cancel``); its call raises
+        ``TaskCancelled``."""
         await self.handles[task_id].cancel()
 
     async def _finish(self, handle: TaskHandle[Any], timeout: float | None) -> Any:
@@ -340,13 +349,14 @@ def client_extension(
     cancel_on_abort: bool = True,
     **client_options: Any,
 ) -> Any:
-    """A ``ClientExtension`` for ``mcp.client.Client(url, extensions=[...])`` (``mcp>=2.3``).
+    """A ``ClientExtension`` for ``mcp.client.Client(url, extensions=[...])``
+    (``mcp>=2.3``).
 
-    Input handlers left out use the ``Client``'s own callbacks (``elicitation_callback``,
-    ``sampling_callback``, ``list_roots_callback``). ``store`` keeps task IDs (SQLite file
-    by default); ``on_task`` gets each new ``TaskHandle``; ``on_status`` each snapshot.
-    The extension object forwards :class:`ClientSeam`'s methods (``resume``, ``pending``,
-    ``cancel``, ``handles``).
+    Input handlers left out use the ``Client``'s own callbacks
+    (``elicitation_callback``, ``sampling_callback``, ``list_roots_callback``).
+    ``store`` keeps task IDs (SQLite file by default); ``on_task`` gets each new
+    ``TaskHandle``; ``on_status`` each snapshot. The extension object forwards
+    :class:`ClientSeam`'s methods (``resume``, ``pending``, ``cancel``, ``handles``).
     """
     _extension_tables("client_extension")
     seam = ClientSeam(
@@ -362,7 +372,7 @@ def client_extension(
     return _client_extension_type()(seam)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _forward_to_seam(self: Any, name: str) -> Any:
     """``__getattr__`` of the SDK extension classes: what they lack, their seam has."""
     if name == "seam":
@@ -381,7 +391,9 @@ def _client_extension_type() -> Any:
 
     namespace = {
         "__module__": __name__,
-        "__doc__": "The Tasks extension for ``mcp.client.Client`` (see ``client_extension``).",
+        "__doc__": (
+            "The Tasks extension for ``mcp.client.Client`` (see ``client_extension``)."
+        ),
         "identifier": _extension_tables("client_extension").extension_id,
         "__init__": init,
         "claims": claims,
@@ -474,7 +486,8 @@ def _raise_sdk_error(error: Mapping[str, Any], error_type: Any) -> NoReturn:
 
 
 class ServerSeam(_HostedTools):
-    """What :func:`server_extension` adds to an ``MCPServer``; its instance is ``extension.seam``."""
+    """What :func:`server_extension` adds to an ``MCPServer``; its instance is
+    ``extension.seam``."""
 
     def __init__(self, server: TaskServerCore) -> None:
         super().__init__(server)
@@ -528,7 +541,8 @@ class ServerSeam(_HostedTools):
         return cast(dict[str, Any], response["result"])
 
     async def intercept(self, params: Any, ctx: Any, call_next: Any) -> Any:
-        """``tools/call`` of a marked tool goes to the ``TasksServer``; others pass by."""
+        """``tools/call`` of a marked tool goes to the ``TasksServer``; others pass
+        by."""
         if not self.marked(str(params.name)):
             return await call_next(ctx)
         token = _SDK_CALL.set(lambda: call_next(ctx))
@@ -548,7 +562,8 @@ class ServerSeam(_HostedTools):
 
 
 def server_extension(server: TaskServerCore) -> Any:
-    """An ``Extension`` for ``MCPServer(extensions=[...])`` (``mcp>=2.3``) backed by ``server``.
+    """An ``Extension`` for ``MCPServer(extensions=[...])`` (``mcp>=2.3``) backed by
+    ``server``.
 
     Mark tools with ``@extension.task_tool(task_support=...)`` above ``@mcp.tool()`` (or
     ``extension.mark(name, ...)``). The server starts on the first request; close it
@@ -557,12 +572,13 @@ def server_extension(server: TaskServerCore) -> Any:
     if not server.tables.extension_id:
         raise RuntimeError(
             "server_extension serves the Tasks extension; this server is MCP"
-            f" {server.tables.protocol_version} (use fastmcp_tasks or TasksServer.mount)"
+            f" {server.tables.protocol_version} (use fastmcp_tasks or"
+            " TasksServer.mount)"
         )
     return _server_extension_type()(ServerSeam(server))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _server_extension_type() -> Any:
     base: Any = getattr(_module("mcp.server.extension"), "Extension")
 
@@ -593,7 +609,8 @@ def _server_extension_type() -> Any:
 
 
 class FastMCPSeam(_HostedTools):
-    """Durable tasks for the tools of an ``mcp`` 1.x ``FastMCP`` app (see :func:`fastmcp_tasks`)."""
+    """Durable tasks for the tools of an ``mcp`` 1.x ``FastMCP`` app (see
+    :func:`fastmcp_tasks`)."""
 
     def __init__(self, server: TaskServerCore, app: Any) -> None:
         super().__init__(server)
@@ -658,10 +675,11 @@ def fastmcp_tasks(app: Any, server: TaskServerCore) -> FastMCPSeam:
     """Serve 2025-11-25 tasks for the tools of ``app``, an ``mcp`` 1.x ``FastMCP``.
 
     ``server.mount`` takes the app's low-level server (``capabilities.tasks``, the
-    ``tasks/*`` handlers); ``tools/list`` stays the app's, with ``execution.taskSupport``
-    added to the marked tools, and ``tools/call`` of tools not marked stays the app's.
-    Mark tools with ``@seam.task_tool(...)`` above ``@app.tool()``. The server starts on
-    the first request; close it with ``await server.close()`` when the app stops.
+    ``tasks/*`` handlers); ``tools/list`` stays the app's, with
+    ``execution.taskSupport`` added to the marked tools, and ``tools/call`` of tools not
+    marked stays the app's. Mark tools with ``@seam.task_tool(...)`` above
+    ``@app.tool()``. The server starts on the first request; close it with ``await
+    server.close()`` when the app stops.
     """
     if server.tables.extension_id:
         raise RuntimeError(
@@ -693,7 +711,8 @@ _SDK1_INPUT_RESULTS = {
 
 
 def mount(server: TaskServerCore, sdk_server: Any) -> None:
-    """Serve ``server``'s tools and Tasks methods from an official SDK's low-level ``Server``.
+    """Serve ``server``'s tools and Tasks methods from an official SDK's low-level
+    ``Server``.
 
     The SDK is told by the object: ``mcp`` 2.x (``Server.middleware``) hosts the Tasks
     extension, ``mcp`` 1.x (``Server.request_handlers``) hosts 2025-11-25, whose core
@@ -707,8 +726,8 @@ def mount(server: TaskServerCore, sdk_server: Any) -> None:
     else:
         raise RuntimeError(
             f"cannot mount an MCP {server.tables.protocol_version} server into"
-            f" {type(sdk_server).__name__}: the Tasks extension needs an mcp 2.x Server,"
-            " 2025-11-25 an mcp 1.x Server"
+            f" {type(sdk_server).__name__}: the Tasks extension needs an mcp 2.x"
+            " Server, 2025-11-25 an mcp 1.x Server"
         )
 
 
@@ -744,15 +763,15 @@ def _mount_sdk2(server: TaskServerCore, sdk_server: Any) -> None:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncGenerator[Any, None]:
-        async with server:
-            async with sdk_lifespan(app) as state:
-                yield state
+        async with server, sdk_lifespan(app) as state:
+            yield state
 
     sdk_server.lifespan = lifespan
 
 
 def _mount_sdk1(server: TaskServerCore, sdk_server: Any) -> None:
-    """``mcp`` 1.x: request handlers answer through ``handle``; capabilities gain ``tasks``.
+    """``mcp`` 1.x: request handlers answer through ``handle``; capabilities gain
+    ``tasks``.
 
     A task's input requests travel on the pending ``tasks/result`` response stream, as
     the SDK's ``related_request_id`` routes them; each SDK session is one session here.

@@ -37,19 +37,14 @@ import secrets
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from types import ModuleType
 from datetime import datetime, timezone
-from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, cast
+from types import ModuleType
+from typing import Any, ClassVar, Literal, TypeVar, Union, cast
 
 from pydantic import BaseModel
 
 from .protocol import StatusName, TaskFields, TaskState
 from .revision import RevisionTables
-from .transport import INTERNAL_ERROR as INTERNAL_ERROR
-from .transport import INVALID_PARAMS as INVALID_PARAMS
-from .transport import INVALID_REQUEST as INVALID_REQUEST
-from .transport import METHOD_NOT_FOUND as METHOD_NOT_FOUND
-from .transport import PARSE_ERROR as PARSE_ERROR
 from .stores import (
     BatchTransitionStore,
     ReplicaStore,
@@ -62,6 +57,11 @@ from .stores import (
     UsageStore,
     kept_bytes,
 )
+from .transport import INTERNAL_ERROR as INTERNAL_ERROR
+from .transport import INVALID_PARAMS as INVALID_PARAMS
+from .transport import INVALID_REQUEST as INVALID_REQUEST
+from .transport import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from .transport import PARSE_ERROR as PARSE_ERROR
 
 __all__: list[str] = [
     "AuditEvent",
@@ -95,16 +95,18 @@ ToolHandler = Callable[["ToolContext", dict[str, Any]], Awaitable[ToolOutput]]
 """``async def handler(ctx, arguments) -> ToolOutput``: the work of one tool."""
 
 Preflight = Callable[
-    ["ToolContext", dict[str, Any]], Awaitable[Optional[dict[str, dict[str, Any]]]]
+    ["ToolContext", dict[str, Any]], Awaitable[dict[str, dict[str, Any]] | None]
 ]
-"""Runs on ``tools/call`` before any task exists; returns MRTR ``inputRequests`` or None.
+"""Runs on ``tools/call`` before any task exists; returns MRTR ``inputRequests`` or
+None.
 
 Its answers arrive in ``ctx.input_responses`` when the client calls the tool again.
 """
 
 
 class JsonRpcError(Exception):
-    """A JSON-RPC error: raised by the dispatcher, or by a tool handler to fail its task."""
+    """A JSON-RPC error: raised by the dispatcher, or by a tool handler to fail its
+    task."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
@@ -121,7 +123,8 @@ class JsonRpcError(Exception):
 
 
 class ToolError(Exception):
-    """Raised by a tool handler for an error the model should see (``isError: true``)."""
+    """Raised by a tool handler for an error the model should see (``isError:
+    true``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -265,10 +268,11 @@ class AuditEvent:
     detail: str = ""
 
 
-Authenticate = Callable[[RequestInfo], Optional[str]]
-"""Maps a request to its principal (None: anonymous). Raise ``JsonRpcError`` to refuse it."""
+Authenticate = Callable[[RequestInfo], str | None]
+"""Maps a request to its principal (None: anonymous). Raise ``JsonRpcError`` to
+refuse it."""
 
-RateLimiter = Callable[[Optional[str], str], bool]
+RateLimiter = Callable[[str | None, str], bool]
 """``(principal, method) -> allowed``; a refused call gets ``LIMIT_EXCEEDED``."""
 
 AuditHook = Callable[[AuditEvent], None]
@@ -787,7 +791,7 @@ class PendingRequest:
     params: dict[str, Any]
     principal: str | None
     reply: asyncio.Future[dict[str, Any]]
-    sessions: set[str | None] = field(default_factory=set[Optional[str]])
+    sessions: set[str | None] = field(default_factory=set[str | None])
 
 
 @dataclass(slots=True)
@@ -811,7 +815,8 @@ class _Channel:
     delivered: set[str] = field(default_factory=set[str])
     """Outstanding requests sent on some stream."""
     pushed: set[str] = field(default_factory=set[str])
-    """Outstanding requests sent on a GET stream (no result-role stream repeats them)."""
+    """Outstanding requests sent on a GET stream (no result-role stream repeats
+    them)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -891,7 +896,8 @@ class ToolContext:
         self.emit = emit
         self.task_id = task_id
         self.cancelled = False
-        """Set when the client asked to cancel the task; the worker is also cancelled."""
+        """Set when the client asked to cancel the task; the worker is also
+        cancelled."""
         self.finished = False
         """Set once the task is terminal (progress notifications stop)."""
         self.issued_keys: set[str] = set()
@@ -912,8 +918,8 @@ class ToolContext:
             await self._server.set_task_fields(self.task_id, fields)
 
     async def set_status(self, status: StatusName, message: str | None = None) -> None:
-        """Move the task to another active status (the revision's ``ACTIVE_STATUSES``), for
-        example one the schema added and the configuration classified as active.
+        """Move the task to another active status (the revision's ``ACTIVE_STATUSES``),
+        for example one the schema added and the configuration classified as active.
 
         Input and terminal statuses are reached through ``request_input`` and by
         returning or raising. An illegal transition raises ``ValueError``.
@@ -940,7 +946,8 @@ class ToolContext:
     async def elicit(
         self, message: str, requested_schema: dict[str, Any]
     ) -> dict[str, Any]:
-        """Ask the user through the client (form elicitation); return the ``ElicitResult``."""
+        """Ask the user through the client (form elicitation); return the
+        ``ElicitResult``."""
         return await self.request_input(
             "elicitation/create",
             {"mode": "form", "message": message, "requestedSchema": requested_schema},
@@ -1039,8 +1046,8 @@ class TaskServerCore:
         self._poll_wire = list(self.tables.task_fields.values())[6]
         """The wire name of the task's poll interval field."""
         self.owns_store = True
-        """Whether ``close`` closes the store (a dual server closes its shared one itself,
-        after every revision's server stopped)."""
+        """Whether ``close`` closes the store (a dual server closes its shared one
+        itself, after every revision's server stopped)."""
         self.siblings: list[TaskServerCore] = []
         """Servers of the other revisions on this store in this process (a dual server):
         they get this server's signals (cancellations, status changes) directly."""
@@ -1050,11 +1057,13 @@ class TaskServerCore:
         self._replies: dict[str, PendingRequest] = {}
         self._session_owners: dict[str, set[str]] = {}
         self._answers: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
-        """Input requests of local workers waiting for the update role, by task and key."""
+        """Input requests of local workers waiting for the update role, by task and
+        key."""
         self._channels: dict[str, _Channel] = {}
         """Server-to-client input requests of local tasks (the result role), by task."""
         self._task_sessions: dict[str, Session] = {}
-        """The session that created each live task (it gets the notify role's messages)."""
+        """The session that created each live task (it gets the notify role's
+        messages)."""
         self._listeners: dict[str, set[_Subscription]] = {}
         """Subscriptions following each task (they get its new states)."""
         self._listens: dict[str, int] = {}
@@ -1343,8 +1352,9 @@ class TaskServerCore:
         return cast(dict[str, Any], capabilities)
 
     def _tasks_not_declared(self, detail: str) -> JsonRpcError:
-        """The error for ``detail`` (a Tasks request, a task-only tool, ...) in a request
-        that did not declare the Tasks extension; the revision's adapter words it."""
+        """The error for ``detail`` (a Tasks request, a task-only tool, ...) in a
+        request that did not declare the Tasks extension; the revision's adapter
+        words it."""
         return JsonRpcError(
             self.tables.error_codes.get(
                 "MISSING_REQUIRED_CLIENT_CAPABILITY", INVALID_REQUEST
@@ -1451,7 +1461,8 @@ class TaskServerCore:
         if task is None and tool.task_support == "required":
             raise JsonRpcError(
                 self.task_mismatch_code,
-                f"Task augmentation required for tools/call requests to tool {tool.name!r}",
+                "Task augmentation required for tools/call requests to tool"
+                f" {tool.name!r}",
             )
         if task is None:
             return False, None
@@ -1678,7 +1689,8 @@ class TaskServerCore:
             self._answers.pop((task_id, key), None)
 
     async def _tasks_update(self, call: Call) -> dict[str, Any]:
-        """The update role: store answers for outstanding keys; ignore every other key."""
+        """The update role: store answers for outstanding keys; ignore every other
+        key."""
         task_id = task_id_param(call.params)
         responses = self._input_responses(call.params.get("inputResponses"))
         await self._lookup(task_id, call.principal)
@@ -1725,7 +1737,8 @@ class TaskServerCore:
         return self._complete({})
 
     def _deliver_answers(self, task_id: str, answers: dict[str, Any]) -> bool:
-        """Hand answers to the local ``wait_for_input`` calls; True if any was not here."""
+        """Hand answers to the local ``wait_for_input`` calls; True if any was not
+        here."""
         elsewhere = False
         for key, value in answers.items():
             future = self._answers.get((task_id, key))
@@ -2068,7 +2081,7 @@ class TaskServerCore:
                 return
             written = await store.transition_many(changes)
             pending = []
-            for (_, failed, _), stored in zip(changes, written):
+            for (_, failed, _), stored in zip(changes, written, strict=True):
                 if stored:
                     await self._announce(failed)
                     self._emit_audit(failed.status, failed.task_id, failed.owner)
@@ -2094,7 +2107,8 @@ class TaskServerCore:
                 subscription.close()
 
     def mount(self, sdk_server: Any) -> None:
-        """Serve the tools and the Tasks methods from an official SDK's low-level ``Server``.
+        """Serve the tools and the Tasks methods from an official SDK's low-level
+        ``Server``.
 
         On ``mcp`` 2.x (the Tasks extension), a ``Server.middleware`` entry answers
         ``tools/list``, ``tools/call`` and ``tasks/*`` through ``handle`` (with the HTTP
@@ -2117,9 +2131,9 @@ class TaskServerCore:
         sdk.mount(self, sdk_server)
 
     def capabilities(self) -> dict[str, Any]:
-        """The server capabilities: a fixed tool list, the Tasks extension where Tasks are
-        one (the tables' ``extension_id``), and the path of each role the tables'
-        ``server_capabilities`` lists wherever this server serves that role
+        """The server capabilities: a fixed tool list, the Tasks extension where
+        Tasks are one (the tables' ``extension_id``), and the path of each role the
+        tables' ``server_capabilities`` lists wherever this server serves that role
         (``_serves``)."""
         declared: dict[str, Any] = {"tools": {"listChanged": False}}
         if self.tables.extension_id:
@@ -2150,7 +2164,8 @@ class TaskServerCore:
         return True
 
     async def _recover(self) -> None:
-        """Mark every unfinished task failed: its worker died with the previous process."""
+        """Mark every unfinished task failed: its worker died with the previous
+        process."""
         for record in await self.store.unfinished():
             error = JsonRpcError(
                 INTERNAL_ERROR,
@@ -2225,7 +2240,7 @@ class TaskServerCore:
         ]
         live = await store.leased([record.task_id for record in candidates])
         failed: list[str] = []
-        for record, leased in zip(candidates, live):
+        for record, leased in zip(candidates, live, strict=True):
             if leased:
                 continue
             error = JsonRpcError(INTERNAL_ERROR, _LOST_WORKER)
@@ -2339,7 +2354,8 @@ class TaskServerCore:
             self._deliver_answers(task_id, cast(dict[str, Any], answers))
 
     async def purge_expired(self) -> list[str]:
-        """Delete every task whose TTL has elapsed (stopping its worker); return their IDs.
+        """Delete every task whose TTL has elapsed (stopping its worker); return their
+        IDs.
 
         With a ``ReplicaStore`` the local workers of tasks that another replica's
         sweep already deleted are stopped as well.
@@ -2540,10 +2556,10 @@ class TaskServerCore:
         return await self._cancel_result(cancelled, record, call.principal)
 
     async def _tasks_list(self, call: Call) -> dict[str, Any]:
-        """One page of the caller's tasks, built through the schema's result model of the
-        list role; an opaque ``nextCursor`` while more remain (``_encode_cursor``). Only
-        with ``enable_list`` (else ``-32601``): principals must be told apart for a list
-        to be private."""
+        """One page of the caller's tasks, built through the schema's result model of
+        the list role; an opaque ``nextCursor`` while more remain
+        (``_encode_cursor``). Only with ``enable_list`` (else ``-32601``): principals
+        must be told apart for a list to be private."""
         if not self.enable_list:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
         cursor = call.params.get("cursor")
@@ -2764,7 +2780,8 @@ class TaskServerCore:
     async def _page(
         self, principal: str | None, after: int, size: int
     ) -> list[TaskRecord]:
-        """Up to ``size + 1`` unexpired tasks of ``principal`` after position ``after``."""
+        """Up to ``size + 1`` unexpired tasks of ``principal`` after position
+        ``after``."""
         now = time.time()
         page: list[TaskRecord] = []
         while len(page) <= size:
@@ -2869,7 +2886,8 @@ class TaskServerCore:
             )
 
     def _ttl(self, requested: int | None) -> int | None:
-        """The TTL a new task gets: the request clamped to the maximum, or the default."""
+        """The TTL a new task gets: the request clamped to the maximum, or the
+        default."""
         ttl = requested if requested is not None else self.limits.default_ttl_ms
         maximum = self.limits.max_ttl_ms
         if maximum is not None and (ttl is None or ttl > maximum):
@@ -2993,9 +3011,9 @@ class TaskServerCore:
             self._task_sessions.pop(record.task_id, None)
 
     async def _listen(self, call: Call) -> dict[str, Any]:
-        """``subscriptions/listen`` (where the schema has a subscription ``_meta`` key and
-        a notify role): acknowledge the caller's task IDs among those requested, then
-        stream their states as the notify role's messages.
+        """``subscriptions/listen`` (where the schema has a subscription ``_meta`` key
+        and a notify role): acknowledge the caller's task IDs among those requested,
+        then stream their states as the notify role's messages.
 
         IDs the caller cannot see (unknown, expired, another principal's) are left
         out of the acknowledgement alike, so it reveals nothing about other callers'
@@ -3057,7 +3075,8 @@ class TaskServerCore:
     async def _stream_states(
         self, call: Call, emit: Emit, requested: list[str] | None
     ) -> dict[str, Any]:
-        """The acknowledgement and the states of a ``subscriptions/listen``; its result."""
+        """The acknowledgement and the states of a ``subscriptions/listen``; its
+        result."""
         accepted: list[TaskRecord] = []
         for task_id in requested or []:
             try:
@@ -3113,8 +3132,8 @@ class TaskServerCore:
                         del self._listeners[record.task_id]
 
     async def _announce(self, record: TaskRecord) -> None:
-        """Publish a stored change here and on every replica (with a ``ReplicaStore``) or
-        sibling (the other revisions of a dual server)."""
+        """Publish a stored change here and on every replica (with a
+        ``ReplicaStore``) or sibling (the other revisions of a dual server)."""
         await self._published(record)
         if isinstance(self.store, ReplicaStore):
             await self._signal("status", record.task_id, record=asdict(record))
@@ -3123,8 +3142,8 @@ class TaskServerCore:
                 await sibling._published(record)
 
     async def move_task(self, task_id: str, **changes: Any) -> TaskRecord | None:
-        """Apply ``changes`` (``status``, ``status_message``, ...) to a live task through the
-        state machine; None when it is gone or terminal. See ``_update``."""
+        """Apply ``changes`` (``status``, ``status_message``, ...) to a live task
+        through the state machine; None when it is gone or terminal. See ``_update``."""
         return await self._update(task_id, **changes)
 
     async def set_status_message(self, task_id: str, message: str) -> None:
@@ -3144,7 +3163,8 @@ class TaskServerCore:
         task_id: str,
         change: Callable[[TaskRecord], dict[str, Any] | None],
     ) -> TaskRecord | None:
-        """Apply ``change(record)`` (the changed fields, or None: no change) to a live task.
+        """Apply ``change(record)`` (the changed fields, or None: no change) to a live
+        task.
 
         With a ``TransitionStore`` the write is an atomic compare-and-set on the record
         read (its status and ``updated_at``), so a replica racing this one

@@ -1,4 +1,5 @@
-"""One server for every revision a package carries: one endpoint, one set of tools, one store.
+"""One server for every revision a package carries: one endpoint, one set of tools, one
+store.
 
 ``DualServer`` builds one server per revision (the subclass names their classes in
 ``servers``) on the same task store and the same tools, and routes each request to the
@@ -61,7 +62,8 @@ class DualServer:
             store if store is not None else SQLiteTaskStore("mcp-tasks.sqlite3")
         )
         self.by_revision: dict[str, TaskServerCore] = {}
-        """Each revision's server, by revision id (for revision-only settings and handlers)."""
+        """Each revision's server, by revision id (for revision-only settings and
+        handlers)."""
         for index, (revision, server_class) in enumerate(self.servers.items()):
             server = server_class(
                 name,
@@ -98,9 +100,9 @@ class DualServer:
         immediate_response: str | None = None,
         answer_within_ms: int | None = None,
     ) -> Callable[[ToolHandler], ToolHandler]:
-        """Decorator registering ``async def handler(ctx, arguments)`` as a tool of every
-        revision (see ``TasksServer.tool``; ``preflight`` questions are an extension
-        feature)."""
+        """Decorator registering ``async def handler(ctx, arguments)`` as a tool of
+        every revision (see ``TasksServer.tool``; ``preflight`` questions are an
+        extension feature)."""
         return self.stateless_server.tool(
             name,
             description=description,
@@ -122,8 +124,9 @@ class DualServer:
         return self.stateless_server.tools
 
     def server_for(self, headers: Mapping[str, str], message: Any) -> TaskServerCore:
-        """The revision's server that answers ``message`` sent with ``headers`` (lower-case
-        names): sessions and ``initialize`` go to the revision with sessions."""
+        """The revision's server that answers ``message`` sent with ``headers``
+        (lower-case names): sessions and ``initialize`` go to the revision with
+        sessions."""
         sessions = self.session_server
         if sessions is not None and (
             "mcp-session-id" in headers

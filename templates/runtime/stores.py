@@ -65,8 +65,8 @@ class TaskRecord:
     Times are seconds since the epoch (UTC). ``result`` holds the original request's
     result object and ``error`` a JSON-RPC error object; ``input_requests`` maps each
     outstanding input-request key to its request; ``extra`` holds the values of task
-    fields the schema has and the runtime does not know, by wire name. ``seq`` is assigned by the store on
-    creation and orders tasks for listing.
+    fields the schema has and the runtime does not know, by wire name. ``seq`` is
+    assigned by the store on creation and orders tasks for listing.
     """
 
     task_id: str
@@ -84,7 +84,8 @@ class TaskRecord:
         default_factory=dict[str, dict[str, Any]]
     )
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
-    """Task fields the runtime does not know (new optional schema fields), by wire name."""
+    """Task fields the runtime does not know (new optional schema fields), by wire
+    name."""
     answers: dict[str, dict[str, Any]] = field(
         default_factory=dict[str, dict[str, Any]]
     )
@@ -95,7 +96,8 @@ class TaskRecord:
 
     @property
     def is_terminal(self) -> bool:
-        """Whether the task reached a terminal status (``protocol.TERMINAL_STATUSES``)."""
+        """Whether the task reached a terminal status
+        (``protocol.TERMINAL_STATUSES``)."""
         return self.status in TERMINAL_STATUSES
 
     @property
@@ -129,7 +131,8 @@ class StoreUnavailable(Exception):
 
 
 class TaskStore(Protocol):
-    """Persistence for tasks. Every method is a coroutine; a write is durable on return."""
+    """Persistence for tasks. Every method is a coroutine; a write is durable on
+    return."""
 
     async def open(self) -> None:
         """Prepare the store for use (create tables, open connections)."""
@@ -148,7 +151,8 @@ class TaskStore(Protocol):
         ...
 
     async def put(self, record: TaskRecord) -> None:
-        """Replace the stored state of an existing task; a terminal one never changes."""
+        """Replace the stored state of an existing task; a terminal one never
+        changes."""
         ...
 
     async def delete(self, task_ids: list[str]) -> None:
@@ -158,7 +162,8 @@ class TaskStore(Protocol):
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
         ...
 
     async def count_active(self, owner: str | None) -> int:
@@ -369,7 +374,8 @@ class InMemoryTaskStore:
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
         owned = self._owned.get(owner, [])
         start = bisect.bisect_right(owned, (after_seq, "\uffff"))
         return [self._tasks[task_id] for _, task_id in owned[start : start + limit]]
@@ -856,7 +862,8 @@ class SQLiteTaskStore:
                 *statuses,
             ]
             if expected_updated_at is not None:
-                # both sides parsed from the same JSON text, so equal values compare equal
+                # both sides parsed from the same JSON text, so equal values compare
+                # equal
                 sql += " AND json_extract(body, '$.updated_at') = json_extract(?, '$')"
                 values.append(json.dumps(expected_updated_at))
             statements.append((sql, values))
@@ -873,7 +880,9 @@ class SQLiteTaskStore:
             return written
 
         written = await self._run(update)
-        for (_, record, _), statement, stored in zip(changes, statements, written):
+        for (_, record, _), statement, stored in zip(
+            changes, statements, written, strict=True
+        ):
             if statement is None:
                 continue
             if stored:
@@ -904,7 +913,8 @@ class SQLiteTaskStore:
     async def list_tasks(
         self, owner: str | None, after_seq: int, limit: int
     ) -> list[TaskRecord]:
-        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq`` order."""
+        """Up to ``limit`` tasks of ``owner`` with ``seq > after_seq``, in ``seq``
+        order."""
 
         def select(conn: sqlite3.Connection) -> list[TaskRecord]:
             rows = conn.execute(

@@ -92,7 +92,8 @@ class MemoryTaskIdStore:
 
 
 def default_store_path() -> Path:
-    """Return the default SQLite file: ``$MCP_TASKS_STORE`` or a file under the user's state directory."""
+    """Return the default SQLite file: ``$MCP_TASKS_STORE`` or a file under the
+    user's state directory."""
     configured = os.environ.get("MCP_TASKS_STORE")
     if configured:
         return Path(configured)
@@ -110,7 +111,8 @@ class SqliteTaskIdStore:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        """Use the database at ``path`` (created on first use; default :func:`default_store_path`)."""
+        """Use the database at ``path`` (created on first use; default
+        :func:`default_store_path`)."""
         self.path = Path(path) if path is not None else default_store_path()
         self._ready = False
 
@@ -121,8 +123,8 @@ class SqliteTaskIdStore:
         if not self._ready:
             with connection:
                 connection.execute(
-                    "CREATE TABLE IF NOT EXISTS task_ids ("
-                    "task_id TEXT PRIMARY KEY, context TEXT NOT NULL, saved_at REAL NOT NULL)"
+                    "CREATE TABLE IF NOT EXISTS task_ids (task_id TEXT PRIMARY KEY,"
+                    " context TEXT NOT NULL, saved_at REAL NOT NULL)"
                 )
             self._ready = True
         return connection
@@ -132,7 +134,8 @@ class SqliteTaskIdStore:
         try:
             with connection:
                 connection.execute(
-                    "INSERT OR REPLACE INTO task_ids (task_id, context, saved_at) VALUES (?, ?, ?)",
+                    "INSERT OR REPLACE INTO task_ids (task_id, context, saved_at)"
+                    " VALUES (?, ?, ?)",
                     (task_id, context, saved_at),
                 )
         finally:
@@ -151,7 +154,8 @@ class SqliteTaskIdStore:
         try:
             if task_id is None:
                 rows = connection.execute(
-                    "SELECT task_id, context, saved_at FROM task_ids ORDER BY saved_at, task_id"
+                    "SELECT task_id, context, saved_at FROM task_ids ORDER BY saved_at,"
+                    " task_id"
                 ).fetchall()
             else:
                 rows = connection.execute(

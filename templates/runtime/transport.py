@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import importlib
 import json
 from collections.abc import (
@@ -58,7 +59,8 @@ __all__ = [
 RequestId: TypeAlias = str | int
 """A JSON-RPC request ID."""
 
-# JSON-RPC 2.0 error codes: the same in every revision (its ``ErrorCode`` names them too).
+# JSON-RPC 2.0 error codes: the same in every revision (its ``ErrorCode`` names them
+# too).
 GET_STREAM_WAIT_S = 5.0
 """How long ``notifications/initialized`` waits for the server to answer the session's
 GET stream before the client goes on without it."""
@@ -73,8 +75,8 @@ NotificationHandler: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[None]
 """Called with ``(method, params)`` for every notification the server sends."""
 
 RequestHandler: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-"""Called with ``(method, params)`` for every request the server sends; returns the result
-or raises :class:`JsonRpcError` to answer with an error response."""
+"""Called with ``(method, params)`` for every request the server sends; returns the
+result or raises :class:`JsonRpcError` to answer with an error response."""
 
 
 _NAME_PARAMS = {
@@ -101,7 +103,8 @@ def _json_objects(value: object) -> list[dict[str, Any]]:
 
 
 class JsonRpcError(Exception):
-    """A JSON-RPC error response, with its ``code``, ``message`` and optional ``data``."""
+    """A JSON-RPC error response, with its ``code``, ``message`` and optional
+    ``data``."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         """Keep the three fields of the error object."""
@@ -145,13 +148,15 @@ class Transport(Protocol):
     def set_handlers(
         self, on_notification: NotificationHandler, on_request: RequestHandler
     ) -> None:
-        """Install the callbacks for server notifications and server-to-client requests."""
+        """Install the callbacks for server notifications and server-to-client
+        requests."""
         ...
 
     async def request(
         self, request_id: RequestId, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
-        """Send a request and return its ``result``; raise :class:`JsonRpcError` on an error response."""
+        """Send a request and return its ``result``; raise :class:`JsonRpcError` on
+        an error response."""
         ...
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
@@ -165,7 +170,8 @@ class Transport(Protocol):
 
 @runtime_checkable
 class SessionTransport(Transport, Protocol):
-    """A transport with server-side sessions (streamable HTTP): tasks may be bound to one.
+    """A transport with server-side sessions (streamable HTTP): tasks may be bound to
+    one.
 
     A server may only serve a task inside the session that created it (the TypeScript
     SDK does), so a process resuming a task after a crash joins the stored session.
@@ -175,7 +181,8 @@ class SessionTransport(Transport, Protocol):
     """The current session, once the server assigned one."""
 
     def join_session(self, session_id: str, protocol_version: str) -> None:
-        """Use an existing, already initialized session instead of starting a new one."""
+        """Use an existing, already initialized session instead of starting a new
+        one."""
         ...
 
 
@@ -211,7 +218,8 @@ class _Dispatcher:
         self._reply = reply
 
     async def route(self, incoming: dict[str, Any]) -> bool:
-        """Handle ``incoming`` when it is a notification or a request; return whether it was one.
+        """Handle ``incoming`` when it is a notification or a request; return whether it
+        was one.
 
         A notification is handed to the handler before this returns (so order is kept);
         a request is answered in the background through the transport's reply function.
@@ -235,8 +243,8 @@ class _Dispatcher:
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         """Forget a finished background task; an answer that could not be delivered (the
-        connection closed, for example on Ctrl-C) is dropped instead of being reported as
-        "Task exception was never retrieved"."""
+        connection closed, for example on Ctrl-C) is dropped instead of being
+        reported as "Task exception was never retrieved"."""
         self.background.discard(task)
         if not task.cancelled():
             task.exception()
@@ -266,7 +274,8 @@ class _Dispatcher:
 
 
 def header_value(value: str) -> str:
-    """Return ``value`` as an HTTP header value, using the ``=?base64?...?=`` form when unsafe.
+    """Return ``value`` as an HTTP header value, using the ``=?base64?...?=`` form when
+    unsafe.
 
     A value is sent as is when it is printable ASCII without leading or trailing
     whitespace (and does not itself look like the sentinel form).
@@ -283,7 +292,8 @@ def header_value(value: str) -> str:
 
 
 def _require_httpx() -> None:
-    """Import ``httpx`` now, so that its absence is reported where the transport is built."""
+    """Import ``httpx`` now, so that its absence is reported where the transport is
+    built."""
     try:
         importlib.import_module("httpx")
     except ImportError as error:
@@ -330,7 +340,8 @@ class HttpTransport:
     def set_handlers(
         self, on_notification: NotificationHandler, on_request: RequestHandler
     ) -> None:
-        """Install the callbacks for server notifications and server-to-client requests."""
+        """Install the callbacks for server notifications and server-to-client
+        requests."""
         self._dispatcher.on_notification = on_notification
         self._dispatcher.on_request = on_request
 
@@ -370,7 +381,8 @@ class HttpTransport:
     async def request(
         self, request_id: RequestId, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
-        """POST a request and return its result, reading a JSON body or an SSE stream."""
+        """POST a request and return its result, reading a JSON body or an SSE
+        stream."""
         message = {
             "jsonrpc": "2.0",
             "id": request_id,
@@ -402,7 +414,8 @@ class HttpTransport:
                 pass  # a server slow to answer the GET: carry on, as before it opens
 
     def join_session(self, session_id: str, protocol_version: str) -> None:
-        """Send later requests in the existing session ``session_id`` (no ``initialize``)."""
+        """Send later requests in the existing session ``session_id`` (no
+        ``initialize``)."""
         self.session_id = session_id
         self.protocol_version = protocol_version
 
@@ -426,7 +439,8 @@ class HttpTransport:
         headers: Mapping[str, str],
         request_id: RequestId | None,
     ) -> dict[str, Any] | None:
-        """POST one message; return the result matching ``request_id`` (``None`` when there is none)."""
+        """POST one message; return the result matching ``request_id`` (``None`` when
+        there is none)."""
         import httpx
 
         try:
@@ -477,8 +491,9 @@ class HttpTransport:
     async def exchange(
         self, message: Mapping[str, Any], headers: Mapping[str, str]
     ) -> tuple[int, list[dict[str, Any]]]:
-        """POST one message with exactly ``headers``; return the HTTP status and every JSON
-        message of the answer (a JSON body or an SSE stream), without interpreting them.
+        """POST one message with exactly ``headers``; return the HTTP status and every
+        JSON message of the answer (a JSON body or an SSE stream), without interpreting
+        them.
 
         For tools that probe a server (the checker), e.g. with deliberately wrong
         routing headers."""
@@ -509,7 +524,8 @@ class HttpTransport:
         return status, received
 
     def _failure(self, status: int, decoded: object) -> str:
-        """Describe an HTTP error whose body answers no request: its JSON-RPC error, and a hint."""
+        """Describe an HTTP error whose body answers no request: its JSON-RPC error,
+        and a hint."""
         text = f"HTTP {status} from {self.url}"
         for item in _json_objects(decoded):
             error = json_object(item.get("error"))
@@ -528,7 +544,8 @@ class HttpTransport:
     async def _handle(
         self, incoming: dict[str, Any], request_id: RequestId | None
     ) -> dict[str, Any] | None:
-        """Dispatch one incoming message; return the result when it answers ``request_id``."""
+        """Dispatch one incoming message; return the result when it answers
+        ``request_id``."""
         if await self._dispatcher.route(incoming):
             return None
         if request_id is not None and incoming.get("id") == request_id:
@@ -561,8 +578,9 @@ class HttpTransport:
                 data.append(line[5:].removeprefix(" "))
 
     async def _listen_get_stream(self, opened: asyncio.Event) -> None:
-        """Read the session's GET event stream until the server refuses it or the transport
-        closes; ``opened`` is set once the server answered the first GET (or it failed).
+        """Read the session's GET event stream until the server refuses it or the
+        transport closes; ``opened`` is set once the server answered the first GET (or
+        it failed).
         """
         import httpx
 
@@ -586,17 +604,16 @@ class HttpTransport:
             opened.set()
 
     async def aclose(self) -> None:
-        """Stop background streams, end the session (if any) and close the HTTP client."""
+        """Stop background streams, end the session (if any) and close the HTTP
+        client."""
         await self._dispatcher.cancel_background()
         if self._http is None:
             return
         if self.session_id is not None:
             import httpx
 
-            try:
+            with contextlib.suppress(httpx.HTTPError):
                 await self._http.delete(self.url, headers=self._base_headers())
-            except httpx.HTTPError:
-                pass
             self.session_id = None
         if self._owns_http:
             await self._http.aclose()
@@ -625,7 +642,8 @@ class StdioTransport:
     def set_handlers(
         self, on_notification: NotificationHandler, on_request: RequestHandler
     ) -> None:
-        """Install the callbacks for server notifications and server-to-client requests."""
+        """Install the callbacks for server notifications and server-to-client
+        requests."""
         self._dispatcher.on_notification = on_notification
         self._dispatcher.on_request = on_request
 

@@ -1,11 +1,11 @@
 """An example server with one rule broken at a time: the checker's mutants.
 
-``python tests/checker/mutant_server.py ext|2025 PORT`` serves ``examples/server_ext.py``
-or ``examples/server_2025.py`` (in memory) behind an ASGI wrapper. ``/mcp`` is the
-example as it is; ``/m/NAME/mcp`` is the same server with mutant ``NAME`` applied: a
-rewrite of the requests it receives or of the JSON answers it sends (JSON bodies and SSE
-events). Each mutant breaks one rule of the spec; ``MUTANTS`` names the check that must
-catch it.
+``python tests/checker/mutant_server.py ext|2025 PORT`` serves
+``examples/server_ext.py`` or ``examples/server_2025.py`` (in memory) behind an ASGI
+wrapper. ``/mcp`` is the example as it is; ``/m/NAME/mcp`` is the same server with
+mutant ``NAME`` applied: a rewrite of the requests it receives or of the JSON answers it
+sends (JSON bodies and SSE events). Each mutant breaks one rule of the spec; ``MUTANTS``
+names the check that must catch it.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def create_no_ttl(method: str, response: Message, state: State) -> None:
             task.pop("ttl", None)
 
 
-# -- request mutations: (headers, message) -> None (in place) ---------------------------
+# -- request mutations: (headers, message) -> None (in place) --------------------------
 
 
 def foreign_answered(headers: Headers, message: Message) -> None:
@@ -197,9 +197,17 @@ MUTANTS: dict[str, dict[str, tuple[RESPONSE | REQUEST, str, str]]] = {
         "terminal_changes": (terminal_changes, "response", "terminal.final"),
         "no_poll_interval": (no_poll_interval, "response", "hints.poll_interval"),
         "negative_ttl": (negative_ttl, "response", "hints.ttl"),
-        "update_wrong_code": (_code_swap("tasks/update"), "response", "errors.unknown_task"),
+        "update_wrong_code": (
+            _code_swap("tasks/update"),
+            "response",
+            "errors.unknown_task",
+        ),
         "get_result_type": (_result_type("tasks/get"), "response", "shape.tasks/get"),
-        "cancel_ack_wrong": (_result_type("tasks/cancel"), "response", "shape.tasks/cancel"),
+        "cancel_ack_wrong": (
+            _result_type("tasks/cancel"),
+            "response",
+            "shape.tasks/cancel",
+        ),
         "legacy_capability": (legacy_capability, "response", "capability.declared"),
         "foreign_answered": (foreign_answered, "request", "errors.foreign_task"),
         "routing_ignored": (routing_ignored, "request", "routing.headers"),
@@ -209,19 +217,28 @@ MUTANTS: dict[str, dict[str, tuple[RESPONSE | REQUEST, str, str]]] = {
     "2025": {
         "terminal_changes": (terminal_changes, "response", "terminal.final"),
         "no_poll_interval": (no_poll_interval, "response", "hints.poll_interval"),
-        "result_wrong_code": (_code_swap("tasks/result"), "response", "errors.unknown_task"),
+        "result_wrong_code": (
+            _code_swap("tasks/result"),
+            "response",
+            "errors.unknown_task",
+        ),
         "cancel_no_ttl": (cancel_no_ttl, "response", "shape.tasks/cancel"),
         "cancel_not_cancelled": (cancel_not_cancelled, "response", "cancel.accepted"),
         "no_related_task": (no_related_task, "response", "result.related_task"),
         "timestamps_back": (timestamps_back, "response", "task.timestamps"),
         "failed_as_completed": (failed_as_completed, "response", "outcome.failed"),
         "list_missing": (list_missing, "response", "method.tasks/list"),
-        "no_cancel_capability": (no_cancel_capability, "response", "capability.declared"),
+        "no_cancel_capability": (
+            no_cancel_capability,
+            "response",
+            "capability.declared",
+        ),
         "create_no_ttl": (create_no_ttl, "response", "shape.CreateTaskResult"),
         "foreign_answered": (foreign_answered, "request", "errors.foreign_task"),
     },
 }
-"""Mutants by revision: name -> (mutation, what it rewrites, the check that must fail)."""
+"""Mutants by revision: name -> (mutation, what it rewrites, the check that must
+fail)."""
 
 
 def _rewrite(data: bytes, method: str, mutate: RESPONSE, state: State) -> bytes:
@@ -268,9 +285,13 @@ def wrap(inner: Any, revision: str) -> Any:
         message: Any = json.loads(body) if body.strip() else None
         method = str(message.get("method")) if isinstance(message, dict) else ""
         if kind == "request" and isinstance(message, dict):
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            headers = {
+                k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]
+            }
             mutation(headers, message)  # type: ignore[call-arg, arg-type]
-            scope["headers"] = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+            scope["headers"] = [
+                (k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()
+            ]
             body = json.dumps(message).encode()
         sent = False
 
@@ -288,14 +309,22 @@ def wrap(inner: Any, revision: str) -> Any:
                 await send(event)
                 return
             if event["type"] == "http.response.start":
-                pending.append(event)  # held until the body is known (its length changes)
+                pending.append(
+                    event
+                )  # held until the body is known (its length changes)
                 return
             data = _rewrite(event.get("body", b""), method, mutation, state) if event.get("body") else b""  # type: ignore[arg-type]
             if pending:
                 start = pending.pop()
-                start["headers"] = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+                start["headers"] = [
+                    (k, v)
+                    for k, v in start["headers"]
+                    if k.lower() != b"content-length"
+                ]
                 if not event.get("more_body", False):
-                    start["headers"].append((b"content-length", str(len(data)).encode()))
+                    start["headers"].append(
+                        (b"content-length", str(len(data)).encode())
+                    )
                 await send(start)
             await send({**event, "body": data})
 
@@ -306,16 +335,26 @@ def wrap(inner: Any, revision: str) -> Any:
 
 def main() -> None:
     revision, port = sys.argv[1], int(sys.argv[2])
-    script = ROOT / "examples" / ("server_ext.py" if revision == "ext" else "server_2025.py")
+    script = (
+        ROOT / "examples" / ("server_ext.py" if revision == "ext" else "server_2025.py")
+    )
     spec = importlib.util.spec_from_file_location("example_server", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     server = module.build_server(None)
-    asgi = importlib.import_module("mcp_tasks_ext.asgi" if revision == "ext" else "mcp_tasks_2025_11_25.asgi")
+    asgi = importlib.import_module(
+        "mcp_tasks_ext.asgi" if revision == "ext" else "mcp_tasks_2025_11_25.asgi"
+    )
     import uvicorn
 
-    uvicorn.run(wrap(asgi.create_app(server), revision), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    uvicorn.run(
+        wrap(asgi.create_app(server), revision),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+    )
 
 
 if __name__ == "__main__":

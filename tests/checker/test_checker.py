@@ -61,10 +61,14 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _tool_args(revision: str) -> list[str]:
-    return [a for kind, name in TOOLS[revision].items() for a in ("--tool", f"{kind}={name}")]
+    return [
+        a
+        for kind, name in TOOLS[revision].items()
+        for a in ("--tool", f"{kind}={name}")
+    ]
 
 
-# -- the example servers ------------------------------------------------------------------
+# -- the example servers ---------------------------------------------------------------
 
 EXAMPLES = [
     ("server_ext", "mcp_tasks_ext", None, "ext-2026-07-28"),
@@ -80,7 +84,14 @@ def test_example_server_passes_every_check(
 ) -> None:
     kind = "2025" if revision == "2025-11-25" else "ext"
     junit = tmp_path / "report.xml"
-    args = [f"{package}.check", "", *_tool_args(kind), "--other-auth", "other", "--json"]
+    args = [
+        f"{package}.check",
+        "",
+        *_tool_args(kind),
+        "--other-auth",
+        "other",
+        "--json",
+    ]
     args += ["--junit", str(junit)] + (["--revision", pinned] if pinned else [])
     with example_server(example, "--memory") as server:
         args[1] = server.url
@@ -109,7 +120,14 @@ def _assert_junit(text: str, count: int) -> None:
     suites = list(root)
     assert suites and all(s.tag == "testsuite" for s in suites)
     for suite in suites:
-        assert set(suite.attrib) >= {"name", "tests", "failures", "errors", "skipped", "time"}
+        assert set(suite.attrib) >= {
+            "name",
+            "tests",
+            "failures",
+            "errors",
+            "skipped",
+            "time",
+        }
         cases = list(suite)
         assert int(suite.attrib["tests"]) == len(cases) == count
         failures = skipped = 0
@@ -145,7 +163,9 @@ def test_unnamed_tool_kinds_are_skipped_with_the_reason() -> None:
     from mcp_tasks_ext.check import run_checks
 
     with example_server("server_ext", "--memory") as server:
-        report = asyncio.run(run_checks(server.url, tools={"completes": "slow_compute"}))
+        report = asyncio.run(
+            run_checks(server.url, tools={"completes": "slow_compute"})
+        )
     report.assert_ok()
     verdicts = report.by_id()
     assert verdicts["cancel.accepted"].status == "skip"
@@ -153,12 +173,13 @@ def test_unnamed_tool_kinds_are_skipped_with_the_reason() -> None:
     assert verdicts["outcome.completed"].status == "pass"
 
 
-# -- mutants --------------------------------------------------------------------------------
+# -- mutants ---------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def mutant_verdicts() -> Iterator[dict[tuple[str, str], list[str]]]:
-    """Failed check ids per (revision, mutant), all mutants run against one server per revision."""
+    """Failed check ids per (revision, mutant), all mutants run against one server
+    per revision."""
     from mcp_tasks_2025_11_25.check import run_checks as run_2025
     from mcp_tasks_ext.check import run_checks as run_ext
 
@@ -170,7 +191,9 @@ def mutant_verdicts() -> Iterator[dict[tuple[str, str], list[str]]]:
         async def all_runs() -> dict[tuple[str, str], list[str]]:
             limit = asyncio.Semaphore(4)
 
-            async def one(revision: str, name: str) -> tuple[tuple[str, str], list[str]]:
+            async def one(
+                revision: str, name: str
+            ) -> tuple[tuple[str, str], list[str]]:
                 url = f"{servers[revision].base_url}/m/{name}/mcp"
                 async with limit:
                     report = await runners[revision](
@@ -186,7 +209,12 @@ def mutant_verdicts() -> Iterator[dict[tuple[str, str], list[str]]]:
 
 def _mutants(revision: str, env: dict[str, str]) -> Any:
     port = free_port()
-    cmd = [sys.executable, str(Path(__file__).parent / "mutant_server.py"), revision, str(port)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).parent / "mutant_server.py"),
+        revision,
+        str(port),
+    ]
     return run_server(cmd, port, env=env, timeout=30)
 
 
@@ -207,7 +235,7 @@ def test_mutant_fails_exactly_its_check(
     assert mutant_verdicts[(revision, mutant)] == [check_id]
 
 
-# -- peers ------------------------------------------------------------------------------------
+# -- peers -----------------------------------------------------------------------------
 
 PEER_TOOLS: dict[str, Any] = {
     "completes": ("slow_compute", {"seconds": 0.5, "label": "check"}),
@@ -238,7 +266,12 @@ PEER_FAILURES: dict[str, set[str]] = {
 
 ALWAYS: dict[str, set[str]] = {
     "fastmcp": {"errors.foreign_task"},
-    "mcp1": {"outcome.failed", "shape.tasks/cancel", "shape.tasks/get", "shape.CreateTaskResult"},
+    "mcp1": {
+        "outcome.failed",
+        "shape.tasks/cancel",
+        "shape.tasks/get",
+        "shape.CreateTaskResult",
+    },
     "ts-sdk": set(),
 }
 """Of those, the ones that do not depend on timing (a status a poll may miss)."""
@@ -250,7 +283,9 @@ def test_peer_verdicts(peer: str) -> None:
 
     with peers.serve(peer) as server:
         report = asyncio.run(
-            run_checks(server.url, tools=PEER_TOOLS, other_auth="Bearer other", timeout=60)
+            run_checks(
+                server.url, tools=PEER_TOOLS, other_auth="Bearer other", timeout=60
+            )
         )
     print(json.dumps(report.to_json()["summary"]), [r.id for r in report.failed])
     assert report.revision == peers.KINDS[peer].revision
@@ -284,7 +319,8 @@ CONFORMANCE_MAP: dict[str, tuple[str, ...]] = {
     ),
     "errors.unknown_task": ("sep-2663-tasks-get-invalid-task-id-32602",),
 }
-"""Checker check -> the conformance suite's checks of the same rule (the table of docs/checker.md)."""
+"""Checker check -> the conformance suite's checks of the same rule (the table of
+docs/checker.md)."""
 
 SUITE_OK = {"SUCCESS", "SKIPPED", "INFO"}
 
@@ -297,7 +333,9 @@ def test_fastmcp_verdicts_agree_with_the_conformance_suite(tmp_path: Path) -> No
     peers.require("conformance")
     with peers.serve("fastmcp") as server:
         report = asyncio.run(
-            run_checks(server.url, tools=PEER_TOOLS, other_auth="Bearer other", timeout=60)
+            run_checks(
+                server.url, tools=PEER_TOOLS, other_auth="Bearer other", timeout=60
+            )
         )
         suite: dict[str, str] = {}
         for scenario in peers.CONFORMANCE_TASK_SCENARIOS:
@@ -325,7 +363,14 @@ def test_the_junit_schema_rejects_what_ci_servers_would() -> None:
     import xmlschema
 
     schema = xmlschema.XMLSchema(str(JUNIT_XSD))
-    good = '<testsuites><testsuite name="s" tests="1"><testcase name="c"/></testsuite></testsuites>'
+    good = (
+        '<testsuites><testsuite name="s" tests="1"><testcase'
+        ' name="c"/></testsuite></testsuites>'
+    )
     assert schema.is_valid(good)
-    assert not schema.is_valid('<testsuites><testsuite name="s" tests="1"><testcase/></testsuite></testsuites>')
-    assert not schema.is_valid('<testsuites><testsuite name="s"><testcase name="c"/></testsuite></testsuites>')
+    assert not schema.is_valid(
+        '<testsuites><testsuite name="s" tests="1"><testcase/></testsuite></testsuites>'
+    )
+    assert not schema.is_valid(
+        '<testsuites><testsuite name="s"><testcase name="c"/></testsuite></testsuites>'
+    )

@@ -1,8 +1,8 @@
 """Scripted in-process peers and a fake clock for the client checklist tests.
 
-A :class:`FakePeer` is a :class:`Transport` whose server side is a Python callable: every
-request the client sends is recorded (ID, method, deep-copied params) and answered by
-``handler(method, params)``. The peer can push notifications and send requests to the
+A :class:`FakePeer` is a :class:`Transport` whose server side is a Python callable:
+every request the client sends is recorded (ID, method, deep-copied params) and answered
+by ``handler(method, params)``. The peer can push notifications and send requests to the
 client through the handlers the client installed.
 
 :class:`FakeClock` replaces ``time.monotonic`` and ``asyncio.sleep``: sleeping advances
@@ -83,7 +83,8 @@ class FakeClock:
 
 
 class StuckClock(FakeClock):
-    """A clock whose sleeps never finish: only a notification (or cancellation) wakes a wait."""
+    """A clock whose sleeps never finish: only a notification (or cancellation) wakes
+    a wait."""
 
     async def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
@@ -136,7 +137,8 @@ def task_ext(
     task_id: str = TASK_ID,
     **extra: Any,
 ) -> dict[str, Any]:
-    """An extension ``DetailedTask`` object (as a ``tasks/get`` result, ``resultType`` included)."""
+    """An extension ``DetailedTask`` object (as a ``tasks/get`` result,
+    ``resultType`` included)."""
     task: dict[str, Any] = {
         "resultType": "complete",
         "taskId": task_id,

@@ -1,4 +1,5 @@
-"""Helpers shared by the interop and terminal tests: run the example client as a process."""
+"""Helpers shared by the interop and terminal tests: run the example client as a
+process."""
 
 from __future__ import annotations
 

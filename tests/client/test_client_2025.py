@@ -1,8 +1,8 @@
 """Checklist C.1 (client on revision 2025-11-25) against a scripted in-process peer.
 
-Each test name starts with ``test_c1_NN`` for checklist item NN of
-``tasks-digest.md`` section C.1. Time is a :class:`FakeClock`, so interval assertions are
-exact and never flaky.
+Each test name starts with ``test_c1_NN`` for checklist item NN of ``tasks-digest.md``
+section C.1. Time is a :class:`FakeClock`, so interval assertions are exact and never
+flaky.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from mcp_tasks_2025_11_25.client import (
 from mcp_tasks_2025_11_25.models import CallToolResult, Task
 from mcp_tasks_2025_11_25.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_2025_11_25.transport import JsonRpcError, TransportError
-
 from tests.support.waiting import until
 
 from .fakes import TASK_ID, TEXT_RESULT, FakeClock, FakePeer, StuckClock, run, task_2025
@@ -46,7 +45,8 @@ def tool(name: str, support: str | None) -> dict[str, Any]:
 
 
 class Server:
-    """A scripted 2025-11-25 server: ``gets`` are answered in order (the last one repeats)."""
+    """A scripted 2025-11-25 server: ``gets`` are answered in order (the last one
+    repeats)."""
 
     def __init__(
         self,
@@ -289,7 +289,9 @@ def test_c1_09_poll_interval_from_latest_task_never_faster() -> None:
         await client.call_tool("job")
         times = [s.at for s in peer.of("tasks/get")]
         # created: 700 ms, then 1500 ms, then no interval (default 2 s), then 250 ms.
-        assert [round(b - a, 6) for a, b in zip([0.0, *times], times)] == [
+        assert [
+            round(b - a, 6) for a, b in zip([0.0, *times], times, strict=False)
+        ] == [
             0.7,
             1.5,
             2.0,
@@ -808,7 +810,8 @@ def test_resume_after_restart_rejoins_the_session_the_task_belongs_to(
 
 
 def test_c1_21_a_dropped_tasks_result_stream_is_asked_again_after_polling() -> None:
-    """A.6/A.7: the client may drop (or lose) the ``tasks/result`` stream and keep polling."""
+    """A.6/A.7: the client may drop (or lose) the ``tasks/result`` stream and keep
+    polling."""
 
     async def scenario() -> None:
         server = Server(
@@ -842,7 +845,8 @@ def test_c1_21_a_dropped_tasks_result_stream_is_asked_again_after_polling() -> N
 
 
 def test_c1_07_tool_result_instead_of_a_task_is_returned_and_garbage_rejected() -> None:
-    """mcp 1.30 answers argument errors of a task-augmented call with a plain ``CallToolResult``."""
+    """mcp 1.30 answers argument errors of a task-augmented call with a plain
+    ``CallToolResult``."""
 
     async def scenario() -> None:
         server = Server()
@@ -867,8 +871,9 @@ def test_c1_07_tool_result_instead_of_a_task_is_returned_and_garbage_rejected() 
 
 
 def test_adopt_follows_a_task_that_other_code_created() -> None:
-    """The shared ``adopt`` reads the create result as the schema has it (the task nested
-    under ``task``, a left-out ``ttl`` read as null) and follows it to its outcome."""
+    """The shared ``adopt`` reads the create result as the schema has it (the task
+    nested under ``task``, a left-out ``ttl`` read as null) and follows it to its
+    outcome."""
 
     async def scenario() -> None:
         client, peer, _ = make(Server())
@@ -882,7 +887,9 @@ def test_adopt_follows_a_task_that_other_code_created() -> None:
         assert handle.model_immediate_response == "working on it"
         assert handle.context["name"] == "job"
         result = await handle.result()
-        assert result.content[0].model_dump()["text"] == TEXT_RESULT["content"][0]["text"]
+        assert (
+            result.content[0].model_dump()["text"] == TEXT_RESULT["content"][0]["text"]
+        )
         assert not peer.of("tools/call") and peer.of("tasks/result")
 
     run(scenario())

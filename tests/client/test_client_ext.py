@@ -1,4 +1,5 @@
-"""Checklist C.2 (client on the ``io.modelcontextprotocol/tasks`` extension) against a scripted peer.
+"""Checklist C.2 (client on the ``io.modelcontextprotocol/tasks`` extension) against a
+scripted peer.
 
 Each test name starts with ``test_c2_NN`` for checklist item NN of ``tasks-digest.md``
 section C.2 (item 16, the HTTP routing headers, is in ``test_http_transport.py``).
@@ -37,7 +38,6 @@ from mcp_tasks_ext.models import (
 )
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_ext.transport import JsonRpcError
-
 from tests.support.waiting import until
 
 from .fakes import TASK_ID, TEXT_RESULT, FakeClock, FakePeer, StuckClock, run, task_ext
@@ -69,7 +69,8 @@ ACK: dict[str, Any] = {"resultType": "complete"}
 
 
 class Server:
-    """A scripted extension server: ``gets`` are answered in order (the last one repeats)."""
+    """A scripted extension server: ``gets`` are answered in order (the last one
+    repeats)."""
 
     def __init__(
         self,
@@ -178,7 +179,8 @@ def test_c2_02_never_sends_task_param_tasks_result_or_tasks_list() -> None:
         await client.call_tool("job", {"a": 1})
         assert "task" not in peer.of("tools/call")[0].params
         assert not {"tasks/result", "tasks/list"} & set(peer.methods())
-        # The schema has no list or result role: the shared methods refuse, sending nothing.
+        # The schema has no list or result role: the shared methods refuse, sending
+        # nothing.
         with pytest.raises(TasksClientError, match="tasks/list"):
             await client.list_tasks()
         with pytest.raises(TasksClientError, match="tasks/result"):
@@ -263,7 +265,9 @@ def test_c2_06_poll_interval_from_latest_response() -> None:
         client, peer, _ = make(Server(gets=gets), default_poll_interval=3.0)
         await client.call_tool("job")
         times = [s.at for s in peer.of("tasks/get")]
-        assert [round(b - a, 6) for a, b in zip([0.0, *times], times)] == [
+        assert [
+            round(b - a, 6) for a, b in zip([0.0, *times], times, strict=False)
+        ] == [
             0.5,
             1.2,
             3.0,
@@ -558,9 +562,9 @@ def test_c2_17_unacknowledged_ids_keep_being_polled() -> None:
         async def on_listen(params: dict[str, Any]) -> dict[str, Any]:
             assert server.peer is not None
             meta = {
-                "io.modelcontextprotocol/subscriptionId": server.peer.of(
-                    "subscriptions/listen"
-                )[0].id
+                "io.modelcontextprotocol/subscriptionId": (
+                    server.peer.of("subscriptions/listen")[0].id
+                )
             }
             await server.peer.to_client_notification(
                 "notifications/subscriptions/acknowledged",
@@ -682,9 +686,9 @@ def test_server_requests_are_answered_without_a_related_task_meta_key() -> None:
 
 def test_call_progress_is_reported_and_task_options_are_refused() -> None:
     """``tools/call`` is the shared core's in both revisions: the extension client takes
-    ``on_progress`` (its token beside the per-request ``_meta``), and ``task=``/``ttl=``,
-    which only a schema whose ``tools/call`` asks for a task can send, stop before
-    anything is sent."""
+    ``on_progress`` (its token beside the per-request ``_meta``), and
+    ``task=``/``ttl=``, which only a schema whose ``tools/call`` asks for a task can
+    send, stop before anything is sent."""
 
     async def scenario() -> None:
         progress: list[tuple[float, float | None, str | None]] = []

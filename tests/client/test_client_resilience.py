@@ -1,4 +1,5 @@
-"""Transient failures while waiting, and HTTP errors that answer no request (issue 9, items 19-20)."""
+"""Transient failures while waiting, and HTTP errors that answer no request (issue 9,
+items 19-20)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import pytest
 import mcp_tasks_ext.transport as ext
 from mcp_tasks_ext.client import WaitTimeout
 from mcp_tasks_ext.transport import TransportError
-
 from tests.support.waiting import until
 
 from .fakes import TEXT_RESULT, FakeClock, run, task_ext

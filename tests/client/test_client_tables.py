@@ -1,4 +1,5 @@
-"""The client's polling loop follows the generated ``protocol`` tables, not status names.
+"""The client's polling loop follows the generated ``protocol`` tables, not status
+names.
 
 The tables of a golden package are widened in place (the way a schema edit plus a
 status classification in the target configuration would widen them on regeneration):
@@ -31,7 +32,8 @@ from .test_client_ext import NAME_REQUEST, Server, accept_name, make
 
 
 class PausedTask(WorkingTask):
-    """What the generator makes of a ``PausedTask`` variant copied from ``WorkingTask``."""
+    """What the generator makes of a ``PausedTask`` variant copied from
+    ``WorkingTask``."""
 
     status: Literal["paused"] = "paused"  # type: ignore[assignment]
 
@@ -228,8 +230,8 @@ class AskingClient(TasksClient):
 
 def test_a_task_request_field_makes_the_stateless_client_ask_for_tasks() -> None:
     """Which field asks for a task is table data: the stateless client then asks as the
-    tool's ``taskSupport`` allows, beside its per-request ``_meta``, and refuses what the
-    tool forbids before sending anything."""
+    tool's ``taskSupport`` allows, beside its per-request ``_meta``, and refuses what
+    the tool forbids before sending anything."""
 
     async def scenario() -> None:
         server = Server()

@@ -380,7 +380,8 @@ def test_dual_detection_costs_one_discover_per_endpoint_and_none_after(
 
 
 def test_dual_concurrent_first_clients_detect_once(server: Server) -> None:
-    """Clients opened at the same time to a new endpoint share one ``server/discover``."""
+    """Clients opened at the same time to a new endpoint share one
+    ``server/discover``."""
 
     async def scenario() -> None:
         forget_detected(server.url)
@@ -440,10 +441,10 @@ def test_a_task_progress_sent_at_once_reaches_a_client_whose_get_stream_is_slow(
     None
 ):
     """A 2025-11-25 server sends a task's progress on the session's GET stream and drops
-    what finds no stream open. The client's ``initialize`` therefore waits for the server
-    to answer the GET before the first call: the example server's ``long_report`` reports
-    step 1 the moment its task starts, and it arrives even when the GET is held back
-    (fault injection: each GET leaves 0.5 s late)."""
+    what finds no stream open. The client's ``initialize`` therefore waits for the
+    server to answer the GET before the first call: the example server's
+    ``long_report`` reports step 1 the moment its task starts, and it arrives even
+    when the GET is held back (fault injection: each GET leaves 0.5 s late)."""
     from mcp_tasks_2025_11_25.client import TasksClient as Client2025
     from mcp_tasks_2025_11_25.task_ids import MemoryTaskIdStore as Store2025
     from mcp_tasks_2025_11_25.transport import HttpTransport as Http2025

@@ -78,7 +78,8 @@ def assert_no_traceback(child: pexpect.spawn) -> None:
 
 
 def server_status(url: str, task_id: str) -> str:
-    """The extension task's status as the server reports it (polled until ``cancelled``)."""
+    """The extension task's status as the server reports it (polled until
+    ``cancelled``)."""
     from mcp_tasks_ext.client import TasksClient, status_name
     from mcp_tasks_ext.task_ids import MemoryTaskIdStore
     from mcp_tasks_ext.transport import HttpTransport

@@ -1,4 +1,5 @@
-"""The streamable HTTP transport, driven through ``httpx.MockTransport`` to inspect the wire.
+"""The streamable HTTP transport, driven through ``httpx.MockTransport`` to inspect the
+wire.
 
 Covers what a real server cannot show us directly: exact request headers (C.2.16),
 SSE parsing, server-to-client requests on an SSE stream (C.1.11, F-13), the 2025-11-25
@@ -22,7 +23,6 @@ from mcp_tasks_2025_11_25.client import InputContext
 from mcp_tasks_2025_11_25.client import TasksClient as LegacyClient
 from mcp_tasks_ext.client import MissingRequiredClientCapability, TasksClient
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore
-
 from tests.support.waiting import until
 
 from .fakes import TASK_ID, TEXT_RESULT, run, task_2025, task_ext

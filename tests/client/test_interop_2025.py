@@ -30,8 +30,6 @@ from mcp_tasks_2025_11_25.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_2025_11_25.transport import HttpTransport
 from tests.support import peers
 
-from tests.support.waiting import until
-
 from .fakes import StuckClock, run
 from .interop import run_cli, start_cli_and_wait_for
 
@@ -79,11 +77,13 @@ def test_interop_failed_task_returns_the_error_result(url: str) -> None:
         async with TasksClient(HttpTransport(url), store=MemoryTaskIdStore()) as client:
             handle = await client.start_tool("failing_job", {})
             try:
-                # The TypeScript SDK stores an isError tool result for the failed task ...
+                # The TypeScript SDK stores an isError tool result for the failed task
+                # ...
                 result = await handle.result(on_status=seen.append, timeout=30)
                 assert result.is_error is True
             except TaskFailed as error:
-                # ... mcp 1.30 stores no result at all: the client raises with the statusMessage.
+                # ... mcp 1.30 stores no result at all: the client raises with the
+                # statusMessage.
                 assert (
                     "failing_job failed on purpose" in error.message
                     and error.task_id == handle.task_id

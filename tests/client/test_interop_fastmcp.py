@@ -1,4 +1,5 @@
-"""The extension client against ``fastmcp[tasks]==4.1.4`` over streamable HTTP on 127.0.0.1.
+"""The extension client against ``fastmcp[tasks]==4.1.4`` over streamable HTTP on
+127.0.0.1.
 
 The fixture server in ``tests/peers/fastmcp_server.py`` adds ``TasksExtension()``; its
 tools become tasks when the request declares ``io.modelcontextprotocol/tasks``. Skipped
@@ -25,7 +26,6 @@ from mcp_tasks_ext.client import (
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
 from mcp_tasks_ext.transport import HttpTransport
 from tests.support import peers
-
 from tests.support.waiting import until
 
 from .fakes import run
@@ -161,7 +161,8 @@ def test_interop_killed_client_is_resumed_from_the_sqlite_store(
 
 
 def test_interop_push_requested_but_unsupported_falls_back_to_polling(url: str) -> None:
-    """C.2.17: fastmcp 4.1.4 answers ``subscriptions/listen`` with -32601; the wait polls on."""
+    """C.2.17: fastmcp 4.1.4 answers ``subscriptions/listen`` with -32601; the wait
+    polls on."""
 
     async def scenario() -> None:
         async with TasksClient(

@@ -1,4 +1,5 @@
-"""The stdio transport against a small JSON-RPC server subprocess (newline-delimited JSON)."""
+"""The stdio transport against a small JSON-RPC server subprocess (newline-delimited
+JSON)."""
 
 from __future__ import annotations
 

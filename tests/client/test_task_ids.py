@@ -1,4 +1,5 @@
-"""The task ID stores of both golden packages: same behaviour, SQLite shared across instances."""
+"""The task ID stores of both golden packages: same behaviour, SQLite shared across
+instances."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Refresh the error goldens: ``python -m tests.golden.regen``.
 
-Each ``tests/golden/errors/<case>.json`` is run through ``mcptasks-gen generate`` and its
-stderr is stored in ``<case>.stderr``. (The generated packages under ``generated/`` are
-refreshed with ``mcptasks-gen generate`` from the repository root.)
+Each ``tests/golden/errors/<case>.json`` is run through ``mcptasks-gen generate`` and
+its stderr is stored in ``<case>.stderr``. (The generated packages under ``generated/``
+are refreshed with ``mcptasks-gen generate`` from the repository root.)
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ ERRORS = Path(__file__).resolve().parent / "errors"
 def run_case(case: Path, out: Path) -> tuple[int, str]:
     """Run the CLI on one error case from the repository root; exit code and stderr."""
     root = ERRORS.parents[2]
-    result = CliRunner().invoke(main, ["generate", str(case.relative_to(root)), "-o", str(out)])
+    result = CliRunner().invoke(
+        main, ["generate", str(case.relative_to(root)), "-o", str(out)]
+    )
     return result.exit_code, result.stderr
 
 

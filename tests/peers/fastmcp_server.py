@@ -1,4 +1,5 @@
-"""Tasks extension peer server on ``fastmcp[tasks]==4.1.4`` (io.modelcontextprotocol/tasks).
+"""Tasks extension peer server on ``fastmcp[tasks]==4.1.4``
+(io.modelcontextprotocol/tasks).
 
 Run with the peer virtualenv's interpreter::
 
@@ -15,8 +16,9 @@ Tools:
     failing_job()                 raises: a tool execution error, so the task ends
                                   ``completed`` with an ``isError`` result
     confirm_delete(filename)      asks for ``confirm`` through an input request
-                                  (task ``input_required``, answered by ``tasks/update``)
-                                  and returns "deleted <filename>" or "kept <filename>"
+                                  (task ``input_required``, answered by
+                                  ``tasks/update``) and returns "deleted <filename>" or
+                                  "kept <filename>"
     long_job(seconds)             sleeps; ``tasks/cancel`` stops it
 """
 

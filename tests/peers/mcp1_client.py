@@ -12,7 +12,8 @@ server then delivers its elicitation on that response stream) or has finished,
 optionally sends ``tasks/cancel`` after SECONDS, and prints exactly one JSON line
 on stdout:
 
-    {"task_id": ..., "status": "completed"|"failed"|"cancelled"|..., "result": {...}|null,
+    {"task_id": ..., "status": "completed"|"failed"|"cancelled"|..., "result":
+    {...}|null,
      "error": {"code": ..., "message": ...}|null, "is_error": bool, "text": "...",
      "status_messages": [...], "elicitations": [...], "notifications": int,
      "cancel": {...}|null}
@@ -36,7 +37,8 @@ from mcp.client.streamable_http import streamablehttp_client
 from mcp.shared.context import RequestContext
 from mcp.shared.exceptions import McpError
 
-# The SDK marks its experimental Tasks API deprecated; it is exactly what this peer exercises.
+# The SDK marks its experimental Tasks API deprecated; it is exactly what this peer
+# exercises.
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 
@@ -100,62 +102,64 @@ async def run(opts: argparse.Namespace) -> dict[str, Any]:
             report["notifications"] += 1
             note_message(message.root.params.statusMessage)
 
-    async with streamablehttp_client(opts.url) as (read, write, _):
-        async with ClientSession(
+    async with (
+        streamablehttp_client(opts.url) as (read, write, _),
+        ClientSession(
             read, write, elicitation_callback=on_elicit, message_handler=on_message
-        ) as session:
-            await session.initialize()
+        ) as session,
+    ):
+        await session.initialize()
+        try:
+            created = await session.experimental.call_tool_as_task(
+                opts.tool, json.loads(opts.arguments), ttl=opts.ttl
+            )
+        except McpError as exc:
+            report["error"] = _error(exc)
+            return report
+        task_id = created.task.taskId
+        report["task_id"] = task_id
+        report["status"] = created.task.status
+
+        async def cancel_later() -> None:
+            await anyio.sleep(opts.cancel_after)
             try:
-                created = await session.experimental.call_tool_as_task(
-                    opts.tool, json.loads(opts.arguments), ttl=opts.ttl
+                ack = await session.experimental.cancel_task(task_id)
+                report["cancel"] = {"status": ack.status}
+            except McpError as exc:
+                report["cancel"] = {"error": _error(exc)}
+
+        async def fetch_result() -> None:
+            try:
+                payload = await session.experimental.get_task_result(
+                    task_id, types.GetTaskPayloadResult
                 )
+                result = payload.model_dump(
+                    by_alias=True, mode="json", exclude_none=True
+                )
+                report["result"] = result
+                report["is_error"] = bool(result.get("isError"))
+                report["text"] = _texts(result)
             except McpError as exc:
                 report["error"] = _error(exc)
-                return report
-            task_id = created.task.taskId
-            report["task_id"] = task_id
-            report["status"] = created.task.status
 
-            async def cancel_later() -> None:
-                await anyio.sleep(opts.cancel_after)
-                try:
-                    ack = await session.experimental.cancel_task(task_id)
-                    report["cancel"] = {"status": ack.status}
-                except McpError as exc:
-                    report["cancel"] = {"error": _error(exc)}
-
-            async def fetch_result() -> None:
-                try:
-                    payload = await session.experimental.get_task_result(
-                        task_id, types.GetTaskPayloadResult
-                    )
-                    result = payload.model_dump(
-                        by_alias=True, mode="json", exclude_none=True
-                    )
-                    report["result"] = result
-                    report["is_error"] = bool(result.get("isError"))
-                    report["text"] = _texts(result)
-                except McpError as exc:
-                    report["error"] = _error(exc)
-
-            async with anyio.create_task_group() as group:
-                if opts.cancel_after is not None:
-                    group.start_soon(cancel_later)
-                fetched = False
-                async for status in session.experimental.poll_task(task_id):
-                    report["status"] = status.status
-                    note_message(status.statusMessage)
-                    if status.status == "input_required" and not fetched:
-                        # tasks/result carries the queued elicitation and then blocks
-                        # until the task is terminal.
-                        fetched = True
-                        await fetch_result()
-                final = await session.experimental.get_task(task_id)
-                report["status"] = final.status
-                note_message(final.statusMessage)
-                if final.status in ("completed", "failed") and not fetched:
+        async with anyio.create_task_group() as group:
+            if opts.cancel_after is not None:
+                group.start_soon(cancel_later)
+            fetched = False
+            async for status in session.experimental.poll_task(task_id):
+                report["status"] = status.status
+                note_message(status.statusMessage)
+                if status.status == "input_required" and not fetched:
+                    # tasks/result carries the queued elicitation and then blocks
+                    # until the task is terminal.
+                    fetched = True
                     await fetch_result()
-                group.cancel_scope.cancel()
+            final = await session.experimental.get_task(task_id)
+            report["status"] = final.status
+            note_message(final.statusMessage)
+            if final.status in ("completed", "failed") and not fetched:
+                await fetch_result()
+            group.cancel_scope.cancel()
     return report
 
 

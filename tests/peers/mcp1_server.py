@@ -10,10 +10,11 @@ in-memory task store answers ``tasks/get``, ``tasks/result``, ``tasks/list`` and
 ``tasks/cancel``.
 
 Tools:
-    slow_compute(seconds, label)  reports two status messages, then returns "<label>: done"
-    failing_job()                 raises, so the task ends ``failed``
+    slow_compute(seconds, label)  reports two status messages, then returns "<label>:
+    done" failing_job()                 raises, so the task ends ``failed``
     confirm_delete(filename)      elicits a yes/no confirmation (delivered through
-                                  ``tasks/result``) and returns "deleted/kept <filename>"
+                                  ``tasks/result``) and returns "deleted/kept
+                                  <filename>"
     long_job(seconds)             sleeps in small steps and stops early once cancelled
 """
 
@@ -35,7 +36,8 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import Receive, Scope, Send
 
-# The SDK marks its experimental Tasks API deprecated; it is exactly what this peer exercises.
+# The SDK marks its experimental Tasks API deprecated; it is exactly what this peer
+# exercises.
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 server: Server[Any, Any] = Server("mcptasks-peer-mcp1")

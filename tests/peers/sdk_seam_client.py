@@ -19,6 +19,7 @@ from typing import Any
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
+
 from mcp_tasks_ext.client import TaskCancelled
 from mcp_tasks_ext.sdk import client_extension
 from mcp_tasks_ext.task_ids import SqliteTaskIdStore

@@ -1,4 +1,5 @@
-"""Fixtures for the generated server skeletons (``server.py``, ``stores.py``, ``asgi.py``).
+"""Fixtures for the generated server skeletons (``server.py``, ``stores.py``,
+``asgi.py``).
 
 In-process tests drive ``TasksServer.handle`` directly with parsed JSON-RPC messages;
 the HTTP and interop tests start the example servers in ``examples/`` as real
@@ -12,8 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.support.procs import ServerHandle, free_port, run_server
 
@@ -76,7 +75,8 @@ def error_of(response: dict[str, Any] | None) -> dict[str, Any]:
 def example_server(
     name: str, *args: str, port: int | None = None
 ) -> Iterator[ServerHandle]:
-    """Run ``examples/<name>.py --host 127.0.0.1 --port PORT *args`` as a real process."""
+    """Run ``examples/<name>.py --host 127.0.0.1 --port PORT *args`` as a real
+    process."""
     port = port if port is not None else free_port()
     cmd = [
         sys.executable,

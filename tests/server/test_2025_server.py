@@ -1,4 +1,5 @@
-"""Checklist D.1 (server on revision 2025-11-25), in process through ``TasksServer.handle``.
+"""Checklist D.1 (server on revision 2025-11-25), in process through
+``TasksServer.handle``.
 
 Each test name carries the checklist item it covers (``d1_NN``). The HTTP session
 layer is exercised in ``test_http_2025.py``.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_tasks_2025_11_25.server import (
     AuditEvent,
     JsonRpcError,
@@ -270,7 +272,10 @@ async def test_d1_06_get_returns_the_flat_task_and_not_found_errors() -> None:
     assert (
         unknown
         == foreign
-        == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+        == {
+            "code": -32602,
+            "message": "Failed to retrieve task: Task not found",
+        }
     )
 
 
@@ -645,7 +650,8 @@ async def test_ping_and_unknown_method() -> None:
 async def test_d1_10_unanswered_requests_are_delivered_again_on_a_new_result_stream() -> (
     None
 ):
-    """A client that dropped its ``tasks/result`` stream gets the pending request again."""
+    """A client that dropped its ``tasks/result`` stream gets the pending request
+    again."""
     async with running() as h:
         task_id = (await h.start_task("ask"))["taskId"]
         await h.wait_status(task_id, "input_required")
@@ -738,6 +744,8 @@ async def test_d1_05_optional_model_immediate_response() -> None:
         )
         plain = result_of(await h.call("tools/call", {"name": "quick", "task": {}}))
     assert created["_meta"] == {
-        "io.modelcontextprotocol/model-immediate-response": "Working on it; check back soon."
+        "io.modelcontextprotocol/model-immediate-response": (
+            "Working on it; check back soon."
+        )
     }
     assert "_meta" not in plain

@@ -1,4 +1,5 @@
-"""Issue 10, server acceptance: ``examples/server.py`` serves both revisions on one port.
+"""Issue 10, server acceptance: ``examples/server.py`` serves both revisions on one
+port.
 
 The dual example server (``mcp_tasks.server.TasksServer``: a 2025-11-25 server and a
 Tasks-extension server on one store, with one set of tools) runs as a real process
@@ -51,7 +52,8 @@ from .test_http_ext import headers_for
 pytestmark = pytest.mark.anyio
 
 CONFORMANCE_CHECKS_PASSED = 44
-"""``SUCCESS`` checks of the ten scenarios (``tasks-status-notifications`` only skips)."""
+"""``SUCCESS`` checks of the ten scenarios (``tasks-status-notifications`` only
+skips)."""
 
 EXAMPLE_TOOLS = [
     "greet",
@@ -78,7 +80,7 @@ def dual_server() -> Iterator[ServerHandle]:
         yield handle
 
 
-# -- item 1: every peer at once against one dual server ---------------------------------
+# -- item 1: every peer at once against one dual server --------------------------------
 
 
 @dataclass
@@ -207,7 +209,7 @@ def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
         if name.startswith("test_client_")
     ]
     assert len(expectations) >= 6
-    for peer, peer_runs in zip(single_revision_clients.PEERS, clients):
+    for peer, peer_runs in zip(single_revision_clients.PEERS, clients, strict=True):
         reports = {r.name: r.outcome for r in peer_runs}
         for expectation in expectations:
             failures += _failures_of(peer, expectation, (peer, reports))
@@ -215,7 +217,7 @@ def test_item1_conformance_and_three_sdk_clients_at_once_on_one_port(
     assert "Traceback" not in log, log
 
 
-# -- item 2: a polling-only 2025-11-25 client gets input on the GET stream ---------------
+# -- item 2: a polling-only 2025-11-25 client gets input on the GET stream -------------
 
 
 @pytest.mark.parametrize(
@@ -235,7 +237,7 @@ async def test_item2_polling_2025_client_gets_input_on_the_get_stream(
     no_traceback(dual_server)
 
 
-# -- item 3: one store, one owner per task, one set of tools -----------------------------
+# -- item 3: one store, one owner per task, one set of tools ---------------------------
 
 
 async def _ext_post(
@@ -363,12 +365,12 @@ async def test_item3_both_revisions_list_the_same_tools(
     assert "nextCursor" not in legacy and "nextCursor" not in extension
     assert [t["name"] for t in legacy["tools"]] == EXAMPLE_TOOLS
     assert [t["name"] for t in extension["tools"]] == EXAMPLE_TOOLS
-    for old, new in zip(legacy["tools"], extension["tools"]):
+    for old, new in zip(legacy["tools"], extension["tools"], strict=True):
         assert old["inputSchema"] == new["inputSchema"]
         assert old["description"] == new["description"]
 
 
-# -- item 4: hostile input against the dual endpoint -------------------------------------
+# -- item 4: hostile input against the dual endpoint -----------------------------------
 
 ACCEPT = {"accept": "application/json, text/event-stream"}
 META_OK = {
@@ -488,7 +490,8 @@ async def _assert_json_rpc_error(response: httpx.Response, code: int) -> None:
 
 @pytest.fixture()
 def hostile_server() -> Iterator[ServerHandle]:
-    """A dual server of its own, so that its log holds only what these requests caused."""
+    """A dual server of its own, so that its log holds only what these requests
+    caused."""
     with example_server("server", "--memory") as handle:
         yield handle
 

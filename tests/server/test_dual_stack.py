@@ -1,4 +1,5 @@
-"""D.2.22 dual stack: one task store shared by a 2025-11-25 server and an extension server.
+"""D.2.22 dual stack: one task store shared by a 2025-11-25 server and an extension
+server.
 
 The two generated packages are separate servers, but their ``TaskRecord`` is
 revision-neutral, so both can run in one process on one store: legacy clients keep
@@ -12,6 +13,7 @@ import asyncio
 from typing import Any
 
 import pytest
+
 from mcp_tasks_2025_11_25 import server as legacy
 from mcp_tasks_ext import server as ext
 from mcp_tasks_ext.stores import InMemoryTaskStore

@@ -1,4 +1,5 @@
-"""Checklist D.2 (server on the Tasks extension), in process through ``TasksServer.handle``.
+"""Checklist D.2 (server on the Tasks extension), in process through
+``TasksServer.handle``.
 
 Each test name carries the checklist item it covers (``d2_NN``). HTTP-only items
 (status codes, routing headers) are in ``test_http_ext.py``.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_tasks_ext.server import (
     AuditEvent,
     JsonRpcError,
@@ -465,7 +467,8 @@ async def test_d2_09_update_errors() -> None:
             )
         )
         malformed = error_of(await h.call(h.msg("tasks/update", {"taskId": task_id})))
-        # F-17: an update while no key is outstanding is acknowledged and changes nothing
+        # F-17: an update while no key is outstanding is acknowledged and changes
+        # nothing
         ack = result_of(
             await h.call(
                 h.msg("tasks/update", {"taskId": task_id, "inputResponses": {"x": {}}})
@@ -698,7 +701,9 @@ async def test_d2_17_listen_ends_on_the_latest_state_when_a_task_moves_meanwhile
                 cancel = h.msg("tasks/cancel", {"taskId": task_id})
                 result_of(await h.server.handle(cancel, RequestInfo(), None))
 
-        listen = h.msg("subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+        listen = h.msg(
+            "subscriptions/listen", {"notifications": {"taskIds": [task_id]}}
+        )
         stream = asyncio.create_task(h.server.handle(listen, RequestInfo(), emit))
         deadline = time.monotonic() + 5
         while not any(m["params"].get("status") == "cancelled" for m in sent):

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from mcp_tasks_2025_11_25.server import (
     Limits,
     RequestInfo,
@@ -27,7 +28,6 @@ from mcp_tasks_2025_11_25.server import (
     ToolContext,
 )
 from mcp_tasks_2025_11_25.stores import InMemoryTaskStore
-
 from tests.support.procs import ServerHandle
 from tests.support.waiting import until
 
@@ -61,7 +61,8 @@ class Peer:
         self._ids = 0
 
     async def initialize(self) -> None:
-        """``initialize`` (declaring elicitation), then ``notifications/initialized``."""
+        """``initialize`` (declaring elicitation), then
+        ``notifications/initialized``."""
         response = await self.client.post(
             self.url,
             json=message_2025(
@@ -233,7 +234,8 @@ async def test_get_stream_delivers_a_task_input_request_to_a_polling_client(
 async def test_request_pending_before_the_get_stream_opens_is_delivered_on_it(
     server_2025: ServerHandle,
 ) -> None:
-    """The task waits for input first; a GET stream opened afterwards gets the request."""
+    """The task waits for input first; a GET stream opened afterwards gets the
+    request."""
     async with peer(server_2025) as client_peer:
         task_id = await start_confirm_delete(client_peer)
 

@@ -17,12 +17,12 @@ from typing import Any
 
 import httpx
 import pytest
+
 from mcp_tasks_2025_11_25 import server as server_2025
 from mcp_tasks_2025_11_25.asgi import create_app
 from mcp_tasks_2025_11_25.stores import InMemoryTaskStore, SQLiteTaskStore
 from mcp_tasks_ext import server as server_ext
 from mcp_tasks_ext.stores import InMemoryTaskStore as ExtMemoryStore
-
 from tests.support.procs import ServerHandle
 
 from .conftest import error_of, example_server, ext_message, message_2025, result_of
@@ -93,7 +93,8 @@ async def sse_messages(response: httpx.Response) -> AsyncIterator[dict[str, Any]
 async def forge_replies(
     client: httpx.AsyncClient, url: str, headers: dict[str, str], ids: list[Any]
 ) -> None:
-    """Post accepting answers with every id in ``ids`` in another principal's session."""
+    """Post accepting answers with every id in ``ids`` in another principal's
+    session."""
     for request_id in ids:
         forged = await client.post(
             url,
@@ -141,12 +142,17 @@ async def test_item1_other_principal_cannot_answer_a_task_elicitation(
             assert request["method"] == "elicitation/create"
             # B tries sequential ids and even the real one
             await forge_replies(client, url, bob, [*range(1, 200), request["id"]])
-            # a reply from A's principal through another session is not A's answer either
+            # a reply from A's principal through another session is not A's answer
+            # either
             alice_again = await initialize(client, url, "Bearer A")
             await forge_replies(client, url, alice_again, [request["id"]])
             answered = await client.post(
                 url,
-                json={"jsonrpc": "2.0", "id": request["id"], "result": {"action": "decline"}},
+                json={
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": {"action": "decline"},
+                },
                 headers=alice,
             )
             assert answered.status_code == 202
@@ -179,7 +185,11 @@ async def test_item1_other_principal_cannot_answer_a_synchronous_side_request(
             await forge_replies(client, url, bob, [*range(1, 200), request["id"]])
             answered = await client.post(
                 url,
-                json={"jsonrpc": "2.0", "id": request["id"], "result": {"action": "decline"}},
+                json={
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": {"action": "decline"},
+                },
                 headers=alice,
             )
             assert answered.status_code == 202
@@ -188,14 +198,16 @@ async def test_item1_other_principal_cannot_answer_a_synchronous_side_request(
     no_traceback(server_2025_http)
 
 
-# -- items 4, 5 and 7: bad JSON, numbers and ids over HTTP ------------------------------
+# -- items 4, 5 and 7: bad JSON, numbers and ids over HTTP -----------------------------
 
 
 async def post_raw(
     client: httpx.AsyncClient, url: str, body: str, headers: dict[str, str]
 ) -> tuple[int, Any]:
     response = await client.post(
-        url, content=body.encode(), headers={**headers, "content-type": "application/json"}
+        url,
+        content=body.encode(),
+        headers={**headers, "content-type": "application/json"},
     )
     return response.status_code, strict_json(response.text) if response.text else None
 
@@ -217,13 +229,20 @@ async def test_item4_deeply_nested_json_is_a_parse_error(
             assert status == 400, body[:80]
             assert answer["error"]["code"] == -32700 and answer["id"] is None
         # moderately nested input still works
-        nested = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"x":' + "[" * 100 + "]" * 100 + "}}}"
+        nested = (
+            '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"x":'
+            + "[" * 100
+            + "]" * 100
+            + "}}}"
+        )
         status, answer = await post_raw(client, url, nested, headers)
         assert status == 200 and "result" in answer
     no_traceback(server_2025_http)
 
 
-@pytest.mark.parametrize("ttl", ["1e400", "-1e400", "Infinity", "NaN", "true", "-1", '"5"'])
+@pytest.mark.parametrize(
+    "ttl", ["1e400", "-1e400", "Infinity", "NaN", "true", "-1", '"5"']
+)
 async def test_item5_bad_task_ttl_is_invalid_params(
     server_2025_http: ServerHandle, ttl: str
 ) -> None:
@@ -262,9 +281,15 @@ async def test_item7_message_with_only_an_id_is_an_invalid_request(
     url = server_2025_http.url
     async with httpx.AsyncClient(timeout=20) as client:
         headers = await initialize(client, url)
-        status, answer = await post_raw(client, url, '{"jsonrpc":"2.0","id":7}', headers)
-        good = await post_raw(client, url, '{"jsonrpc":"2.0","id":"s-1","method":"ping"}', headers)
-        numbered = await post_raw(client, url, '{"jsonrpc":"2.0","id":-3,"method":"ping"}', headers)
+        status, answer = await post_raw(
+            client, url, '{"jsonrpc":"2.0","id":7}', headers
+        )
+        good = await post_raw(
+            client, url, '{"jsonrpc":"2.0","id":"s-1","method":"ping"}', headers
+        )
+        numbered = await post_raw(
+            client, url, '{"jsonrpc":"2.0","id":-3,"method":"ping"}', headers
+        )
         nan_args = await post_raw(
             client,
             url,
@@ -279,7 +304,7 @@ async def test_item7_message_with_only_an_id_is_an_invalid_request(
     no_traceback(server_2025_http)
 
 
-# -- item 6: lone surrogates ---------------------------------------------------------------
+# -- item 6: lone surrogates -----------------------------------------------------------
 
 
 async def test_item6_lone_surrogate_task_id_on_sqlite_is_invalid_params(
@@ -292,7 +317,9 @@ async def test_item6_lone_surrogate_task_id_on_sqlite_is_invalid_params(
             await post_raw(
                 client,
                 url,
-                '{"jsonrpc":"2.0","id":1,"method":"' + method + '","params":{"taskId":"\\ud800"}}',
+                '{"jsonrpc":"2.0","id":1,"method":"'
+                + method
+                + '","params":{"taskId":"\\ud800"}}',
                 headers,
             )
             for method in ("tasks/get", "tasks/result", "tasks/cancel")
@@ -309,7 +336,7 @@ async def test_item6_lone_surrogate_task_id_in_process_sqlite(tmp_path: Path) ->
     assert error_of(answer)["code"] == -32602
 
 
-# -- item 2: session flood ----------------------------------------------------------------
+# -- item 2: session flood -------------------------------------------------------------
 
 
 def _asgi_client(app: Any, host: str) -> httpx.AsyncClient:
@@ -326,31 +353,32 @@ async def test_item2_session_flood_does_not_evict_other_clients() -> None:
         max_sessions_per_client=5,
     )
     app = create_app(server)
-    async with server:
-        async with _asgi_client(app, "10.0.0.1") as alice_client, _asgi_client(
-            app, "10.6.6.6"
-        ) as flood_client:
-            alice = await initialize(alice_client, "/mcp", "Bearer A")
-            refused = []
-            for _ in range(50):
-                response = await flood_client.post(
-                    "/mcp",
-                    json=message_2025(
-                        "initialize",
-                        {
-                            "protocolVersion": "2025-11-25",
-                            "capabilities": {},
-                            "clientInfo": {"name": "flood", "version": "0"},
-                        },
-                    ),
-                    headers=ACCEPT,
-                )
-                assert response.status_code < 500
-                if "mcp-session-id" not in response.headers:
-                    refused.append(response)
-            still = await alice_client.post(
-                "/mcp", json=message_2025("ping"), headers=alice
+    async with (
+        server,
+        _asgi_client(app, "10.0.0.1") as alice_client,
+        _asgi_client(app, "10.6.6.6") as flood_client,
+    ):
+        alice = await initialize(alice_client, "/mcp", "Bearer A")
+        refused = []
+        for _ in range(50):
+            response = await flood_client.post(
+                "/mcp",
+                json=message_2025(
+                    "initialize",
+                    {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "flood", "version": "0"},
+                    },
+                ),
+                headers=ACCEPT,
             )
+            assert response.status_code < 500
+            if "mcp-session-id" not in response.headers:
+                refused.append(response)
+        still = await alice_client.post(
+            "/mcp", json=message_2025("ping"), headers=alice
+        )
     assert still.status_code == 200 and "result" in still.json()
     assert len(refused) == 45
     error = refused[0].json()["error"]
@@ -358,7 +386,7 @@ async def test_item2_session_flood_does_not_evict_other_clients() -> None:
     assert "sessions" in error["message"]
 
 
-# -- item 3: what finished tasks may keep ------------------------------------------------
+# -- item 3: what finished tasks may keep ----------------------------------------------
 
 
 async def test_item3_finished_tasks_and_result_bytes_are_bounded_per_principal(
@@ -381,7 +409,9 @@ async def test_item3_finished_tasks_and_result_bytes_are_bounded_per_principal(
         info = server_2025.RequestInfo(principal="p", session_id=session.id)
         other = server_2025.RequestInfo(principal="q", session_id=session.id)
 
-        async def call(text: str, who: server_2025.RequestInfo) -> dict[str, Any] | None:
+        async def call(
+            text: str, who: server_2025.RequestInfo
+        ) -> dict[str, Any] | None:
             return await server.handle(
                 message_2025(
                     "tools/call",
@@ -395,9 +425,13 @@ async def test_item3_finished_tasks_and_result_bytes_are_bounded_per_principal(
                 message_2025("tasks/result", {"taskId": task_id}), info
             )
 
-        big = error_of(await result(result_of(await call("x" * 20_000, info))["task"]["taskId"]))
+        big = error_of(
+            await result(result_of(await call("x" * 20_000, info))["task"]["taskId"])
+        )
         for _ in range(2):
-            result_of(await result(result_of(await call("small", info))["task"]["taskId"]))
+            result_of(
+                await result(result_of(await call("small", info))["task"]["taskId"])
+            )
         refused = error_of(await call("one too many", info))
         allowed_for_other = result_of(await call("q's", other))
         done.set()
@@ -437,7 +471,9 @@ async def test_item3_stored_result_bytes_are_bounded_per_principal() -> None:
             task_id = result_of(created)["task"]["taskId"]
             outcomes.append(
                 result_of(
-                    await server.handle(message_2025("tasks/result", {"taskId": task_id}), info)
+                    await server.handle(
+                        message_2025("tasks/result", {"taskId": task_id}), info
+                    )
                 )
             )
     assert "content" in outcomes[0] and "content" in outcomes[1]
@@ -445,7 +481,7 @@ async def test_item3_stored_result_bytes_are_bounded_per_principal() -> None:
     assert "bytes" in outcomes[2]["message"]
 
 
-# -- item 22: answers are validated before the tool sees them ---------------------------
+# -- item 22: answers are validated before the tool sees them --------------------------
 
 
 @pytest.mark.parametrize(
@@ -486,7 +522,9 @@ async def test_item22_bad_elicitation_answer_fails_the_tool_clearly(
             server.handle(message_2025("tools/call", {"name": "ask"}), info, emit)
         )
         request = await asked.get()
-        await server.handle({"jsonrpc": "2.0", "id": request["id"], "result": answer}, info)
+        await server.handle(
+            {"jsonrpc": "2.0", "id": request["id"], "result": answer}, info
+        )
         response = await call
     assert isinstance(seen[0], server_2025.JsonRpcError)
     assert seen[0].code == -32602 and "elicitation/create" in seen[0].message
@@ -515,7 +553,9 @@ async def test_item22_good_elicitation_answer_reaches_the_tool() -> None:
         )
         request = await asked.get()
         good = {"action": "accept", "content": {"confirm": True}}
-        await server.handle({"jsonrpc": "2.0", "id": request["id"], "result": good}, info)
+        await server.handle(
+            {"jsonrpc": "2.0", "id": request["id"], "result": good}, info
+        )
         response = await call
     assert json.loads(result_of(response)["content"][0]["text"]) == good
 
@@ -530,13 +570,19 @@ async def test_item22_ext_update_with_a_bad_answer_is_refused() -> None:
         return json.dumps(await ctx.elicit("Sure?", SCHEMA))
 
     async with server:
-        created = result_of(await server.handle(ext_message("tools/call", {"name": "ask"})))
+        created = result_of(
+            await server.handle(ext_message("tools/call", {"name": "ask"}))
+        )
         task_id = created["taskId"]
         await asked.wait()
-        task = result_of(await server.handle(ext_message("tasks/get", {"taskId": task_id})))
+        task = result_of(
+            await server.handle(ext_message("tasks/get", {"taskId": task_id}))
+        )
         while task["status"] != "input_required":
             await asyncio.sleep(0)
-            task = result_of(await server.handle(ext_message("tasks/get", {"taskId": task_id})))
+            task = result_of(
+                await server.handle(ext_message("tasks/get", {"taskId": task_id}))
+            )
         (key,) = task["inputRequests"]
         bad = await server.handle(
             ext_message(
@@ -544,16 +590,22 @@ async def test_item22_ext_update_with_a_bad_answer_is_refused() -> None:
                 {"taskId": task_id, "inputResponses": {key: {"action": "maybe"}}},
             )
         )
-        still = result_of(await server.handle(ext_message("tasks/get", {"taskId": task_id})))
+        still = result_of(
+            await server.handle(ext_message("tasks/get", {"taskId": task_id}))
+        )
         good = {"action": "accept", "content": {"confirm": False}}
         result_of(
             await server.handle(
-                ext_message("tasks/update", {"taskId": task_id, "inputResponses": {key: good}})
+                ext_message(
+                    "tasks/update", {"taskId": task_id, "inputResponses": {key: good}}
+                )
             )
         )
         while task["status"] != "completed":
             await asyncio.sleep(0)
-            task = result_of(await server.handle(ext_message("tasks/get", {"taskId": task_id})))
+            task = result_of(
+                await server.handle(ext_message("tasks/get", {"taskId": task_id}))
+            )
     assert error_of(bad)["code"] == -32602 and key in error_of(bad)["message"]
     assert still["status"] == "input_required"
     assert json.loads(task["result"]["content"][0]["text"]) == good

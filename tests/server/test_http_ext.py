@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
+
 from mcp_tasks_ext.server import RequestInfo, TasksServer, ToolContext
 from mcp_tasks_ext.stores import InMemoryTaskStore
-
 from tests.support.procs import ServerHandle
 
 from .conftest import error_of, example_server, ext_message, result_of
@@ -202,16 +202,18 @@ async def test_d2_17_listen_streams_server_sent_events(
         request_id="sub-1",
     )
     events: list[dict[str, Any]] = []
-    async with httpx.AsyncClient(timeout=10) as client:
-        async with client.stream(
+    async with (
+        httpx.AsyncClient(timeout=10) as client,
+        client.stream(
             "POST", ext_server.url, json=listen, headers=headers_for(listen)
-        ) as response:
-            assert response.headers["content-type"].startswith("text/event-stream")
-            async for line in response.aiter_lines():
-                if line.startswith("data: "):
-                    events.append(json.loads(line[6:]))
-                    if events[-1]["params"].get("status") == "completed":
-                        break
+        ) as response,
+    ):
+        assert response.headers["content-type"].startswith("text/event-stream")
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+                if events[-1]["params"].get("status") == "completed":
+                    break
     assert events[0]["method"] == "notifications/subscriptions/acknowledged"
     assert events[0]["params"]["notifications"]["taskIds"] == [created["taskId"]]
     assert all(

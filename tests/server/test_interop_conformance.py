@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,8 @@ ACCEPTED = {"SUCCESS", "SKIPPED", "INFO"}
 
 
 SERVERS = ("standalone", "sdk")
-"""``standalone``: ``examples/server_ext.py``; ``sdk``: ``examples/sdk_server_ext.py``."""
+"""``standalone``: ``examples/server_ext.py``; ``sdk``:
+``examples/sdk_server_ext.py``."""
 
 
 @contextmanager
@@ -69,9 +70,10 @@ def conformance_results(
             out.mkdir()
             proc = run_conformance(server.url, scenario, out)
             found = list(out.glob("*/checks.json"))
-            assert (
-                found
-            ), f"{scenario}: no checks.json\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+            assert found, (
+                f"{scenario}: no"
+                f" checks.json\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+            )
             checks: list[dict[str, Any]] = json.loads(found[0].read_text())
             return scenario, checks
 

@@ -1,4 +1,5 @@
-"""Crash and restart with the SQLite store: ``kill -9`` mid-task, restart on the same file.
+"""Crash and restart with the SQLite store: ``kill -9`` mid-task, restart on the same
+file.
 
 Every task created before the crash is still answerable; a task whose worker died is
 ``failed`` with a clear error; finished tasks keep their results until their TTL.

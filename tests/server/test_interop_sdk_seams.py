@@ -1,7 +1,7 @@
 """The SDK seams of ``sdk.py`` with real SDK objects over streamable HTTP on 127.0.0.1.
 
-- Tasks extension on ``mcp==2.3.0`` (fastmcp peer virtualenv): ``mcp.client.Client`` with
-  ``client_extension`` (``tests/peers/sdk_seam_client.py``) against three servers:
+- Tasks extension on ``mcp==2.3.0`` (fastmcp peer virtualenv): ``mcp.client.Client``
+  with ``client_extension`` (``tests/peers/sdk_seam_client.py``) against three servers:
   ``examples/sdk_server_ext.py`` (an ``MCPServer`` app with ``server_extension``),
   ``examples/server_ext.py`` (the standalone server) and the fastmcp-tasks 4.1.4 peer
   (``tests/peers/fastmcp_server.py``): a task that completes, a plain tool, one that

@@ -19,8 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import mcp_tasks_2025_11_25.server as server_2025
 import pytest
+
+import mcp_tasks_2025_11_25.server as server_2025
 from mcp_tasks_ext.server import (
     JsonRpcError,
     Limits,
@@ -30,7 +31,6 @@ from mcp_tasks_ext.server import (
     ToolContext,
 )
 from mcp_tasks_ext.stores import InMemoryTaskStore, TaskRecord
-
 from tests.support.procs import free_port, run_server
 
 from .conftest import error_of, ext_message, result_of

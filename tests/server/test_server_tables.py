@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 import pytest
+
 from mcp_tasks_2025_11_25 import protocol_2025
 from mcp_tasks_2025_11_25.server import RequestInfo, ToolContext
 from mcp_tasks_2025_11_25.server import TasksServer as Server2025

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import mcp_tasks_ext.redis_store as redis_ext
 import pytest
+
+import mcp_tasks_ext.redis_store as redis_ext
 from mcp_tasks_ext.server import Limits, RequestInfo, TasksServer, ToolContext
 from mcp_tasks_ext.stores import InMemoryTaskStore, SQLiteTaskStore, TaskRecord
-
 from tests.support.procs import RedisHandle, free_port, start_redis
 
 from .conftest import example_server, ext_message, result_of

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_tasks_ext import stores as ext_stores
 from mcp_tasks_ext.server import RequestInfo, TasksServer
 from mcp_tasks_ext.stores import (
@@ -544,7 +545,8 @@ async def test_sqlite_store_in_memory_reads_on_the_worker() -> None:
 
 
 async def test_recovery_fails_tasks_whose_worker_died(tmp_path: Path) -> None:
-    """After a crash, unfinished tasks are failed with a clear error instead of staying working."""
+    """After a crash, unfinished tasks are failed with a clear error instead of
+    staying working."""
     path = str(tmp_path / "tasks.sqlite3")
     crashed = SQLiteTaskStore(path)
     await crashed.open()
@@ -578,7 +580,8 @@ async def test_default_store_is_sqlite() -> None:
 
 
 async def test_recovery_can_be_turned_off_for_shared_stores(tmp_path: Path) -> None:
-    """With several servers on one store, a starting server must not fail others' tasks."""
+    """With several servers on one store, a starting server must not fail others'
+    tasks."""
     path = str(tmp_path / "tasks.sqlite3")
     other = SQLiteTaskStore(path)
     await other.open()

@@ -1,1 +1,2 @@
-"""Test support: process helpers (:mod:`.procs`) and the real MCP peers (:mod:`.peers`)."""
+"""Test support: process helpers (:mod:`.procs`) and the real MCP peers
+(:mod:`.peers`)."""

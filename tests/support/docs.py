@@ -1,5 +1,5 @@
-"""Reading the documentation for its tests: the Markdown files, their fenced code blocks,
-and the MkDocs configuration."""
+"""Reading the documentation for its tests: the Markdown files, their fenced code
+blocks, and the MkDocs configuration."""
 
 from __future__ import annotations
 
@@ -12,7 +12,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
-_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+)(?P<lang>[\w+-]*)[^\n]*\n(?P<code>.*?)^(?P=indent)(?P=fence)[ \t]*$", re.M | re.S)
+_FENCE = re.compile(
+    r"^(?P<indent>"
+    r" *)(?P<fence>```+)(?P<lang>[\w+-]*)[^\n]*\n(?P<code>.*?)^(?P=indent)(?P=fence)["
+    r" \t]*$",
+    re.M | re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -69,8 +74,8 @@ def all_blocks(lang: str | tuple[str, ...]) -> Iterator[Block]:
 
 
 def section(path: Path, heading: str) -> str:
-    """The text of the section that starts with ``heading`` (a whole heading line), up to
-    the next heading of the same or a higher level."""
+    """The text of the section that starts with ``heading`` (a whole heading line),
+    up to the next heading of the same or a higher level."""
     text = path.read_text(encoding="utf-8")
     level = len(heading) - len(heading.lstrip("#"))
     start = text.index(heading + "\n")
@@ -97,7 +102,9 @@ def load_mkdocs_config() -> dict[str, Any]:
         """Safe loading, plus any ``!tag`` as None."""
 
     Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-    config: dict[str, Any] = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    config: dict[str, Any] = yaml.load(
+        (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader
+    )
     return config
 
 

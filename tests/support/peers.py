@@ -39,7 +39,8 @@ PEER_PROGRAMS = Path(__file__).resolve().parent.parent / "peers"
 
 
 def peers_dir() -> Path:
-    """The installation folder: ``$MCPTASKS_PEERS`` or ``~/.cache/mcptasks-gen/peers``."""
+    """The installation folder: ``$MCPTASKS_PEERS`` or
+    ``~/.cache/mcptasks-gen/peers``."""
     configured = os.environ.get("MCPTASKS_PEERS")
     if configured:
         return Path(configured)
@@ -67,14 +68,16 @@ def node22() -> Path:
 
 
 def node() -> str | None:
-    """A Node binary for the TypeScript SDK: Node 22 from the peers, else ``node`` on PATH."""
+    """A Node binary for the TypeScript SDK: Node 22 from the peers, else ``node`` on
+    PATH."""
     if node22().exists():
         return str(node22())
     return shutil.which("node")
 
 
 def conformance_cli() -> Path:
-    """Entry script of ``@modelcontextprotocol/conformance`` (run it with :func:`node22`)."""
+    """Entry script of ``@modelcontextprotocol/conformance`` (run it with
+    :func:`node22`)."""
     return (
         peers_dir()
         / "npm-conf"
@@ -111,7 +114,8 @@ def is_installed(name: str) -> bool:
 
 
 def require(name: str) -> None:
-    """Skip the calling test when peer ``name`` is missing; fail instead when ``CI=true``."""
+    """Skip the calling test when peer ``name`` is missing; fail instead when
+    ``CI=true``."""
     if not _present(name):
         missing_dependency(f"peer {name} not installed: run .ci/peers.sh")
 
@@ -161,7 +165,8 @@ def _env() -> dict[str, str]:
 def serve(
     name: str, *, port: int | None = None, timeout: float = 30
 ) -> Iterator[ServerHandle]:
-    """Start the fixture server of SDK peer ``name`` (``mcp1``, ``ts-sdk``, ``fastmcp``).
+    """Start the fixture server of SDK peer ``name`` (``mcp1``, ``ts-sdk``,
+    ``fastmcp``).
 
     Calls :func:`require` first. Yields a handle whose ``url`` is the MCP endpoint
     (``.../mcp/`` for mcp 1.30, ``.../mcp`` otherwise).
@@ -208,7 +213,8 @@ def client_command(
     answer: Mapping[str, Any] | None = None,
     cancel_after: float | None = None,
 ) -> list[str]:
-    """The command line of SDK peer ``name``'s fixture client (see :func:`run_client`)."""
+    """The command line of SDK peer ``name``'s fixture client (see
+    :func:`run_client`)."""
     kind = KINDS[name]
     cmd = [
         kind.interpreter(),
@@ -237,7 +243,8 @@ def run_client(
     cancel_after: float | None = None,
     timeout: float = 60,
 ) -> dict[str, Any]:
-    """Call ``tool`` as a task through SDK peer ``name``'s real client; return its report.
+    """Call ``tool`` as a task through SDK peer ``name``'s real client; return its
+    report.
 
     ``elicit`` is the action for every elicitation (``accept``, ``decline``,
     ``cancel``); an accepted one carries ``answer`` (default ``{"confirm": true}``).
@@ -295,7 +302,8 @@ CONFORMANCE_TASK_SCENARIOS = (
     "tasks-required-task-error",
     "tasks-mrtr-composition",
 )
-"""The Tasks-extension server scenarios of ``@modelcontextprotocol/conformance@0.2.0-alpha.12``."""
+"""The Tasks-extension server scenarios of
+``@modelcontextprotocol/conformance@0.2.0-alpha.12``."""
 
 
 def run_conformance(

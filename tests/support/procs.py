@@ -18,7 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,31 +64,27 @@ def _tail(path: Path, lines: int = 40) -> str:
 
 
 def _stop_group(proc: subprocess.Popen[bytes], sig: int, grace: float) -> None:
-    """Send ``sig`` to the process group of ``proc`` and reap it (SIGKILL after ``grace``)."""
+    """Send ``sig`` to the process group of ``proc`` and reap it (SIGKILL after
+    ``grace``)."""
     if proc.poll() is not None:
         _kill_leftovers(proc)
         return
-    try:
+    with suppress(ProcessLookupError):
         os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
     try:
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
-        try:
+        with suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.wait(timeout=10)
     _kill_leftovers(proc)
 
 
 def _kill_leftovers(proc: subprocess.Popen[bytes]) -> None:
-    """Kill children that outlived the group leader (the group id is the leader's pid)."""
-    try:
+    """Kill children that outlived the group leader (the group id is the leader's
+    pid)."""
+    with suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 @dataclass
@@ -270,7 +266,8 @@ class RedisHandle:
         )
 
     def kill9(self) -> None:
-        """Kill redis-server with SIGKILL (data written with appendfsync always survives)."""
+        """Kill redis-server with SIGKILL (data written with appendfsync always
+        survives)."""
         _stop_group(self.proc, signal.SIGKILL, grace=5)
 
     def stop(self) -> None:
@@ -278,7 +275,8 @@ class RedisHandle:
         _stop_group(self.proc, signal.SIGTERM, grace=5)
 
     def restart(self, *, hard: bool = True) -> None:
-        """Stop (SIGKILL when ``hard``, else SIGTERM) and start again on the same port."""
+        """Stop (SIGKILL when ``hard``, else SIGTERM) and start again on the same
+        port."""
         if hard:
             self.kill9()
         else:

@@ -21,7 +21,8 @@ async def until(
     interval: float = 0.01,
     what: str = "condition",
 ) -> None:
-    """Return once ``condition()`` (sync or async) is true; ``AssertionError`` after ``timeout``.
+    """Return once ``condition()`` (sync or async) is true; ``AssertionError`` after
+    ``timeout``.
 
     ``interval=0`` only yields to the event loop between checks (for in-process fakes).
     """
