@@ -255,7 +255,7 @@ async def test_d1_05_creation() -> None:
     assert clamped["status"] == "working"
     assert clamped["createdAt"] == clamped["lastUpdatedAt"]
     assert clamped["createdAt"].endswith("Z")
-    assert clamped["pollInterval"] == 250
+    assert clamped["pollInterval"] == 12  # a new task's hint: a twentieth of 250
     assert len(clamped["taskId"]) == 32
 
 
