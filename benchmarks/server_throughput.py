@@ -861,18 +861,24 @@ async def measure_floors(
 
 
 async def child_rss(store: str, count: int) -> dict[str, Any]:
-    """In this (fresh) process: create ``count`` finished tasks in process; report
-    RSS."""
+    """In this (fresh) process: create ``count`` finished tasks in process, each read
+    twice once finished (as a polling client reads its result); report RSS, also at
+    every checkpoint of ``RSS_CHECKPOINTS`` below ``count``.
+
+    The limits let one principal keep every task (``max_finished_tasks``,
+    ``max_stored_bytes``); a refused call stops the run.
+    """
     from mcp_tasks_ext.server import Limits
     from mcp_tasks_ext.stores import SQLiteTaskStore
 
+    checkpoints: dict[int, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         server = load_example().build_server(None)
         # every task belongs to one principal: allow it all of them, finished ones too
         server.limits = Limits(
             max_active_tasks=count + 1,
             max_finished_tasks=count + 1,
-            max_stored_bytes=(count + 1) * 4096,
+            max_stored_bytes=2**62,
             max_tasks=None,
             poll_interval_ms=200,
             default_ttl_ms=3_600_000,
@@ -884,6 +890,7 @@ async def child_rss(store: str, count: int) -> dict[str, Any]:
             )
         async with server:
             before = rss_kb(os.getpid())
+            batch: list[str] = []
             for index in range(count):
                 reply = await server.handle(
                     ext_request(
@@ -892,19 +899,40 @@ async def child_rss(store: str, count: int) -> dict[str, Any]:
                         index,
                     )
                 )
-                result(reply or {}, f"tools/call {index} (in process, RSS)", "taskId")
-                if index % 500 == 499:
+                created = result(
+                    reply or {}, f"tools/call {index} (in process, RSS)", "taskId"
+                )
+                batch.append(created["taskId"])
+                if len(batch) == 500 or index == count - 1:
                     while (
                         server._workers
                     ):  # let the workers finish, as a real load would
                         await asyncio.sleep(0.001)
+                    for _ in range(2):
+                        for task_id in batch:
+                            got = await server.handle(
+                                ext_request("tasks/get", {"taskId": task_id}, index)
+                            )
+                            assert got is not None and "result" in got, got
+                    batch = []
+                if index + 1 in RSS_CHECKPOINTS and index + 1 < count:
+                    checkpoints[index + 1] = rss_kb(os.getpid())
             await asyncio.sleep(0.5)
             after = rss_kb(os.getpid())
+    checkpoints[count] = after
     return {
         "rss_before_kib": before,
         "rss_after_kib": after,
         "bytes_per_task": round((after - before) * 1024 / count),
+        "bytes_per_task_at": {
+            str(tasks): round((rss - before) * 1024 / tasks)
+            for tasks, rss in checkpoints.items()
+        },
     }
+
+
+RSS_CHECKPOINTS = (10_000, 20_000, 50_000)
+"""Task counts at which ``child_rss`` also reports the memory per task."""
 
 
 def run_child_rss(store: str, count: int) -> dict[str, Any]:
@@ -1023,6 +1051,7 @@ def main() -> None:
         )
         child = run_child_rss(store, options.rss_tasks)
         entry[f"bytes_per_task_{options.rss_tasks}"] = child["bytes_per_task"]
+        entry["bytes_per_task_at"] = child["bytes_per_task_at"]
         entry[f"rss_kib_with_{options.rss_tasks}"] = child["rss_after_kib"]
         print(f"  {entry}", file=sys.stderr)
 

@@ -100,6 +100,7 @@ class DualServer:
         task_support: TaskSupport = "optional",
         preflight: Preflight | None = None,
         immediate_response: str | None = None,
+        answer_within_ms: int | None = None,
     ) -> Callable[[ToolHandler], ToolHandler]:
         """Decorator registering ``async def handler(ctx, arguments)`` as a tool of
         every revision (see ``TasksServer.tool``; ``preflight`` questions are an
@@ -112,6 +113,7 @@ class DualServer:
             task_support=task_support,
             preflight=preflight,
             immediate_response=immediate_response,
+            answer_within_ms=answer_within_ms,
         )
 
     def add_tool(self, tool: Tool) -> None:

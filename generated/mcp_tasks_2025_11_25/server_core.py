@@ -49,6 +49,7 @@ from pydantic import BaseModel
 from .protocol import StatusName, TaskFields, TaskState
 from .revision import RevisionTables
 from .stores import (
+    BatchTransitionStore,
     LimitExceeded,
     Quota,
     ReplicaStore,
@@ -144,7 +145,22 @@ class Limits:
       its worker stopped, whatever the store: ``poll_interval_ms`` (at least 1 s, at
       most a third of the TTL) before it runs out, so that a client polling as
       suggested sees it ``failed`` before it expires and is deleted;
-    - ``poll_interval_ms`` is the polling hint put on every task (None: no hint);
+    - ``poll_interval_ms`` is the longest polling hint a task gets (None: no hint).
+      A young task gets a shorter one, so that a tool that finishes at once is not
+      reported a whole interval later: the hint is the task's age times
+      ``poll_interval_growth``, but at least ``first_poll_interval_ms`` (None: a
+      twentieth of ``poll_interval_ms``) and at most ``poll_interval_ms``
+      (``poll_interval_at``). With the defaults a client polls when the task is
+      about 0.05, 0.15 and 0.45 intervals old, then every interval: a task that ran
+      for less than an interval is seen finished at most about twice as long after
+      it finished as it had run, for about three more ``tasks/get`` per task than a
+      fixed hint. ``first_poll_interval_ms=poll_interval_ms`` gives a fixed hint;
+    - ``answer_within_ms``: where the revision lets the server answer a call with
+      its result instead of a task (the extension), a task-capable tool that
+      finishes within this many milliseconds of the call is answered inline, with
+      its result (or its JSON-RPC error), and its task is forgotten; one that does
+      not (or asks for input) is answered with its task as usual. 0 (the default)
+      always answers with a task; ``Tool.answer_within_ms`` overrides it per tool.
     - ``max_active_tasks`` is the number of unfinished tasks one principal may have;
     - ``max_input_bytes`` bounds tool arguments and input responses (JSON size);
     - ``max_result_bytes`` bounds one task's stored result (JSON size): a tool whose
@@ -186,6 +202,9 @@ class Limits:
     max_ttl_ms: int | None = 86_400_000
     default_ttl_ms: int | None = 3_600_000
     poll_interval_ms: int | None = 1_000
+    first_poll_interval_ms: int | None = None
+    poll_interval_growth: float = 2.0
+    answer_within_ms: int = 0
     max_active_tasks: int = 100
     max_input_bytes: int = 1_048_576
     max_result_bytes: int = 4 * 1_048_576
@@ -208,6 +227,30 @@ class Limits:
             raise ValueError("Limits.session_pressure must be between 0 and 1")
         if not self.session_pressure_idle_s >= 0:
             raise ValueError("Limits.session_pressure_idle_s must not be negative")
+        if not 0 < self.poll_interval_growth < math.inf:
+            raise ValueError("Limits.poll_interval_growth must be a positive number")
+        first = self.first_poll_interval_ms
+        if first is not None and not 0 <= first <= (self.poll_interval_ms or 0):
+            raise ValueError(
+                "Limits.first_poll_interval_ms must lie between 0 and"
+                " Limits.poll_interval_ms"
+            )
+        if self.answer_within_ms < 0:
+            raise ValueError("Limits.answer_within_ms must not be negative")
+
+    def poll_interval_at(self, age_ms: float, longest: int | None) -> int | None:
+        """The polling hint of a live task ``age_ms`` old whose longest hint is
+        ``longest`` (the ``poll_interval_ms`` stored with it; None: no hint): its age
+        times ``poll_interval_growth``, between ``first_poll_interval_ms`` (default a
+        twentieth of ``longest``) and ``longest``."""
+        if longest is None:
+            return None
+        first = self.first_poll_interval_ms
+        first = longest // 20 if first is None else min(first, longest)
+        grown = age_ms * self.poll_interval_growth
+        if grown >= longest:
+            return longest
+        return max(first, round(grown))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -280,6 +323,10 @@ class Tool:
     ``immediate_response`` goes into the ``CreateTaskResult`` as
     ``_meta["io.modelcontextprotocol/model-immediate-response"]``: text a host may
     give the model while the task runs.
+
+    ``answer_within_ms`` overrides ``Limits.answer_within_ms`` for this tool: where
+    the revision allows it (the extension), a call that finishes within that many
+    milliseconds is answered with its result instead of a task (0: never).
     """
 
     name: str
@@ -292,6 +339,7 @@ class Tool:
     task_support: TaskSupport = "optional"
     preflight: Preflight | None = None
     immediate_response: str | None = None
+    answer_within_ms: int | None = None
 
 
 def new_task_id() -> str:
@@ -715,6 +763,16 @@ _TTL_RAN_OUT = (
 """The error message of a task failed just before its TTL ran out, by the server
 running it (``TaskServerCore._fail_before_expiry``)."""
 
+_SHUT_DOWN = "Server shut down before the task finished"
+"""The error message of a task still running when the server closed."""
+
+_CLOSE_WORKERS_S = 0.5
+"""How long ``TaskServerCore.close`` lets stopped workers end (a tool may clean up,
+or return its result)."""
+
+_CLOSE_FAILING_S = 1.0
+"""How long ``TaskServerCore.close`` spends marking unfinished tasks failed."""
+
 _WIRE_CACHE_SIZE = 1024
 """How many wire forms of tasks ``TaskServerCore._task`` keeps (the latest made)."""
 
@@ -942,6 +1000,9 @@ class ToolContext:
         """Set once the task is terminal (progress notifications stop)."""
         self.issued_keys: set[str] = set()
         """Input-request keys handed out for this task (unique for its life)."""
+        self.settling: asyncio.Event | None = None
+        """Set while the call waits to answer inline (``Limits.answer_within_ms``);
+        the server sets it when the tool asks for input."""
 
     async def report(self, message: str) -> None:
         """Set the task's ``statusMessage`` (no-op when not running as a task)."""
@@ -1087,6 +1148,8 @@ class TaskServerCore:
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         """The open sessions by id, least recently used first (``touch_session``)."""
         self._wire_cache: dict[tuple[str, float, str], dict[str, Any]] = {}
+        self._poll_wire = list(self.tables.task_fields.values())[6]
+        """The wire name of the task's poll interval field."""
         self.owns_store = True
         """Whether ``close`` closes the store (a dual server closes its shared one
         itself, after every revision's server stopped)."""
@@ -1734,6 +1797,8 @@ class TaskServerCore:
         """
         if ctx.task_id is None:
             return await self._input_without_task(ctx, method, params)
+        if ctx.settling is not None:  # the client answers through the task
+            ctx.settling.set()
         input_variant = self.tables.task_by_status[self.tables.input_required]
         by_update = (
             self.tables.has_role("update")
@@ -2107,6 +2172,7 @@ class TaskServerCore:
         task_support: TaskSupport = "optional",
         preflight: Preflight | None = None,
         immediate_response: str | None = None,
+        answer_within_ms: int | None = None,
     ) -> Callable[[ToolHandler], ToolHandler]:
         """Decorator registering ``async def handler(ctx, arguments)`` as a tool."""
 
@@ -2125,6 +2191,7 @@ class TaskServerCore:
                     task_support=task_support,
                     preflight=preflight,
                     immediate_response=immediate_response,
+                    answer_within_ms=answer_within_ms,
                 )
             )
             return handler
@@ -2190,8 +2257,16 @@ class TaskServerCore:
     async def close(self) -> None:
         """Stop the sweeper and every worker, then close the store (if ``owns_store``).
 
-        Tasks still running are marked ``failed`` ("server shut down"), so that no
-        task is left ``working`` with nobody to finish it.
+        Every worker is stopped at once (it sees ``CancelledError``; a tool that
+        returns its result even so completes its task) and given
+        ``_CLOSE_WORKERS_S`` to end. The tasks still unfinished are then marked
+        ``failed`` ("Server shut down before the task finished"), so that no task is
+        left ``working`` with nobody to finish it: in one write where the store has
+        ``transition_many`` (the memory and SQLite stores), else one by one. That
+        takes at most ``_CLOSE_FAILING_S``: a task not failed by then (a slow or
+        unreachable store) stays unfinished, to be failed by the next start on a
+        store of its own (``recover_orphans``) or by another replica's lease check
+        on a shared one (``Limits.lease_s``).
         """
         if not self._started:
             return
@@ -2204,19 +2279,65 @@ class TaskServerCore:
         await asyncio.gather(*background, return_exceptions=True)
         self._lease_keepers = []
         await asyncio.gather(*self._expiring, return_exceptions=True)
-        for task_id, worker in list(self._workers.items()):
+        workers = dict(self._workers)
+        for worker in workers.values():
             worker.cancel()
-            await asyncio.gather(worker, return_exceptions=True)
-            await self._finish(
-                task_id,
-                self.tables.failed,
-                error=JsonRpcError(
-                    INTERNAL_ERROR, "Server shut down before the task finished"
-                ),
-            )
+        if workers:
+            await asyncio.wait(workers.values(), timeout=_CLOSE_WORKERS_S)
+            try:
+                await asyncio.wait_for(
+                    self._fail_unfinished(list(workers), _SHUT_DOWN),
+                    _CLOSE_FAILING_S,
+                )
+            except asyncio.TimeoutError:
+                _log.warning(
+                    "shutting down: tasks whose worker stopped were not all marked"
+                    " failed within %.1f s; the rest stay unfinished",
+                    _CLOSE_FAILING_S,
+                )
+            except StoreUnavailable:  # logged by the store
+                pass
         await self._on_close()
         if self.owns_store:
             await self.store.close()
+
+    async def _fail_unfinished(self, task_ids: list[str], message: str) -> None:
+        """Mark every unfinished task of ``task_ids`` failed with ``message``: in one
+        ``transition_many`` where the store has it, else one by one (``_finish``)."""
+        store = self.store
+        error = JsonRpcError(INTERNAL_ERROR, message)
+        if not isinstance(store, BatchTransitionStore):
+            for task_id in task_ids:
+                await self._finish(
+                    task_id, self.tables.failed, error=error, status_message=message
+                )
+            return
+        pending: list[str] = task_ids
+        for _ in range(_MAX_WRITE_ATTEMPTS):
+            changes: list[tuple[frozenset[str], TaskRecord, float | None]] = []
+            for task_id in pending:
+                record = await store.get(task_id)
+                if record is None or record.is_terminal:
+                    continue
+                failed = replace(
+                    record,
+                    status=self.tables.failed,
+                    status_message=message,
+                    error=error.to_wire(),
+                    input_requests={},
+                    updated_at=max(time.time(), record.updated_at + 0.001),
+                )
+                changes.append((frozenset({record.status}), failed, record.updated_at))
+            if not changes:
+                return
+            written = await store.transition_many(changes)
+            pending = []
+            for (_, failed, _), stored in zip(changes, written, strict=True):
+                if stored:
+                    await self._announce(failed)
+                    self._emit_audit(failed.status, failed.task_id, failed.owner)
+                else:  # changed since it was read (a stopped worker's last write)
+                    pending.append(failed.task_id)
 
     async def __aenter__(self: _Server) -> _Server:
         await self.start()
@@ -2572,7 +2693,61 @@ class TaskServerCore:
         if ctx.session is not None:  # it gets the task's status notifications
             self._task_sessions[record.task_id] = ctx.session
         self._spawn(record, self._work(record.task_id, ctx, arguments))
+        within_ms = self._answer_within_ms(tool)
+        if within_ms > 0:
+            answer = await self._answer_inline(record, ctx, within_ms)
+            if answer is not None:
+                return answer
         return self._created(record, ctx)
+
+    def _answer_within_ms(self, tool: Tool) -> int:
+        """How long a call of ``tool`` that runs as a task may wait for its result to
+        answer with it instead of the task: ``Tool.answer_within_ms``, else
+        ``Limits.answer_within_ms``; 0 where the client asked for the task (the
+        revision's ``task_request_field``: it must get one)."""
+        if self.tables.task_request_field:
+            return 0
+        if tool.answer_within_ms is not None:
+            return tool.answer_within_ms
+        return self.limits.answer_within_ms
+
+    async def _answer_inline(
+        self, record: TaskRecord, ctx: ToolContext, within_ms: int
+    ) -> dict[str, Any] | None:
+        """The new task's outcome when its tool finishes within ``within_ms``: its
+        result, or its JSON-RPC error raised; the task is then deleted (the client
+        never learns of it). None when the tool is still running, asks for input or
+        ended otherwise (cancelled, say): the call is answered with the task."""
+        task_id = record.task_id
+        worker = self._workers.get(task_id)
+        if worker is None:
+            return None
+        settling = ctx.settling = asyncio.Event()
+        worker.add_done_callback(lambda _: settling.set())
+        try:
+            await asyncio.wait_for(settling.wait(), within_ms / 1000)
+        except asyncio.TimeoutError:
+            return None
+        finally:
+            ctx.settling = None
+        if not worker.done():  # it asks for input
+            return None
+        ended = await self.store.get(task_id)
+        if ended is None:
+            return None
+        error = ended.error
+        if ended.status == self.tables.completed and ended.result is not None:
+            answer: dict[str, Any] | None = dict(ended.result)
+        elif ended.status == self.tables.failed and error is not None:
+            answer = None
+        else:
+            return None
+        await self.store.delete([task_id])
+        self._emit_audit("answered_inline", task_id, ended.owner)
+        if answer is None:
+            assert error is not None
+            raise JsonRpcError(error["code"], error["message"], error.get("data"))
+        return answer
 
     async def _work(
         self, task_id: str, ctx: ToolContext, arguments: dict[str, Any]
@@ -2703,9 +2878,17 @@ class TaskServerCore:
         if record.status_message is not None:
             values[message] = record.status_message
         if record.poll_interval_ms is not None:
-            values[poll] = record.poll_interval_ms
+            values[poll] = self._poll_hint(record)
         values.update(record.extra)
         return values
+
+    def _poll_hint(self, record: TaskRecord) -> int | None:
+        """The polling hint of the record now: ``Limits.poll_interval_at`` its age
+        while it is live, the longest (stored) hint once it is terminal."""
+        if record.is_terminal:
+            return record.poll_interval_ms
+        age_ms = (time.time() - record.created_at) * 1000
+        return self.limits.poll_interval_at(age_ms, record.poll_interval_ms)
 
     def _task(self, record: TaskRecord) -> dict[str, Any]:
         """The wire form of ``_task_model`` (a new dict; the nested values are shared).
@@ -2726,7 +2909,11 @@ class TaskServerCore:
                 self._wire_cache.pop(next(iter(self._wire_cache)))
         elif wire is _TOO_LARGE:
             return self._task_model(record).to_wire()
-        return dict(wire)
+        wire = dict(wire)
+        if not record.is_terminal and record.poll_interval_ms is not None:
+            # a live task's hint grows with its age (``Limits.poll_interval_at``)
+            wire[self._poll_wire] = self._poll_hint(record)
+        return wire
 
     def _cancelled_elsewhere(self, task_id: str) -> None:
         """Mark the local worker of a task another replica cancelled, and stop it."""

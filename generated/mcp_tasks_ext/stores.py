@@ -43,6 +43,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 __all__ = [
     "TERMINAL_STATUSES",
+    "BatchTransitionStore",
     "InMemoryTaskStore",
     "LimitExceeded",
     "Quota",
@@ -267,6 +268,21 @@ class TransitionStore(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchTransitionStore(Protocol):
+    """A store that writes many status changes at once (the server fails its running
+    tasks this way when it shuts down)."""
+
+    async def transition_many(
+        self, changes: Sequence[tuple[frozenset[str], TaskRecord, float | None]]
+    ) -> list[bool]:
+        """``transition(record.task_id, allowed_from, record,
+        expected_updated_at=...)`` for each ``(allowed_from, record,
+        expected_updated_at)``, written together (one commit); returns whether each
+        record was written."""
+        ...
+
+
 Signal = dict[str, Any]
 """A JSON object sent from one server process to every other (see ``ReplicaStore``)."""
 
@@ -411,6 +427,17 @@ class InMemoryTaskStore:
         self._tasks[task_id] = record
         self._track(record)
         return True
+
+    async def transition_many(
+        self, changes: Sequence[tuple[frozenset[str], TaskRecord, float | None]]
+    ) -> list[bool]:
+        """``transition`` for each ``(allowed_from, record, expected_updated_at)``."""
+        return [
+            await self.transition(
+                record.task_id, allowed_from, record, expected_updated_at=expected
+            )
+            for allowed_from, record, expected in changes
+        ]
 
     async def delete(self, task_ids: list[str]) -> None:
         """Forget these tasks."""
@@ -636,6 +663,11 @@ def _parsed_bytes(body: str) -> int:
     return len(body) + 80 * structures + 1024
 
 
+_NOTED_BYTES = 200
+"""The memory charged for noting the ID of a finished task read once (its string and
+its ordered-dict entry; measured at about 190 bytes for a 32-character ID)."""
+
+
 def _in_memory(path: str) -> bool:
     """Whether ``path`` names a database private to one connection (in memory, or
     a temporary file for the empty name)."""
@@ -648,16 +680,22 @@ class SQLiteTaskStore:
     Every write, and every query that may read many rows, runs on a single worker
     thread that owns the writing connection. Writes commit before they return (WAL
     journal, ``synchronous=FULL`` by default), so a task survives ``kill -9`` as soon
-    as ``create`` returns. Recently used unfinished records are kept in a small
-    write-through cache so that polling does not hit the disk; that cache assumes
-    this process is the only writer of the file.
+    as ``create`` returns. Recently written unfinished records are kept in a
+    write-through cache so that polling does not hit the disk, bounded by
+    ``cache_size`` records and ``cache_bytes`` of memory (estimated from each
+    record's JSON, ``_parsed_bytes``; a record above 1/64 of that is not kept); that
+    cache assumes this process is the only writer of the file.
 
     Finished records never change (no write leaves a terminal status; the result and
     error are fixed), so the last ones read twice (the tasks clients poll for their
     results; not those read once, as when reads are spread over many tasks) are kept
     as well, bounded by ``finished_cache_size`` records and
-    ``finished_cache_bytes`` of memory (estimated from each record's JSON,
-    ``_parsed_bytes``; a record above 1/64 of that is not kept). Such a record is
+    ``finished_cache_bytes`` of memory (estimated the same way; a record above 1/64
+    of that is not kept). The IDs of the finished tasks read once, which that takes
+    noting, are bounded too: at most ``finished_cache_size`` of them, and an eighth
+    of ``finished_cache_bytes`` (``_NOTED_BYTES`` each). So the caches hold at most
+    about ``cache_bytes + finished_cache_bytes * 9 / 8``, whatever the number of
+    tasks in the file. Such a record is
     served only while its TTL has not run out and while the file still holds it. This
     store's own ``delete`` drops it at once; a deletion by another process (the server
     itself deletes only tasks whose TTL ran out, which are never served from here
@@ -692,6 +730,7 @@ class SQLiteTaskStore:
         *,
         synchronous: str = "FULL",
         cache_size: int = 10_000,
+        cache_bytes: int = 16 * 1024 * 1024,
         finished_cache_size: int = 10_000,
         finished_cache_bytes: int = 16 * 1024 * 1024,
         finished_recheck_s: float = 0.5,
@@ -699,7 +738,11 @@ class SQLiteTaskStore:
         self._path = path
         self._synchronous = synchronous
         self._cache_size = cache_size
-        self._cache: OrderedDict[str, TaskRecord] = OrderedDict()
+        self._cache_bytes = cache_bytes
+        self._cache: OrderedDict[str, tuple[TaskRecord, int]] = OrderedDict()
+        """Unfinished records, with the bytes charged for each (``_parsed_bytes``)."""
+        self._cache_total = 0
+        """The bytes charged for every record in ``_cache``."""
         self._finished_size = finished_cache_size
         self._finished_bytes = finished_cache_bytes
         self._finished_recheck_s = finished_recheck_s
@@ -709,8 +752,9 @@ class SQLiteTaskStore:
         self._finished_total = 0
         """The bytes charged for every record in ``_finished``."""
         self._read_once: OrderedDict[str, bool] = OrderedDict()
-        """IDs of the last finished tasks read once (at most ``finished_cache_size``):
-        a finished record is kept when it is read again."""
+        """IDs of the last finished tasks read once (at most ``finished_cache_size``
+        and an eighth of ``finished_cache_bytes``, ``_NOTED_BYTES`` each): a finished
+        record is kept when it is read again."""
         self._deletions = 0
         """How many ``delete`` calls began (a read that waited on the worker while one
         ran does not keep what it read)."""
@@ -745,16 +789,32 @@ class SQLiteTaskStore:
             self._conn = conn
         return fn(conn)
 
-    def _remember(self, record: TaskRecord) -> None:
-        """Cache an unfinished record, evicting the least recently used (finished
-        ones go to ``_keep_finished``)."""
-        if record.is_terminal:
-            self._cache.pop(record.task_id, None)
+    def _remember(self, record: TaskRecord, charge: int) -> None:
+        """Cache an unfinished record (``charge``: the ``_parsed_bytes`` of its JSON),
+        evicting the least recently written beyond ``cache_size`` records and
+        ``cache_bytes``; a record above 1/64 of ``cache_bytes`` is not kept, and a
+        finished one leaves (finished ones go to ``_keep_finished``)."""
+        task_id = record.task_id
+        self._forget_unfinished(task_id)
+        if (
+            record.is_terminal
+            or charge > self._cache_bytes // 64
+            or self._cache_size <= 0
+        ):
             return
-        self._cache[record.task_id] = record
-        self._cache.move_to_end(record.task_id)
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        self._cache[task_id] = (record, charge)
+        self._cache_total += charge
+        while (
+            len(self._cache) > self._cache_size or self._cache_total > self._cache_bytes
+        ):
+            _, (_, evicted) = self._cache.popitem(last=False)
+            self._cache_total -= evicted
+
+    def _forget_unfinished(self, task_id: str) -> None:
+        """Drop an unfinished record from the cache, if kept."""
+        kept = self._cache.pop(task_id, None)
+        if kept is not None:
+            self._cache_total -= kept[1]
 
     def _keep_finished(self, record: TaskRecord, body: str) -> None:
         """Keep a finished record read from the file (``body`` is its JSON column)
@@ -766,7 +826,8 @@ class SQLiteTaskStore:
         task_id = record.task_id
         if self._read_once.pop(task_id, None) is None:
             self._read_once[task_id] = True
-            if len(self._read_once) > self._finished_size:
+            noted = min(self._finished_size, self._finished_bytes // 8 // _NOTED_BYTES)
+            while len(self._read_once) > noted:
                 self._read_once.popitem(last=False)
             return
         if record.is_expired(time.time()):
@@ -847,6 +908,7 @@ class SQLiteTaskStore:
         self._executor.shutdown(wait=True)
         self._executor = None
         self._cache.clear()
+        self._cache_total = 0
         self._finished.clear()
         self._finished_total = 0
         self._read_once.clear()
@@ -862,7 +924,8 @@ class SQLiteTaskStore:
         """
         owner_key = _owner_key(record.owner)
 
-        def insert(conn: sqlite3.Connection) -> int:
+        def insert(conn: sqlite3.Connection) -> tuple[int, int]:
+            body = _body(record)
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if quota is not None:
@@ -885,7 +948,7 @@ class SQLiteTaskStore:
                         record.owner,
                         record.status,
                         record.expires_at,
-                        _body(record),
+                        body,
                         kept_bytes(record),
                     ),
                 )
@@ -896,10 +959,11 @@ class SQLiteTaskStore:
             seq = cursor.lastrowid
             if seq is None:
                 raise RuntimeError("SQLite did not report the new row id")
-            return seq
+            return seq, _parsed_bytes(body)
 
-        stored = replace(record, seq=await self._run(insert))
-        self._remember(stored)
+        seq, charge = await self._run(insert)
+        stored = replace(record, seq=seq)
+        self._remember(stored, charge)
         return stored
 
     async def get(self, task_id: str) -> TaskRecord | None:
@@ -907,7 +971,7 @@ class SQLiteTaskStore:
         read on this thread; see the class)."""
         cached = self._cache.get(task_id)
         if cached is not None:
-            return cached
+            return cached[0]
         answered, finished = self._cached_finished(task_id)
         if answered:
             return finished
@@ -929,9 +993,13 @@ class SQLiteTaskStore:
         if not rows:
             return None
         record = _record(rows[0])
-        self._remember(record)
-        if record.is_terminal and deletions == self._deletions:
-            self._keep_finished(record, rows[0][4])
+        body: str = rows[0][4]
+        if record.is_terminal:
+            self._forget_unfinished(task_id)
+            if deletions == self._deletions:
+                self._keep_finished(record, body)
+        else:
+            self._remember(record, _parsed_bytes(body))
         return record
 
     async def put(self, record: TaskRecord) -> None:
@@ -940,7 +1008,8 @@ class SQLiteTaskStore:
         A missing task is not created and a terminal one never changes.
         """
 
-        def update(conn: sqlite3.Connection) -> int:
+        def update(conn: sqlite3.Connection) -> tuple[int, int]:
+            body = _body(record)
             with conn:
                 cursor = conn.execute(
                     "UPDATE tasks SET status = ?, expires_at = ?, body = ?, kept = ?"
@@ -949,17 +1018,18 @@ class SQLiteTaskStore:
                     (
                         record.status,
                         record.expires_at,
-                        _body(record),
+                        body,
                         kept_bytes(record),
                         record.task_id,
                     ),
                 )
-            return cursor.rowcount
+            return cursor.rowcount, _parsed_bytes(body)
 
-        if await self._run(update):
-            self._remember(record)
+        written, charge = await self._run(update)
+        if written:
+            self._remember(record, charge)
         else:
-            self._cache.pop(record.task_id, None)
+            self._forget_unfinished(record.task_id)
 
     async def transition(
         self,
@@ -978,37 +1048,63 @@ class SQLiteTaskStore:
         """
         if record.task_id != task_id:
             raise ValueError(f"record is for task {record.task_id!r}, not {task_id!r}")
-        statuses = sorted(allowed_from - TERMINAL_STATUSES)
-        if not statuses:
-            return False
-        marks = ", ".join("?" for _ in statuses)
-        sql = (
-            "UPDATE tasks SET status = ?, expires_at = ?, body = ?, kept = ?"
-            f" WHERE task_id = ? AND status IN ({marks})"
-        )
-        values: list[Any] = [
-            record.status,
-            record.expires_at,
-            _body(record),
-            kept_bytes(record),
-            task_id,
-            *statuses,
-        ]
-        if expected_updated_at is not None:
-            # both sides parsed from the same JSON text, so equal values compare equal
-            sql += " AND json_extract(body, '$.updated_at') = json_extract(?, '$')"
-            values.append(json.dumps(expected_updated_at))
+        return (
+            await self.transition_many([(allowed_from, record, expected_updated_at)])
+        )[0]
 
-        def update(conn: sqlite3.Connection) -> int:
+    async def transition_many(
+        self, changes: Sequence[tuple[frozenset[str], TaskRecord, float | None]]
+    ) -> list[bool]:
+        """``transition`` for each ``(allowed_from, record, expected_updated_at)``, all
+        in one transaction (one commit); returns whether each record was written."""
+        statements: list[tuple[str, list[Any]] | None] = []
+        for allowed_from, record, expected_updated_at in changes:
+            statuses = sorted(allowed_from - TERMINAL_STATUSES)
+            if not statuses:
+                statements.append(None)
+                continue
+            marks = ", ".join("?" for _ in statuses)
+            sql = (
+                "UPDATE tasks SET status = ?, expires_at = ?, body = ?, kept = ?"
+                f" WHERE task_id = ? AND status IN ({marks})"
+            )
+            values: list[Any] = [
+                record.status,
+                record.expires_at,
+                _body(record),
+                kept_bytes(record),
+                record.task_id,
+                *statuses,
+            ]
+            if expected_updated_at is not None:
+                # both sides parsed from the same JSON text, so equal values compare
+                # equal
+                sql += " AND json_extract(body, '$.updated_at') = json_extract(?, '$')"
+                values.append(json.dumps(expected_updated_at))
+            statements.append((sql, values))
+        if not any(statements):
+            return [False] * len(statements)
+
+        def update(conn: sqlite3.Connection) -> list[bool]:
+            written: list[bool] = []
             with conn:
-                cursor = conn.execute(sql, values)
-            return cursor.rowcount
+                for statement in statements:
+                    written.append(
+                        statement is not None and conn.execute(*statement).rowcount > 0
+                    )
+            return written
 
-        if await self._run(update):
-            self._remember(record)
-            return True
-        self._cache.pop(task_id, None)
-        return False
+        written = await self._run(update)
+        for (_, record, _), statement, stored in zip(
+            changes, statements, written, strict=True
+        ):
+            if statement is None:
+                continue
+            if stored:
+                self._remember(record, _parsed_bytes(statement[1][2]))
+            else:
+                self._forget_unfinished(record.task_id)
+        return written
 
     async def delete(self, task_ids: list[str]) -> None:
         """Forget these tasks and commit."""
@@ -1026,7 +1122,7 @@ class SQLiteTaskStore:
 
         await self._run(remove)
         for task_id in task_ids:
-            self._cache.pop(task_id, None)
+            self._forget_unfinished(task_id)
             self._forget_finished(task_id)
 
     async def list_tasks(

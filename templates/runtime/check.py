@@ -825,6 +825,9 @@ class Session:
                     await self._answer(run, task, exchange)
                 elif run.input_seen:
                     run.input_left = True
+                # follow the hint of each reply: a server may lengthen it as the task
+                # ages, and the polls after a terminal status use the terminal one's
+                pause = self.pause(task)
                 await asyncio.sleep(pause)
             if "cancel" in self.tables.roles and self.declared("cancel"):
                 # a terminal status never changes, whatever is asked (D.1.7, D.2.12)

@@ -259,7 +259,7 @@ async def test_creation_clamps_the_ttl_and_sets_poll_interval_and_timestamps() -
     assert clamped["status"] == "working"
     assert clamped["createdAt"] == clamped["lastUpdatedAt"]
     assert clamped["createdAt"].endswith("Z")
-    assert clamped["pollInterval"] == 250
+    assert clamped["pollInterval"] == 12  # a new task's hint: a twentieth of 250
     assert len(clamped["taskId"]) == 32
 
 

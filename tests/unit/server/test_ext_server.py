@@ -327,7 +327,8 @@ async def test_create_task_result_is_flat_with_required_fields() -> None:
     assert "task" not in created and "result" not in created
     assert len(created["taskId"]) == 32 and int(created["taskId"], 16) >= 0  # 128 bits
     assert created["status"] == "working"
-    assert isinstance(created["ttlMs"], int) and created["pollIntervalMs"] == 100
+    # a new task's hint is Limits.first_poll_interval_ms: a twentieth of the interval
+    assert isinstance(created["ttlMs"], int) and created["pollIntervalMs"] == 5
     assert created["createdAt"].endswith("Z")
 
 

@@ -475,6 +475,99 @@ async def test_sqlite_finished_cache_is_bounded_in_records_and_bytes(
         await store.close()
 
 
+async def test_sqlite_unfinished_cache_is_bounded_in_bytes(tmp_path: Path) -> None:
+    """Unfinished tasks holding large input requests (or answers) are cached up to
+    ``cache_bytes`` (16 MiB by default), not up to ``cache_size`` records whatever
+    their size: 300 tasks of 100 KB each leave well under 300 * 100 KB in memory."""
+    import gc
+    import tracemalloc
+
+    store = SQLiteTaskStore(str(tmp_path / "t.sqlite3"), synchronous="OFF")
+    await store.open()
+    try:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for n in range(300):
+                question = {"method": "elicitation/create", "params": {}}
+                question["params"] = {"message": "x" * 100_000, "n": n}
+                await store.create(record(f"big{n}", input_requests={"k": question}))
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert held < 24 * 1024 * 1024, f"{held} bytes held for 30 MB of tasks"
+        kept: Any = store._cache  # type: ignore[attr-defined]
+        total = store._cache_total  # type: ignore[attr-defined]
+        assert total == sum(charge for _, charge in kept.values())
+        assert 16 * 1024 * 1024 - 110_000 < total <= 16 * 1024 * 1024
+        assert "big299" in kept and "big0" not in kept
+        # every task still reads whole from the file
+        first = await store.get("big0")
+        assert (
+            first is not None
+            and len(first.input_requests["k"]["params"]["message"]) == 100_000
+        )
+        # a record above 1/64 of the bytes is not kept; a finished one leaves
+        store._cache_bytes = 256 * 1024  # type: ignore[attr-defined]
+        await store.create(
+            record(
+                "huge",
+                input_requests={"k": {"method": "m", "params": {"t": "y" * 8192}}},
+            )
+        )
+        assert "huge" not in kept
+        live = await store.create(record("live"))
+        assert "live" in kept
+        await store.put(
+            replace(live, status="completed", updated_at=live.updated_at + 1)
+        )
+        assert "live" not in kept
+        await store.close()
+        assert not kept and store._cache_total == 0  # type: ignore[attr-defined]
+    finally:
+        await store.close()
+
+
+async def test_sqlite_transition_many_is_one_commit_of_checked_writes(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteTaskStore(str(tmp_path / "t.sqlite3"))
+    await store.open()
+    try:
+        a = await store.create(record("a"))
+        b = await store.create(record("b"))
+        c = await store.create(record("c", status="completed"))
+        later = a.updated_at + 1
+        written = await store.transition_many(
+            [
+                (
+                    frozenset({"working"}),
+                    replace(a, status="failed", updated_at=later),
+                    a.updated_at,
+                ),
+                (
+                    frozenset({"working"}),
+                    replace(b, status="failed", updated_at=later),
+                    b.updated_at - 1,
+                ),
+                (
+                    frozenset({"working", "completed"}),
+                    replace(c, status="failed"),
+                    None,
+                ),
+                (frozenset({"completed"}), replace(a, status="failed"), None),
+            ]
+        )
+        assert written == [True, False, False, False]
+        with sqlite3.connect(tmp_path / "t.sqlite3") as other:
+            rows = dict(other.execute("SELECT task_id, status FROM tasks").fetchall())
+        assert rows == {"a": "failed", "b": "working", "c": "completed"}
+    finally:
+        await store.close()
+
+
 async def test_sqlite_store_in_memory_reads_on_the_worker() -> None:
     store = SQLiteTaskStore(":memory:")
     await store.open()
