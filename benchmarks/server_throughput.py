@@ -899,10 +899,10 @@ async def child_rss(store: str, count: int) -> dict[str, Any]:
                         index,
                     )
                 )
-                created = result(
+                task_id = result(
                     reply or {}, f"tools/call {index} (in process, RSS)", "taskId"
                 )
-                batch.append(created["taskId"])
+                batch.append(task_id)
                 if len(batch) == 500 or index == count - 1:
                     while (
                         server._workers
