@@ -339,6 +339,28 @@ DUAL_RUNTIME = frozenset({"client_dual.py", "server_dual.py"})
 """Runtime files only a package of several revisions has."""
 
 
+def _runtime_files(runtime: Path) -> set[str]:
+    """The runtime files under ``runtime``, as paths relative to it: every ``.py``
+    file and ``py.typed``, in subpackages too (``server/core.py``); names that start
+    with ``_`` are left out, except a subpackage's ``__init__.py``."""
+    if not runtime.is_dir():
+        return set()
+    found: set[str] = set()
+    for path in runtime.rglob("*"):
+        rel = path.relative_to(runtime)
+        if "__pycache__" in rel.parts or not path.is_file():
+            continue
+        if any(part.startswith("_") for part in rel.parts[:-1]):
+            continue
+        name = path.name
+        if name == "__init__.py":
+            if len(rel.parts) > 1:
+                found.add(rel.as_posix())
+        elif (path.suffix == ".py" or name == "py.typed") and not name.startswith("_"):
+            found.add(rel.as_posix())
+    return found
+
+
 def output_files(
     override: Path | None, suffixes: tuple[str, ...], adapters: tuple[str, ...]
 ) -> tuple[ir.OutputFile, ...]:
@@ -353,29 +375,22 @@ def output_files(
     copied: set[str] = set()
 
     def templates(base: Path) -> set[str]:
-        return (
-            {
-                p.name
-                for p in base.iterdir()
-                if p.name.endswith(SUFFIX)
-                and not p.name.startswith("_")
-                or p.name == "__init__.py" + SUFFIX
-            }
-            if base.is_dir()
-            else set()
-        )
+        """The templates under ``base``, as paths relative to it (a subpackage's
+        ``client/__init__.py.jinja`` renders ``client/__init__.py``)."""
+        if not base.is_dir():
+            return set()
+        return {
+            p.relative_to(base).as_posix()
+            for p in base.rglob("*" + SUFFIX)
+            if p.is_file()
+            and (not p.name.startswith("_") or p.name == "__init__.py" + SUFFIX)
+            and not any(part.startswith("_") for part in p.relative_to(base).parts[:-1])
+        }
 
     for folder in _search_path(override):
         rendered.update(templates(Path(folder) / PACKAGE_DIR))
         per_revision.update(templates(Path(folder) / REVISION_DIR))
-        runtime = Path(folder) / RUNTIME_DIR
-        if runtime.is_dir():
-            copied.update(
-                p.name
-                for p in runtime.iterdir()
-                if (p.suffix == ".py" or p.name == "py.typed")
-                and not p.name.startswith("_")
-            )
+        copied.update(_runtime_files(Path(folder) / RUNTIME_DIR))
     copied = {
         name
         for name in copied

@@ -46,6 +46,15 @@ from typing import Any, ClassVar, Literal, TypeVar, Union, cast
 
 from pydantic import BaseModel
 
+from .jsonrpc import INTERNAL_ERROR as INTERNAL_ERROR
+from .jsonrpc import INVALID_PARAMS as INVALID_PARAMS
+from .jsonrpc import INVALID_REQUEST as INVALID_REQUEST
+from .jsonrpc import LIMIT_EXCEEDED as LIMIT_EXCEEDED
+from .jsonrpc import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from .jsonrpc import PARSE_ERROR as PARSE_ERROR
+from .jsonrpc import JsonRpcError as JsonRpcError
+from .jsonrpc import envelope_error as envelope_error
+from .jsonrpc import valid_id as valid_id
 from .protocol import StatusName, TaskFields, TaskState
 from .revision import RevisionTables
 from .stores import (
@@ -61,11 +70,6 @@ from .stores import (
     TransitionStore,
     kept_bytes,
 )
-from .transport import INTERNAL_ERROR as INTERNAL_ERROR
-from .transport import INVALID_PARAMS as INVALID_PARAMS
-from .transport import INVALID_REQUEST as INVALID_REQUEST
-from .transport import METHOD_NOT_FOUND as METHOD_NOT_FOUND
-from .transport import PARSE_ERROR as PARSE_ERROR
 
 __all__: list[str] = [
     "AuditEvent",
@@ -85,9 +89,6 @@ _log = logging.getLogger(__name__)
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends one JSON-RPC message on the current request's response stream."""
-
-LIMIT_EXCEEDED = -32000
-"""Default code for a refused limit (too many tasks, rate limit); see ``Limits``."""
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Whether a tool never, sometimes or always runs as a task."""
@@ -110,24 +111,6 @@ None.
 
 Its answers arrive in ``ctx.input_responses`` when the client calls the tool again.
 """
-
-
-class JsonRpcError(Exception):
-    """A JSON-RPC error: raised by the dispatcher, or by a tool handler to fail its
-    task."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-RPC ``error`` object."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
 
 
 class ToolError(Exception):
@@ -373,47 +356,6 @@ def json_size(value: Any) -> int:
 def json_text(value: Any) -> str:
     """``value`` as compact JSON; never ``NaN`` or ``Infinity`` (``ValueError``)."""
     return _JSON.encode(value)
-
-
-def valid_id(value: Any) -> bool:
-    """Whether ``value`` may be a JSON-RPC request id in MCP: a string or an integer."""
-    return isinstance(value, str) or (
-        isinstance(value, int) and not isinstance(value, bool)
-    )
-
-
-def envelope_error(message: dict[str, Any]) -> JsonRpcError | None:
-    """What makes ``message`` an invalid JSON-RPC 2.0 message for MCP, if anything.
-
-    A request has a string ``method`` and a string or integer ``id``; a notification
-    has a ``method`` and no ``id``; a response has an ``id`` and ``result`` or
-    ``error``. The error is answered with ``id: null``.
-    """
-    if message.get("jsonrpc") != "2.0":
-        return JsonRpcError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
-    if "method" in message:
-        if not isinstance(message["method"], str):
-            return JsonRpcError(
-                INVALID_REQUEST, "Invalid Request: method must be a string"
-            )
-        if "id" in message and not valid_id(message["id"]):
-            return JsonRpcError(
-                INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
-            )
-        return None
-    if "id" not in message or ("result" in message) == ("error" in message):
-        return JsonRpcError(
-            INVALID_REQUEST,
-            "Invalid Request: a message needs a method (request, notification) or an"
-            " id with a result or an error (response)",
-        )
-    if not valid_id(message["id"]) and not (
-        message["id"] is None and "error" in message
-    ):
-        return JsonRpcError(
-            INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
-        )
-    return None
 
 
 def json_integer(

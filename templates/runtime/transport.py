@@ -42,6 +42,15 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
 
+from .jsonrpc import INTERNAL_ERROR as INTERNAL_ERROR
+from .jsonrpc import INVALID_PARAMS as INVALID_PARAMS
+from .jsonrpc import INVALID_REQUEST as INVALID_REQUEST
+from .jsonrpc import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from .jsonrpc import PARSE_ERROR as PARSE_ERROR
+from .jsonrpc import JsonRpcError as JsonRpcError
+from .jsonrpc import RequestId as RequestId
+from .jsonrpc import json_object as json_object
+
 if TYPE_CHECKING:
     import httpx
 
@@ -60,11 +69,6 @@ __all__ = [
     "revision_hint",
 ]
 
-RequestId: TypeAlias = str | int
-"""A JSON-RPC request ID."""
-
-# JSON-RPC 2.0 error codes: the same in every revision (its ``ErrorCode`` names them
-# too).
 GET_STREAM_WAIT_S = 5.0
 """How long ``notifications/initialized`` waits for the server to answer the session's
 GET stream before the client goes on without it."""
@@ -73,11 +77,6 @@ SSE_END_WAIT_S = 0.05
 """How long a request whose answer came on an SSE stream waits for the server to end
 the stream (which keeps the connection for the next requests) before closing it."""
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 
 NotificationHandler: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[None]]
 """Called with ``(method, params)`` for every notification the server sends."""
@@ -106,47 +105,12 @@ def revision_hint(version: str) -> str:
     )
 
 
-def json_object(value: object) -> dict[str, Any] | None:
-    """Return ``value`` when it is a JSON object (a ``dict``), else ``None``."""
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
-
-
 def _json_objects(value: object) -> list[dict[str, Any]]:
     """The JSON objects in a decoded message or batch (other items are skipped)."""
     items = cast("list[object]", value) if isinstance(value, list) else [value]
     return [
         item for item in (json_object(entry) for entry in items) if item is not None
     ]
-
-
-class JsonRpcError(Exception):
-    """A JSON-RPC error response, with its ``code``, ``message`` and optional
-    ``data``."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        """Keep the three fields of the error object."""
-        super().__init__(f"{message} (code {code})")
-        self.code = code
-        self.message = message
-        self.data = data
-
-    @classmethod
-    def from_wire(cls, error: dict[str, Any]) -> JsonRpcError:
-        """Build the error from the ``error`` member of a JSON-RPC response."""
-        code = error.get("code")
-        message = error.get("message")
-        return cls(
-            code if isinstance(code, int) else -32603,
-            message if isinstance(message, str) else "",
-            error.get("data"),
-        )
-
-    def to_wire(self) -> dict[str, Any]:
-        """Return the ``error`` member of a JSON-RPC response."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
 
 
 class TransportError(Exception):

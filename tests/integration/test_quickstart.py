@@ -141,7 +141,7 @@ def test_the_quickstart_runs_as_written(tmp_path: Path) -> None:
         return proc.stdout
 
     run(_main_job_generate())
-    assert (work / "out" / "mcp_tasks" / "client.py").is_file()
+    assert (work / "out" / "mcp_tasks" / "client" / "__init__.py").is_file()
 
     outputs: list[tuple[str, str]] = (
         []

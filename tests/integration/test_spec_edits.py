@@ -443,7 +443,7 @@ def test_a_schema_change_rewrites_only_the_schema_dependent_files(
     proc = _generate(tmp_path, "b_progress")
     assert proc.returncode == 0, proc.stderr
     package = tmp_path / "p_b_progress"
-    before = {p.name: p.read_bytes() for p in package.iterdir()}
+    before = _files(package)
     raw = json.loads((tmp_path / "b_progress.schema.json").read_text())
     raw["$defs"]["Task"]["properties"]["progress"]["description"] = "Changed."
     raw["$defs"]["Task"]["properties"]["note"] = {"type": "string"}
@@ -459,22 +459,34 @@ def test_a_schema_change_rewrites_only_the_schema_dependent_files(
     ]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    after = {p.name: p.read_bytes() for p in package.iterdir()}
+    after = _files(package)
     changed = sorted(name for name in after if after[name] != before.get(name))
     assert changed == [
         "__init__.py",
         "api_ext.py",
         "checks_ext.py",
-        "client.py",
+        "client/__init__.py",
         "models.py",
         "models_ext.py",
         "protocol.py",
         "protocol_ext.py",
-        "server.py",
+        "server/__init__.py",
     ], changed
-    runtime = sorted(p.name for p in (ROOT / "templates" / "runtime").glob("*.py"))
+    runtime_dir = ROOT / "templates" / "runtime"
+    runtime = sorted(
+        p.relative_to(runtime_dir).as_posix() for p in runtime_dir.rglob("*.py")
+    )
     assert not set(changed) & set(runtime)
     assert f"wrote {len(changed)} of {len(after)} files" in proc.stdout, proc.stdout
+
+
+def _files(package: Path) -> dict[str, bytes]:
+    """The package's files by path relative to it (subpackages too)."""
+    return {
+        p.relative_to(package).as_posix(): p.read_bytes()
+        for p in package.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 async def test_f_added_result_method_carries_the_input_request_on_its_stream(

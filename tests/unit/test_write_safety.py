@@ -65,7 +65,7 @@ def test_force_replaces_only_what_it_writes_and_lists_it(tmp_path: Path) -> None
     survive."""
     assert invoke("generate", "-o", str(tmp_path))[0] == 0
     package = tmp_path / "mcp_tasks"
-    total = len([p for p in package.iterdir() if p.is_file()])
+    total = len([p for p in package.rglob("*") if p.is_file()])
     (package / "models_ext.py").write_text("# hand-written\n")
     (package / "notes.txt").write_text("mine\n")
     (package / "sub").mkdir()

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import ClassVar, cast
 
-from . import server_core as _core
-from . import server_dual as _runtime
-from .api_2025 import TasksServer as _Server2025
-from .api_ext import TasksServer as _ServerExt
-from .api_2025 import AnyHandler, Handler, HandlerContext
-from .server_core import *  # noqa: F403 - the shared public names (tools, contexts, limits)
-from .server_core import TaskServerCore
-from .server_dual import *  # noqa: F403 - the dual server's public names
+from .. import server_core as _core
+from .. import server_dual as _runtime
+from ..api_2025 import TasksServer as _Server2025
+from ..api_ext import TasksServer as _ServerExt
+from ..api_2025 import AnyHandler, Handler, HandlerContext
+from ..server_core import *  # noqa: F403 - the shared public names (tools, contexts, limits)
+from ..server_core import TaskServerCore
+from ..server_dual import *  # noqa: F403 - the dual server's public names
 
 __all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksServer"]
 __all__ += _core.__all__

@@ -9,11 +9,11 @@ handler types) are importable from here too.
 
 from __future__ import annotations
 
-from . import client_core as _core
-from . import client_2025 as _runtime
-from .api_2025 import TasksClient
-from .client_core import *  # noqa: F403 - the shared public names (errors, handles)
-from .client_2025 import *  # noqa: F403 - the revision's public names
+from .. import client_core as _core
+from .. import client_2025 as _runtime
+from ..api_2025 import TasksClient
+from ..client_core import *  # noqa: F403 - the shared public names (errors, handles)
+from ..client_2025 import *  # noqa: F403 - the revision's public names
 
 __all__ = ["TasksClient"]
 __all__ += _core.__all__

@@ -9,9 +9,9 @@ schema's dispatch table and typed handler registration; the runtime's public nam
 
 from __future__ import annotations
 
-from . import server_ext as _runtime
-from .server_ext import *  # noqa: F403 - the runtime server's public names
-from .api_ext import AnyHandler, Handler, HandlerContext, TasksServer
+from .. import server_ext as _runtime
+from ..server_ext import *  # noqa: F403 - the runtime server's public names
+from ..api_ext import AnyHandler, Handler, HandlerContext, TasksServer
 
 __all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksServer"]
 __all__ += _runtime.__all__

@@ -9,9 +9,9 @@ schema's dispatch table and typed handler registration; the runtime's public nam
 
 from __future__ import annotations
 
-from . import server_2025 as _runtime
-from .server_2025 import *  # noqa: F403 - the runtime server's public names
-from .api_2025 import AnyHandler, Handler, HandlerContext, TasksServer
+from .. import server_2025 as _runtime
+from ..server_2025 import *  # noqa: F403 - the runtime server's public names
+from ..api_2025 import AnyHandler, Handler, HandlerContext, TasksServer
 
 __all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksServer"]
 __all__ += _runtime.__all__

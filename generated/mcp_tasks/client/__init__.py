@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Union, cast
 
-from . import client_core as _core
-from . import client_dual as _runtime
-from .api_2025 import TasksClient as _Client2025
-from .api_ext import TasksClient as _ClientExt
-from .client_core import *  # noqa: F403 - the shared public names (errors, handles)
-from .client_core import ClientCore
-from .client_dual import *  # noqa: F403 - the dual client's public names
+from .. import client_core as _core
+from .. import client_dual as _runtime
+from ..api_2025 import TasksClient as _Client2025
+from ..api_ext import TasksClient as _ClientExt
+from ..client_core import *  # noqa: F403 - the shared public names (errors, handles)
+from ..client_core import ClientCore
+from ..client_dual import *  # noqa: F403 - the dual client's public names
 
 __all__ = ["TasksClient"]
 __all__ += _core.__all__
