@@ -112,6 +112,33 @@ class RevisionTables:
         )
         object.__setattr__(self, "task_requests", requests)
 
+    @property
+    def is_extension(self) -> bool:
+        """Whether Tasks come as an extension that peers declare (its id in the
+        capabilities' ``extensions``), not as part of the core protocol."""
+        return bool(self.extension_id)
+
+    @property
+    def client_asks_for_tasks(self) -> bool:
+        """Whether a client asks for a task in the request's params (the
+        ``task_request_field``), rather than the server alone deciding."""
+        return bool(self.task_request_field)
+
+    @property
+    def results_say_their_kind(self) -> bool:
+        """Whether results carry a field naming their kind (``resultType``)."""
+        return bool(self.result_kind_field)
+
+    def method(self, role: str) -> str:
+        """The method that plays ``role`` (``"get"`` -> ``"tasks/get"``); KeyError,
+        naming the role and the revision, when the schema has none."""
+        try:
+            return self.roles[role]
+        except KeyError:
+            raise KeyError(
+                f"revision {self.revision} has no method for role {role!r}"
+            ) from None
+
     def has_role(self, role: str) -> bool:
         """Whether the schema has the method that plays ``role`` (e.g. ``"update"``)."""
         return role in self.roles
