@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, cast, get_args
 from pydantic import BaseModel
 
 from .protocol import TaskSnapshot, TaskState
+from .revision import INPUT_CAPABILITIES as INPUT_CAPABILITIES
 from .revision import RevisionTables
 from .task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .transport import (
@@ -52,13 +53,6 @@ R = TypeVar("R")
 M = TypeVar("M", bound=BaseModel)
 """What a finished call yields: the tool's result in the revision's representation."""
 C = TypeVar("C", bound="ClientCore[Any]")
-
-INPUT_CAPABILITIES = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
-}
-"""Input request method -> the client capability that declares its handler."""
 
 ProgressCallback: TypeAlias = Callable[[float, float | None, str | None], object]
 """Called with ``(progress, total, message)`` for each ``notifications/progress`` of

@@ -19,7 +19,23 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-__all__ = ["MethodSpec", "RevisionTables"]
+__all__ = ["INPUT_CAPABILITIES", "INPUT_RESULTS", "MethodSpec", "RevisionTables"]
+
+INPUT_CAPABILITIES = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+"""Input request method (server to client) -> the client capability that declares a
+handler for it."""
+
+INPUT_RESULTS = {
+    "elicitation/create": "ElicitResult",
+    "sampling/createMessage": "CreateMessageResult",
+    "roots/list": "ListRootsResult",
+}
+"""The generated model of the client's answer to each input request (if the schema
+has it)."""
 
 
 @dataclass(frozen=True, slots=True)

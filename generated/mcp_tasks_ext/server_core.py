@@ -56,6 +56,8 @@ from .jsonrpc import JsonRpcError as JsonRpcError
 from .jsonrpc import envelope_error as envelope_error
 from .jsonrpc import valid_id as valid_id
 from .protocol import StatusName, TaskFields, TaskState
+from .revision import INPUT_CAPABILITIES as INPUT_CAPABILITIES
+from .revision import INPUT_RESULTS as INPUT_RESULTS
 from .revision import RevisionTables
 from .stores import (
     BatchTransitionStore,
@@ -445,21 +447,6 @@ def _not_found() -> JsonRpcError:
     """The error for an unknown, expired or foreign task (never says which)."""
     return JsonRpcError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
 
-
-INPUT_CAPABILITIES = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
-}
-"""The client capability each server-to-client input request needs."""
-
-INPUT_RESULTS = {
-    "elicitation/create": "ElicitResult",
-    "sampling/createMessage": "CreateMessageResult",
-    "roots/list": "ListRootsResult",
-}
-"""The generated model of the client's answer to each input request (if the schema
-has it)."""
 
 _FORM_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
