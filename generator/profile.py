@@ -231,7 +231,7 @@ CORE_2025_11_25 = Profile(
         "TaskMetadata",
     ),
     suffix="2025",
-    runtime=("client_2025.py", "server_2025.py"),
+    runtime=("client_2025.py", "server_2025.py", "server/rev_2025.py"),
     params_fields={
         "get": ("taskId",),
         "result": ("taskId",),
@@ -319,7 +319,7 @@ EXTENSION = Profile(
         "WorkingTask",
     ),
     suffix="ext",
-    runtime=("client_ext.py", "server_ext.py"),
+    runtime=("client_ext.py", "server_ext.py", "server/rev_ext.py"),
     variant_fields={
         "input_required": ("inputRequests",),
         "completed": ("result",),
