@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from . import client_2025 as _client
-from . import server_2025 as _server
+from .server import rev_2025 as _server
 from .models_2025 import (
     CancelTaskRequestParams,
     CancelTaskResult,
@@ -44,7 +44,7 @@ from .models_2025 import (
     ListTasksResult,
     PaginatedRequestParams,
 )
-from .server_core import HandlerContext
+from .server.info import HandlerContext
 
 __all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksClient", "TasksServer"]
 

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from . import client_ext as _client
-from . import server_ext as _server
+from .server import rev_ext as _server
 from .models_ext import (
     CancelTaskRequestParams,
     CancelTaskResult,
@@ -44,7 +44,7 @@ from .models_ext import (
     UpdateTaskRequestParams,
     UpdateTaskResult,
 )
-from .server_core import HandlerContext
+from .server.info import HandlerContext
 
 __all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksClient", "TasksServer"]
 
