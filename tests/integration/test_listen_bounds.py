@@ -285,7 +285,9 @@ async def test_listen_ids_and_open_listens_are_bounded_per_principal(
                         "taskIds": [theirs]
                     }
             # the streams closed: alice may listen again
-            await until(lambda: not h.server.notifications.listens, what="listens released")
+            await until(
+                lambda: not h.server.notifications.listens, what="listens released"
+            )
             async with open_listen(client, h.url, h.listen(mine), "alice") as stream:
                 await stream.next_event()
     assert too_many.json()["error"]["code"] == -32602, too_many.json()
@@ -323,7 +325,8 @@ async def test_subscription_tables_are_empty_after_listens_end(
                     }
                 # the client closed every stream: the server lets go of all of it
                 await until(
-                    lambda: not h.server.notifications.listeners and not h.server.notifications.listens,
+                    lambda: not h.server.notifications.listeners
+                    and not h.server.notifications.listens,
                     what="subscription tables empty",
                 )
             # listens that end on the server's side (their tasks are done) as well
@@ -336,9 +339,14 @@ async def test_subscription_tables_are_empty_after_listens_end(
                 ]
                 for stream in opened:
                     await stream.next_event()
-                assert h.server.notifications.listeners and h.server.notifications.listens
+                assert (
+                    h.server.notifications.listeners and h.server.notifications.listens
+                )
                 h.gate.set()
                 for stream in opened:
                     while await stream.next_event() is not None:
                         pass
-                assert not h.server.notifications.listeners and not h.server.notifications.listens
+                assert (
+                    not h.server.notifications.listeners
+                    and not h.server.notifications.listens
+                )

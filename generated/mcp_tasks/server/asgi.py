@@ -343,7 +343,7 @@ async def _get(
     """The session's stream of messages that belong to no open response stream.
 
     Notifications, and the input requests of the tasks the session may hear (see
-    ``server_core._Channel``); the server gets back the messages a closed stream never
+    ``inputs.Channel``); the server gets back the messages a closed stream never
     sent. Only the caller that opened the session may open its streams.
     """
     session_id = headers.get("mcp-session-id")

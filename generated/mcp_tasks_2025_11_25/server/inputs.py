@@ -200,7 +200,7 @@ class InputRequests:
         """An input request of a tool not running as a task: a server-to-client request
         on the call's own response stream. Where results name their kind, a call asks
         its questions by MRTR preflight instead, so only a task asks mid-flight (the
-        request did not declare Tasks: ``_tasks_not_declared``)."""
+        request did not declare Tasks: ``Host.tasks_not_declared``)."""
         if self.host.tables.results_say_their_kind:
             raise self.host.tasks_not_declared(
                 f"tool {ctx.tool.name!r} asking for input"

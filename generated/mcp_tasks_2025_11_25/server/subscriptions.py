@@ -161,7 +161,7 @@ class Notifications:
 
         IDs the caller cannot see (unknown, expired, another principal's) are left
         out of the acknowledgement alike, so it reveals nothing about other callers'
-        tasks. Task IDs need Tasks declared (``_tasks_not_declared``); a request may
+        tasks. Task IDs need Tasks declared (``Host.tasks_not_declared``); a request may
         name ``limits.max_listen_task_ids`` of them, and a caller may hold
         ``limits.max_listens`` streams at once. The stream ends (with the listen
         result) once every task it follows has sent its terminal state, at once

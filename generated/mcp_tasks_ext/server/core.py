@@ -344,8 +344,8 @@ class TaskServerCore:
 
     async def move_task(self, task_id: str, **changes: Any) -> TaskRecord | None:
         """Apply ``changes`` (``status``, ``status_message``, ...) to a live task
-        through the state machine; None when it is gone or terminal. See ``Lifecycle.update``.
-        """
+        through the state machine; None when it is gone or terminal (see
+        ``Lifecycle.update``)."""
         return await self.lifecycle.update(task_id, **changes)
 
     async def set_status_message(self, task_id: str, message: str) -> None:
@@ -444,12 +444,12 @@ class TaskServerCore:
 
         Every worker is stopped at once (it sees ``CancelledError``; a tool that
         returns its result even so completes its task) and given
-        ``lifecycle.CLOSE_WORKERS_S`` to end. The tasks still unfinished are then marked
-        ``failed`` ("Server shut down before the task finished"), so that no task is
-        left ``working`` with nobody to finish it: in one write where the store has
-        ``transition_many`` (the memory and SQLite stores), else one by one. That
-        takes at most ``lifecycle.CLOSE_FAILING_S``: a task not failed by then (a slow or
-        unreachable store) stays unfinished, to be failed by the next start on a
+        ``lifecycle.CLOSE_WORKERS_S`` to end. The tasks still unfinished are then
+        marked ``failed`` ("Server shut down before the task finished"), so that no
+        task is left ``working`` with nobody to finish it: in one write where the
+        store has ``transition_many`` (the memory and SQLite stores), else one by one.
+        That takes at most ``lifecycle.CLOSE_FAILING_S``: a task not failed by then (a
+        slow or unreachable store) stays unfinished, to be failed by the next start on a
         store of its own (``recover_orphans``) or by another replica's lease check
         on a shared one (``Limits.lease_s``).
         """
@@ -472,21 +472,13 @@ class TaskServerCore:
         await self.close()
 
     async def fail_lost_tasks(self) -> list[str]:
-        """Fail every unfinished task whose worker lease ran out; return their IDs.
-
-        Only a ``ReplicaStore`` has leases; with any other store this does nothing.
-        Each failure is an atomic transition, so a worker finishing the task at the
-        same moment on another replica either wins or loses as a whole.
-        """
+        """Fail every unfinished task whose worker lease ran out; return their IDs (see
+        ``Replicas.fail_lost_tasks``; only a ``ReplicaStore`` has leases)."""
         return await self.replicas.fail_lost_tasks()
 
     async def purge_expired(self) -> list[str]:
         """Delete every task whose TTL has elapsed (stopping its worker); return their
-        IDs.
-
-        With a ``ReplicaStore`` the local workers of tasks that another replica's
-        sweep already deleted are stopped as well.
-        """
+        IDs (see ``Lifecycle.purge_expired``)."""
         return await self.lifecycle.purge_expired()
 
     def http_status(self, code: int) -> int:

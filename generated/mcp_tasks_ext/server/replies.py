@@ -45,7 +45,7 @@ class Replies:
         """The requests waiting for their reply, by request id."""
 
     def get(self, request_id: Any) -> PendingRequest | None:
-        """The waiting request with id ``request_id`` (None: unknown or not a string)."""
+        """The waiting request with id ``request_id`` (None: unknown)."""
         return self.pending.get(request_id) if isinstance(request_id, str) else None
 
     def settle_reply(self, message: dict[str, Any]) -> None:

@@ -5,8 +5,8 @@
 Only what the tables cannot say is left here (core protocol 2026-07-28):
 ``server/discover``, a listing's cache hints (``ttlMs``, ``cacheScope``) and the wording
 of ``-32021`` for a request that did not declare the extension. The rest is in
-the parts of ``core``, chosen by the tables: the per-request ``_meta`` and the extension gate
-(``meta_keys``, ``extension_id``), the server deciding which calls run as tasks (no
+the parts of ``core``, chosen by the tables: the per-request ``_meta`` and the extension
+gate (``meta_keys``, ``extension_id``), the server deciding which calls run as tasks (no
 ``task_request_field``), ``resultType`` and MRTR preflight (``result_kind_field``),
 ``subscriptions/listen``, the routing headers and the HTTP status of each error code,
 with dispatch, workers and the Tasks roles; the hosting in the official SDKs is in

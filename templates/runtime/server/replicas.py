@@ -172,9 +172,9 @@ class Replicas:
         whose task ended elsewhere is stopped (not one whose tool returned: the
         terminal state read may be the one it is storing, which it has yet to
         announce, and it ends by itself); one waiting for input gets the answers
-        stored in its task (``InputRequests.stored_answers``), in case the answer signal never
-        arrived; the subscriptions following tasks that run elsewhere get their
-        stored state (``Notifications.catch_up``).
+        stored in its task (``InputRequests.stored_answers``), in case the answer
+        signal never arrived; the subscriptions following tasks that run elsewhere
+        get their stored state (``Notifications.catch_up``).
         """
         for task_id in list(self.host.lifecycle.workers):
             record = await self.host.store.get(task_id)

@@ -414,7 +414,9 @@ async def test_cancel_stops_the_worker_and_refuses_terminal_and_unknown_tasks() 
         cancelled = result_of(await h.call("tasks/cancel", {"taskId": task_id}))
         assert cancelled["status"] == "cancelled"  # set before the reply
         assert cancelled["taskId"] == task_id
-        await until(lambda: task_id not in h.server.lifecycle.workers)  # the worker was stopped
+        await until(
+            lambda: task_id not in h.server.lifecycle.workers
+        )  # the worker was stopped
         h.release.set()
         assert (await h.get(task_id))["status"] == "cancelled"
         again = error_of(await h.call("tasks/cancel", {"taskId": task_id}))

@@ -227,7 +227,9 @@ async def test_an_anonymous_task_s_request_never_reaches_another_anonymous_sessi
                 keep,
             )
         )
-        await until(lambda: task_id in h.server.inputs.channels, interval=0, what="waiting")
+        await until(
+            lambda: task_id in h.server.inputs.channels, interval=0, what="waiting"
+        )
         h.release.set()  # the tool asks only now, while the stranger's call waits
         request = await next_request(own)
         late = stranger.open_stream()
