@@ -4,10 +4,11 @@
 
 Only what the tables cannot say is left here: the ``initialize`` handshake (sessions
 themselves are in the core), the cancelled task's status message and ``isError``
-failing a task. The rest is in the parts of ``core``, chosen by the tables: dispatch,
-workers, the mechanisms of the Tasks roles, ``params.task`` and
+failing a task. The rest is in the parts of ``core``, chosen by the tables:
+dispatch, workers, the mechanisms of the Tasks roles, ``params.task`` and
 ``execution.taskSupport`` (``task_request_field``) and the capabilities
-``initialize`` declares (``server_capabilities``); the hosting in the official SDKs is in ``sdk``.
+``initialize`` declares (``server_capabilities``); the hosting in the official SDKs
+is in ``sdk``.
 """
 
 from __future__ import annotations
