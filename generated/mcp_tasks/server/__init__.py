@@ -72,8 +72,9 @@ class TasksServer(_runtime.DualServer):
 
 
 def __getattr__(name: str) -> Any:
-    """``Handler`` and ``AnyHandler`` of ``api_2025``, imported when first used (the
-    ``api_*`` modules build on the runtime in this package, so they come after it)."""
+    """``Handler`` and ``AnyHandler`` of ``api_2025``, imported when first used
+    (the ``api_*`` modules build on the runtime in this package).
+    """
     if name in ("AnyHandler", "Handler"):
         from .. import api_2025 as api
 

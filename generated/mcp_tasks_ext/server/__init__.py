@@ -26,7 +26,7 @@ __all__ += _runtime.__all__
 
 def __getattr__(name: str) -> Any:
     """``TasksServer``, ``Handler`` and ``AnyHandler`` of ``api_ext``, imported when
-    first used (``api_ext`` builds on the runtime in this package, so it comes after it).
+    first used (``api_ext`` builds on the runtime in this package).
     """
     if name in ("AnyHandler", "Handler", "TasksServer"):
         from .. import api_ext as api

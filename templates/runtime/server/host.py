@@ -9,7 +9,7 @@ members (a test's stand-in, say).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..jsonrpc import JsonRpcError
 from ..protocol import TaskFields
@@ -36,10 +36,8 @@ class Host(Protocol):
     """The server as its parts see it: settings, the revision's hooks, and the other
     parts."""
 
-    @property
-    def tables(self) -> RevisionTables:
-        """The revision's protocol tables."""
-        ...
+    tables: ClassVar[RevisionTables]
+    """The revision's protocol tables."""
 
     @property
     def limits(self) -> Limits: ...
@@ -73,8 +71,7 @@ class Host(Protocol):
     @property
     def recover_orphans(self) -> bool: ...
 
-    @property
-    def cancel_message(self) -> str: ...
+    cancel_message: ClassVar[str]
 
     @property
     def custom_handlers(self) -> dict[str, CustomHandler]: ...
