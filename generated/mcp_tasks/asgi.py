@@ -12,7 +12,7 @@ from .jsonrpc import PARSE_ERROR as PARSE_ERROR
 from .jsonrpc import JsonRpcError as JsonRpcError
 from .jsonrpc import envelope_error as envelope_error
 from .server.asgi import create_app as create_app
-from .server.core import TaskServerCore as TasksServer  # noqa: F401 - kept importable
+from .server.core import TaskServerCore
 from .server.http import MAX_JSON_DEPTH as MAX_JSON_DEPTH
 from .server.http import Router as Router
 from .server.http import json_depth_exceeds as json_depth_exceeds
@@ -24,3 +24,6 @@ from .server.sessions import Session as Session
 from .server.wire import json_text as json_text
 
 __all__ = ["Router", "create_app", "serve"]
+
+TasksServer = TaskServerCore
+"""The server class ``create_app`` and ``serve`` take (``server.core``)."""
