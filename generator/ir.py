@@ -294,6 +294,7 @@ class Protocol:
     revision: str
     protocol_version: str
     extension_id: str
+    stateless: bool  # the revision has no sessions
     status_enum: ClassName
     initial: str
     statuses: tuple[Status, ...]

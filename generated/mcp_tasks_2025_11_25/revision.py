@@ -65,6 +65,10 @@ class RevisionTables:
     """The MCP protocol version the runtime speaks in this revision."""
     extension_id: str
     """The Tasks extension identifier ("" when Tasks are part of the core protocol)."""
+    stateless: bool
+    """Whether the revision has no sessions: every request stands alone (the
+    extension), rather than belonging to a session that ``initialize`` opened
+    (2025-11-25). From the revision's record in the generator's registry."""
     package_name: str
     """The import name of the package (the default client name on the wire)."""
     models: ModuleType

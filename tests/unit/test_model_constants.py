@@ -259,7 +259,7 @@ def _hooked(tmp_path: Path, defs: dict[str, Any]) -> dict[str, bool]:
 
     from mcptasks_gen import ir
     from mcptasks_gen.config import Target
-    from mcptasks_gen.detect import detect
+    from mcptasks_gen.detect import detect, scan
     from mcptasks_gen.extract import extract
     from mcptasks_gen.load import load
     from mcptasks_gen.normalize import normalize
@@ -292,7 +292,7 @@ def _hooked(tmp_path: Path, defs: dict[str, Any]) -> dict[str, bool]:
         templates=None,
         regenerate="x",
     )
-    package = normalize(extract(doc, detect(doc)), target, ())
+    package = normalize(extract(found := scan(doc), detect(found)), target, ())
     return {
         m.name: m.counts_constants
         for m in package.models
