@@ -75,7 +75,8 @@ def _package(tmp_path: Path, defs: dict[str, Any]) -> ir.Package:
         templates=None,
         regenerate="x",
     )
-    return normalize(extract(found := scan(doc), detect(found)), target, ())
+    found = scan(doc)
+    return normalize(extract(found, detect(found)), target, ())
 
 
 def _annotation(package: ir.Package, cls: str, wire: str | None = None) -> str:

@@ -292,7 +292,8 @@ def _hooked(tmp_path: Path, defs: dict[str, Any]) -> dict[str, bool]:
         templates=None,
         regenerate="x",
     )
-    package = normalize(extract(found := scan(doc), detect(found)), target, ())
+    found = scan(doc)
+    package = normalize(extract(found, detect(found)), target, ())
     return {
         m.name: m.counts_constants
         for m in package.models

@@ -52,7 +52,8 @@ def _package(tmp_path: Path, defs: dict[str, Any]) -> ir.Package:
         templates=None,
         regenerate="x",
     )
-    return normalize(extract(found := scan(doc), detect(found)), target, ())
+    found = scan(doc)
+    return normalize(extract(found, detect(found)), target, ())
 
 
 def _model(package: ir.Package, name: str) -> ir.Model:
@@ -190,9 +191,8 @@ def test_extract_leaves_unrelated_definitions_out(tmp_path: Path) -> None:
         ),
         "s.json",
     )
-    assert list(extract(found := scan(doc), detect(found)).defs) == [
-        "UpdateTaskRequest"
-    ]
+    found = scan(doc)
+    assert list(extract(found, detect(found)).defs) == ["UpdateTaskRequest"]
 
 
 # -- normalize ------------------------------------------------------------------------
