@@ -12,14 +12,20 @@ lets one package carry two revisions on one runtime.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
-__all__ = ["INPUT_CAPABILITIES", "INPUT_RESULTS", "MethodSpec", "RevisionTables"]
+__all__ = [
+    "INPUT_CAPABILITIES",
+    "INPUT_RESULTS",
+    "MethodSpec",
+    "RevisionTables",
+    "choose_revision",
+]
 
 INPUT_CAPABILITIES = {
     "elicitation/create": "elicitation",
@@ -170,3 +176,20 @@ class RevisionTables:
         spec = self.methods.get(self.roles.get(role, ""))
         model = spec.result if spec is not None else None
         return model is not None and "task_id" in model.model_fields
+
+
+def choose_revision(
+    revisions: Iterable[RevisionTables], answer: Mapping[str, Any], *, stateless: bool
+) -> RevisionTables | None:
+    """The revision a server speaks, of those of ``revisions`` that are ``stateless``
+    (or not), from its answer to ``server/discover`` (its ``supportedVersions``) or to
+    ``initialize`` (its ``protocolVersion``): the newest (the last in ``revisions``)
+    whose protocol version the server names; None when it names none of theirs."""
+    versions = answer.get("supportedVersions") if stateless else None
+    if not isinstance(versions, list):
+        versions = [answer.get("protocolVersion")]
+    named = {v for v in versions if isinstance(v, str)}
+    found = [
+        r for r in revisions if r.stateless == stateless and r.protocol_version in named
+    ]
+    return found[-1] if found else None
