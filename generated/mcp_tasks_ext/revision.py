@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
@@ -185,9 +185,12 @@ def choose_revision(
     (or not), from its answer to ``server/discover`` (its ``supportedVersions``) or to
     ``initialize`` (its ``protocolVersion``): the newest (the last in ``revisions``)
     whose protocol version the server names; None when it names none of theirs."""
-    versions = answer.get("supportedVersions") if stateless else None
-    if not isinstance(versions, list):
-        versions = [answer.get("protocolVersion")]
+    listed: object = answer.get("supportedVersions") if stateless else None
+    versions: list[object] = (
+        cast(list[object], listed)
+        if isinstance(listed, list)
+        else [answer.get("protocolVersion")]
+    )
     named = {v for v in versions if isinstance(v, str)}
     found = [
         r for r in revisions if r.stateless == stateless and r.protocol_version in named
