@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -180,9 +181,25 @@ def test_check_names_the_changed_schema(tmp_path: Path) -> None:
     schema = tmp_path / "schema.json"
     schema.write_text(EXT_SCHEMA.read_text())
     assert invoke("generate", str(schema), "-o", str(tmp_path / "o"))[0] == 0
-    schema.write_text(EXT_SCHEMA.read_text().replace('"title"', '"title"', 1) + "\n")
+    raw = json.loads(EXT_SCHEMA.read_text())
+    raw["description"] = str(raw.get("description", "")) + " Edited."
+    schema.write_text(json.dumps(raw))
     code, out, _ = invoke("generate", str(schema), "-o", str(tmp_path / "o"), "--check")
     assert code == 1 and "reason: schema changed (sha256" in out
+
+
+def test_check_ignores_a_reorder_or_reformat_of_the_schema(tmp_path: Path) -> None:
+    """The sha256 in the headers is of the schema's canonical form (sorted keys, no
+    insignificant whitespace): a pure reorder of ``$defs`` and a reformat of the file
+    change no output, so --check calls the package up to date."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(EXT_SCHEMA.read_text())
+    assert invoke("generate", str(schema), "-o", str(tmp_path / "o"))[0] == 0
+    raw = json.loads(EXT_SCHEMA.read_text())
+    raw["$defs"] = dict(reversed(list(raw["$defs"].items())))
+    schema.write_text(json.dumps(raw, indent=4))
+    code, out, _ = invoke("generate", str(schema), "-o", str(tmp_path / "o"), "--check")
+    assert code == 0, out
 
 
 def test_template_override_by_name(tmp_path: Path) -> None:
