@@ -40,7 +40,6 @@ from ..client_core import TaskFailed as TaskFailed
 from ..client_core import TaskHandle as TaskHandle
 from ..client_core import answer_to_wire as answer_to_wire
 from ..jsonrpc import JsonRpcError as JsonRpcError
-from ..jsonrpc import JsonRpcError as WireError  # noqa: F401  (its old name)
 from ..protocol import REVISIONS as REVISIONS
 from ..revision import RevisionTables as RevisionTables
 from ..server_core import RequestInfo as RequestInfo
@@ -62,6 +61,9 @@ from .server_seam import ServerSeam as ServerSeam
 from .server_seam import server_extension as server_extension
 from .shared import F as F
 from .shared import task_context as task_context
+
+WireError = JsonRpcError
+"""The name the seams gave ``JsonRpcError`` (there is one JSON-RPC error class)."""
 
 __all__ = [
     "ClientSeam",
