@@ -349,6 +349,11 @@ def _why_stale(found: str, wanted: str) -> list[str]:
                 f"generator version changed ({old.get('version')} ->"
                 f" {new.get('version')})"
             )
+        if not reasons and old.get("schema") != new.get("schema"):
+            reasons.append(
+                f"only the schema's path in the headers changed ({old.get('schema')} ->"
+                f" {new.get('schema')}); the schema itself is the same"
+            )
         if not reasons:
             reasons.append(
                 "same schema and generator version: the files were edited, or templates"

@@ -172,7 +172,10 @@ def test_official_schema_gives_the_same_api(target: Target, shared: Path) -> Non
                 out[model.name] = sorted(m.raw for m in model.members)
             else:
                 out[model.name] = model.annotation
-        out["<methods>"] = [(m.name, m.message, m.params, m.result) for m in package.methods]  # type: ignore[attr-defined]
+        out["<methods>"] = [
+            (m.name, m.message, m.params, m.result)
+            for m in package.methods  # type: ignore[attr-defined]
+        ]
         return out
 
     assert api(theirs) == api(ours)
