@@ -342,7 +342,8 @@ DUAL_RUNTIME = frozenset({"client_dual.py", "server_dual.py"})
 def _runtime_files(runtime: Path) -> set[str]:
     """The runtime files under ``runtime``, as paths relative to it: every ``.py``
     file and ``py.typed``, in subpackages too (``server/core.py``); names that start
-    with ``_`` are left out, except a subpackage's ``__init__.py``."""
+    with ``_`` are left out, except a subpackage's ``__init__.py`` and ``__main__.py``
+    (``python -m <package>.check``)."""
     if not runtime.is_dir():
         return set()
     found: set[str] = set()
@@ -353,7 +354,7 @@ def _runtime_files(runtime: Path) -> set[str]:
         if any(part.startswith("_") for part in rel.parts[:-1]):
             continue
         name = path.name
-        if name == "__init__.py":
+        if name in ("__init__.py", "__main__.py"):
             if len(rel.parts) > 1:
                 found.add(rel.as_posix())
         elif (path.suffix == ".py" or name == "py.typed") and not name.startswith("_"):

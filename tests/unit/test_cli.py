@@ -242,19 +242,18 @@ def test_pyproject_targets_and_their_errors(tmp_path: Path) -> None:
     """[tool.mcptasks-gen]: unknown keys, missing schemas and overlapping outputs are
     one-line errors."""
     (tmp_path / "s.json").write_text(EXT_SCHEMA.read_text())
+
+    def target(schema: str = "s.json") -> str:
+        return (
+            "[[tool.mcptasks-gen.targets]]\n"
+            f'schema = "{schema}"\noutput = "g"\npackage = "a"\n'
+        )
+
     cases = {
-        'bogus = 1\n[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\n': (
-            'unknown key "bogus"'
-        ),
-        '[[tool.mcptasks-gen.targets]]\nschema = "nope.json"\noutput = "g"\npackage = "a"\n': (
-            'schema "nope.json" not found'
-        ),
-        '[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\ncolour = "red"\n': (
-            'unknown key "colour"'
-        ),
-        '[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\n[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\n': (
-            "writes into the folder of target 0"
-        ),
+        "bogus = 1\n" + target(): 'unknown key "bogus"',
+        target("nope.json"): 'schema "nope.json" not found',
+        target() + 'colour = "red"\n': 'unknown key "colour"',
+        target() + target(): "writes into the folder of target 0",
     }
     for body, expected in cases.items():
         (tmp_path / "pyproject.toml").write_text(

@@ -131,16 +131,19 @@ def test_refs_to_all_of_definitions_are_discriminated(tmp_path: Path) -> None:
     """Input requests: each a ``$ref`` to an ``allOf`` of a base and the branch's
     ``method``."""
     base = {"type": "object", "properties": {"params": {"type": "object"}}}
-    pinned = lambda m: {
-        "allOf": [
-            {"$ref": "#/$defs/TaskBase"},
-            {
-                "type": "object",
-                "properties": {"method": {"const": m}},
-                "required": ["method"],
-            },
-        ]
-    }  # noqa: E731
+
+    def pinned(m: str) -> dict[str, Any]:
+        return {
+            "allOf": [
+                {"$ref": "#/$defs/TaskBase"},
+                {
+                    "type": "object",
+                    "properties": {"method": {"const": m}},
+                    "required": ["method"],
+                },
+            ]
+        }
+
     defs = {
         "TaskBase": base,
         "ElicitTaskRequest": pinned("elicitation/create"),
@@ -195,16 +198,19 @@ def test_constants_behind_a_ref_or_as_an_enum_of_one_are_discriminators(
 def test_union_inside_all_of_over_refs_to_all_of_definitions(tmp_path: Path) -> None:
     """``allOf: [Result, {anyOf: [$ref, $ref]}]`` where each ``$ref`` is itself an
     ``allOf``."""
-    variant = lambda s: {
-        "allOf": [
-            {"$ref": "#/$defs/TaskCore"},
-            {
-                "type": "object",
-                "properties": {"status": {"const": s}},
-                "required": ["status"],
-            },
-        ]
-    }  # noqa: E731
+
+    def variant(s: str) -> dict[str, Any]:
+        return {
+            "allOf": [
+                {"$ref": "#/$defs/TaskCore"},
+                {
+                    "type": "object",
+                    "properties": {"status": {"const": s}},
+                    "required": ["status"],
+                },
+            ]
+        }
+
     defs = {
         "Result": {"type": "object", "properties": {"_meta": {"type": "object"}}},
         "TaskCore": {
@@ -588,8 +594,8 @@ def test_dispatched_unions_take_what_the_plain_union_takes(key: str) -> None:
         models.LegacyTitledEnumSchema,
     ]
     plain: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(
-        typing.Union[tuple(members)]
-    )  # noqa: UP007
+        typing.Union[tuple(members)]  # noqa: UP007 - `|` cannot join a runtime list
+    )
     values = [
         {"type": "string", "title": "Name", "minLength": 1, "x-hint": "given name"},
         {"type": "string", "enum": ["a", "b"]},

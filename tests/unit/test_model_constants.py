@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from functools import partial
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
@@ -148,8 +149,8 @@ def test_wire_results_run_no_per_instance_hook(ext: ModuleType) -> None:
     for result in RESULTS:
         raw = pydantic.TypeAdapter(Any).dump_json(result)
         for run in (
-            lambda: adapter.validate_python(result),
-            lambda: adapter.validate_json(raw),
+            partial(adapter.validate_python, result),
+            partial(adapter.validate_json, raw),
         ):
             hooks = {
                 c for c in _python_calls(ext, run) if c.endswith("model_post_init")

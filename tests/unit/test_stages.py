@@ -224,14 +224,16 @@ def test_inline_params_get_a_place_name_and_constants_default(tmp_path: Path) ->
 
 
 def test_all_of_with_any_of_becomes_a_discriminated_union(tmp_path: Path) -> None:
-    variant = lambda s: {
-        "type": "object",
-        "properties": {
-            "status": {"const": s, "type": "string"},
-            "taskId": {"type": "string"},
-        },
-        "required": ["status", "taskId"],
-    }  # noqa: E731
+    def variant(s: str) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "status": {"const": s, "type": "string"},
+                "taskId": {"type": "string"},
+            },
+            "required": ["status", "taskId"],
+        }
+
     defs = {
         "UpdateTaskRequest": TASK_GET,
         "Result": {
