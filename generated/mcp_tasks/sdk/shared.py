@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, TypeVar, cast
@@ -98,9 +97,10 @@ def sdk_result(value: object) -> ToolOutput:
     return result
 
 
-@functools.cache
 def forward_to_seam(self: Any, name: str) -> Any:
-    """``__getattr__`` of the SDK extension classes: what they lack, their seam has."""
+    """``__getattr__`` of the SDK extension classes: what they lack, their seam has
+    (looked up each time: the seam's attributes may change, and the extension must
+    not be kept alive by a cache)."""
     if name == "seam":
         raise AttributeError(name)
     return getattr(self.seam, name)

@@ -257,6 +257,7 @@ def client_extension(
     return _client_extension_type()(seam)
 
 
+@functools.cache
 def _client_extension_type() -> Any:
     base: Any = getattr(module("mcp.client.extension"), "ClientExtension")
 
