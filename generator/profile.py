@@ -70,7 +70,10 @@ class Profile:
     suffix: (
         str  # names the revision's modules: models_<suffix>.py, client_<suffix>.py, ...
     )
-    runtime: tuple[str, ...]  # adapter files copied into the package
+    runtime: tuple[str, ...]
+    """Adapter files copied into the package: the client adapter first (its module is
+    the typed client's base), the server adapter second, then the thin modules that
+    re-export them."""
     create_result: str = "CreateTaskResult"  # the result of a task-creating request
     variant_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Status -> wire fields of its variant class that the runtime reads or writes."""
@@ -231,7 +234,7 @@ CORE_2025_11_25 = Profile(
         "TaskMetadata",
     ),
     suffix="2025",
-    runtime=("client_2025.py", "server_2025.py"),
+    runtime=("client/rev_2025.py", "server_2025.py", "client_2025.py"),
     params_fields={
         "get": ("taskId",),
         "result": ("taskId",),
@@ -319,7 +322,7 @@ EXTENSION = Profile(
         "WorkingTask",
     ),
     suffix="ext",
-    runtime=("client_ext.py", "server_ext.py"),
+    runtime=("client/rev_ext.py", "server_ext.py", "client_ext.py"),
     variant_fields={
         "input_required": ("inputRequests",),
         "completed": ("result",),
@@ -913,7 +916,7 @@ def check(
         variants=variants,
         variant_union=profile.variant_union,
         suffix=profile.suffix,
-        client_runtime=profile.runtime[0].removesuffix(".py"),
+        client_runtime=profile.runtime[0].removesuffix(".py").replace("/", "."),
         server_runtime=profile.runtime[1].removesuffix(".py"),
         snapshot=snapshot,
         model_imports=tuple(
