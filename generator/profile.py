@@ -75,7 +75,10 @@ class Profile:
     suffix: (
         str  # names the revision's modules: models_<suffix>.py, client_<suffix>.py, ...
     )
-    runtime: tuple[str, ...]  # adapter files copied into the package
+    runtime: tuple[str, ...]
+    """Adapter files copied into the package: the client adapter first (its module is
+    the typed client's base), the server adapter second, then the thin modules that
+    re-export them."""
     create_result: str = "CreateTaskResult"  # the result of a task-creating request
     variant_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Status -> wire fields of its variant class that the runtime reads or writes."""
@@ -699,7 +702,7 @@ def check(
         variants=variants,
         variant_union=profile.variant_union,
         suffix=profile.suffix,
-        client_runtime=profile.runtime[0].removesuffix(".py"),
+        client_runtime=profile.runtime[0].removesuffix(".py").replace("/", "."),
         server_runtime=profile.runtime[1].removesuffix(".py"),
         snapshot=snapshot,
         model_imports=tuple(

@@ -173,7 +173,7 @@ _PROFILE_2025_11_25 = Profile(
         "TaskMetadata",
     ),
     suffix="2025",
-    runtime=("client_2025.py", "server_2025.py"),
+    runtime=("client/rev_2025.py", "server_2025.py", "client_2025.py"),
     params_fields={
         "get": ("taskId",),
         "result": ("taskId",),
@@ -283,7 +283,7 @@ _PROFILE_EXTENSION = Profile(
         "WorkingTask",
     ),
     suffix="ext",
-    runtime=("client_ext.py", "server_ext.py"),
+    runtime=("client/rev_ext.py", "server_ext.py", "client_ext.py"),
     variant_fields={
         "input_required": ("inputRequests",),
         "completed": ("result",),

@@ -2,7 +2,7 @@
 # Schema sha256 c772d0002a81b8e409c6d1f98656968380112bba74116be2de02400b349fc500; regenerate with: mcptasks-gen generate
 """Typed surface of MCP 2025-11-25 experimental Tasks: one method per request, one handler per method.
 
-``TasksClient`` is the runtime's client of this revision (``client_2025``:
+``TasksClient`` is the runtime's client of this revision (``client.rev_2025``:
 ``call_tool``, ``start_tool``, task handles, input handlers, durable task IDs, resume)
 plus one typed method per request of the schema, its params as keyword arguments and
 its result model as the return type::
@@ -32,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
-from . import client_2025 as _client
 from . import server_2025 as _server
+from .client import rev_2025 as _client
 from .models_2025 import (
     CancelTaskRequestParams,
     CancelTaskResult,

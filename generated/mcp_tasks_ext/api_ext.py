@@ -2,7 +2,7 @@
 # Schema sha256 95d73c9cf6322f41345d2df8556cc87a3e9aef22e3660a4f98d9cab7f5dcf66e; regenerate with: mcptasks-gen generate
 """Typed surface of MCP Tasks extension io.modelcontextprotocol/tasks (with core 2026-07-28): one method per request, one handler per method.
 
-``TasksClient`` is the runtime's client of this revision (``client_ext``:
+``TasksClient`` is the runtime's client of this revision (``client.rev_ext``:
 ``call_tool``, ``start_tool``, task handles, input handlers, durable task IDs, resume)
 plus one typed method per request of the schema, its params as keyword arguments and
 its result model as the return type::
@@ -31,8 +31,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
-from . import client_ext as _client
 from . import server_ext as _server
+from .client import rev_ext as _client
 from .models_ext import (
     CancelTaskRequestParams,
     CancelTaskResult,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -45,7 +46,10 @@ EXT2 = replace(
         protocol_version="2027-01-01",
         extension_id="io.modelcontextprotocol/tasks-v2",
         suffix="ext2",
-        runtime=("client_ext2.py", "server_ext2.py"),
+        runtime=tuple(
+            re.sub(r"ext\.py$", "ext2.py", name)
+            for name in revisions.EXTENSION.profile.runtime
+        ),
     ),
 )
 """The one record that adds the third revision."""
@@ -65,14 +69,17 @@ def ext2_schema(folder: Path) -> Path:
 
 
 def ext2_adapters(folder: Path) -> Path:
-    """A templates folder with the third revision's runtime adapters: the extension's,
-    bound to ``protocol_ext2``."""
+    """A templates folder with the third revision's runtime adapters: the extension's
+    own (whatever files its record names), bound to the ``_ext2`` modules."""
     runtime = folder / "templates" / "runtime"
-    runtime.mkdir(parents=True, exist_ok=True)
-    for side in ("client", "server"):
-        text = (ROOT / "templates" / "runtime" / f"{side}_ext.py").read_text()
-        (runtime / f"{side}_ext2.py").write_text(
-            text.replace("protocol_ext", "protocol_ext2")
+    for name, copy_name in zip(
+        revisions.EXTENSION.profile.runtime, EXT2.profile.runtime, strict=True
+    ):
+        text = (ROOT / "templates" / "runtime" / name).read_text()
+        target = runtime / copy_name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(
+            re.sub(r"\b(protocol|rev|client|server|models|api)_ext\b", r"\1_ext2", text)
         )
     return folder / "templates"
 
@@ -179,9 +186,9 @@ def test_a_package_of_three_revisions_generates(
     files, client = three
     for suffix in ("2025", "ext", "ext2"):
         assert {f"protocol_{suffix}.py", f"api_{suffix}.py"} <= set(files)
-    assert {"client_ext2.py", "server_ext2.py", "client_dual.py"} <= set(files)
+    assert {*EXT2.profile.runtime, "client_dual.py"} <= set(files)
     assert "stateless=True," in files["protocol_ext2.py"]
-    clients = client.TasksClient.clients
+    clients = client.TasksClient.revision_clients()
     assert list(clients) == ["2025-11-25", "ext-2026-07-28", "ext-2027-01-01"]
     assert {r: c.tables.revision for r, c in clients.items()} == {r: r for r in clients}
     tables = clients["ext-2027-01-01"].tables
@@ -207,7 +214,7 @@ def test_the_revision_choice_follows_the_protocol_version(
     answer, picks the revision of the version the server names."""
     _, client = three
     choose = sys.modules[f"{PACKAGE}.revision"].choose_revision
-    tables = [c.tables for c in client.TasksClient.clients.values()]
+    tables = [c.tables for c in client.TasksClient.revision_clients().values()]
     for answer, stateless, expected in (
         ({"supportedVersions": ["2027-01-01"]}, True, "ext-2027-01-01"),
         ({"supportedVersions": ["2026-07-28"]}, True, "ext-2026-07-28"),
@@ -219,11 +226,6 @@ def test_the_revision_choice_follows_the_protocol_version(
     assert choose(tables, {"supportedVersions": ["1999-01-01"]}, stateless=True) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="client_dual.DualClient._ask still takes the first stateless revision; it"
-    " is to use revision.choose_revision once the runtime split lands",
-)
 def test_the_dual_client_picks_the_third_revision_for_its_protocol_version(
     three: tuple[dict[str, str], ModuleType],
 ) -> None:
