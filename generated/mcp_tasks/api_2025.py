@@ -2,7 +2,7 @@
 # Schema sha256 c772d0002a81b8e409c6d1f98656968380112bba74116be2de02400b349fc500; regenerate with: mcptasks-gen generate
 """Typed surface of MCP 2025-11-25 experimental Tasks: one method per request, one handler per method.
 
-``TasksClient`` is the runtime's client of this revision (``client_2025``:
+``TasksClient`` is the runtime's client of this revision (``client.rev_2025``:
 ``call_tool``, ``start_tool``, task handles, input handlers, durable task IDs, resume)
 plus one typed method per request of the schema, its params as keyword arguments and
 its result model as the return type::
@@ -13,7 +13,7 @@ its result model as the return type::
             state = await client.tasks_get(task_id=handle.task_id)
         result = await handle.result()
 
-``TasksServer`` is the runtime's server of this revision (``server_2025``:
+``TasksServer`` is the runtime's server of this revision (``server.rev_2025``:
 tools, task store, dispatcher, workers) with the schema's dispatch table. The runtime
 serves the methods it has a role for; every other request method of the schema gets a
 typed ``on_<method>`` registration and answers ``-32601`` until a handler is registered.
@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
-from . import client_2025 as _client
+from .client import rev_2025 as _client
 from .server import rev_2025 as _server
 from .models_2025 import (
     CancelTaskRequestParams,

@@ -219,6 +219,7 @@ TABLES = RevisionTables(
     revision=REVISION,
     protocol_version=PROTOCOL_VERSION,
     extension_id=EXTENSION_ID,
+    stateless=False,
     package_name=PACKAGE_NAME,
     models=models_2025,
     task_model=models_2025.Task,

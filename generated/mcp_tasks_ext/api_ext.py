@@ -2,7 +2,7 @@
 # Schema sha256 95d73c9cf6322f41345d2df8556cc87a3e9aef22e3660a4f98d9cab7f5dcf66e; regenerate with: mcptasks-gen generate
 """Typed surface of MCP Tasks extension io.modelcontextprotocol/tasks (with core 2026-07-28): one method per request, one handler per method.
 
-``TasksClient`` is the runtime's client of this revision (``client_ext``:
+``TasksClient`` is the runtime's client of this revision (``client.rev_ext``:
 ``call_tool``, ``start_tool``, task handles, input handlers, durable task IDs, resume)
 plus one typed method per request of the schema, its params as keyword arguments and
 its result model as the return type::
@@ -13,7 +13,7 @@ its result model as the return type::
             state = await client.tasks_get(task_id=handle.task_id)
         result = await handle.result()
 
-``TasksServer`` is the runtime's server of this revision (``server_ext``:
+``TasksServer`` is the runtime's server of this revision (``server.rev_ext``:
 tools, task store, dispatcher, workers) with the schema's dispatch table. The runtime
 serves the methods it has a role for; every other request method of the schema gets a
 typed ``on_<method>`` registration and answers ``-32601`` until a handler is registered.
@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
-from . import client_ext as _client
+from .client import rev_ext as _client
 from .server import rev_ext as _server
 from .models_ext import (
     CancelTaskRequestParams,

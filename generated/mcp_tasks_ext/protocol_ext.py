@@ -232,6 +232,7 @@ TABLES = RevisionTables(
     revision=REVISION,
     protocol_version=PROTOCOL_VERSION,
     extension_id=EXTENSION_ID,
+    stateless=True,
     package_name=PACKAGE_NAME,
     models=models_ext,
     task_model=models_ext.Task,

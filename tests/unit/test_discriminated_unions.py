@@ -27,7 +27,7 @@ import pytest
 
 from mcptasks_gen import ir, pipeline
 from mcptasks_gen.config import Target
-from mcptasks_gen.detect import detect
+from mcptasks_gen.detect import detect, scan
 from mcptasks_gen.extract import extract
 from mcptasks_gen.load import load
 from mcptasks_gen.normalize import normalize
@@ -75,7 +75,8 @@ def _package(tmp_path: Path, defs: dict[str, Any]) -> ir.Package:
         templates=None,
         regenerate="x",
     )
-    return normalize(extract(doc, detect(doc)), target, ())
+    found = scan(doc)
+    return normalize(extract(found, detect(found)), target, ())
 
 
 def _annotation(package: ir.Package, cls: str, wire: str | None = None) -> str:

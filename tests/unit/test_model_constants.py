@@ -260,7 +260,7 @@ def _hooked(tmp_path: Path, defs: dict[str, Any]) -> dict[str, bool]:
 
     from mcptasks_gen import ir
     from mcptasks_gen.config import Target
-    from mcptasks_gen.detect import detect
+    from mcptasks_gen.detect import detect, scan
     from mcptasks_gen.extract import extract
     from mcptasks_gen.load import load
     from mcptasks_gen.normalize import normalize
@@ -293,7 +293,8 @@ def _hooked(tmp_path: Path, defs: dict[str, Any]) -> dict[str, bool]:
         templates=None,
         regenerate="x",
     )
-    package = normalize(extract(doc, detect(doc)), target, ())
+    found = scan(doc)
+    package = normalize(extract(found, detect(found)), target, ())
     return {
         m.name: m.counts_constants
         for m in package.models

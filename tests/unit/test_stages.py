@@ -11,7 +11,7 @@ import pytest
 
 from mcptasks_gen import ir, render, write
 from mcptasks_gen.config import Target
-from mcptasks_gen.detect import detect
+from mcptasks_gen.detect import detect, scan
 from mcptasks_gen.errors import GenError, Location
 from mcptasks_gen.extract import extract
 from mcptasks_gen.load import load, walk
@@ -52,7 +52,8 @@ def _package(tmp_path: Path, defs: dict[str, Any]) -> ir.Package:
         templates=None,
         regenerate="x",
     )
-    return normalize(extract(doc, detect(doc)), target, ())
+    found = scan(doc)
+    return normalize(extract(found, detect(found)), target, ())
 
 
 def _model(package: ir.Package, name: str) -> ir.Model:
@@ -173,8 +174,9 @@ def test_const_data_is_not_checked_as_schema(tmp_path: Path) -> None:
 def test_detect_and_extract_the_project_schemas() -> None:
     for revision, count in ((CORE_2025_11_25, 65), (EXTENSION, 76)):
         doc = load(ROOT / "schema" / revision.id / "schema.json")
-        assert detect(doc) is revision
-        surface = extract(doc, revision)
+        found = scan(doc)
+        assert detect(found) is revision
+        surface = extract(found, revision)
         assert len(surface.defs) == count and list(surface.defs) == sorted(surface.defs)
         assert all(
             m.startswith(("tasks/", "notifications/tasks"))
@@ -189,7 +191,8 @@ def test_extract_leaves_unrelated_definitions_out(tmp_path: Path) -> None:
         ),
         "s.json",
     )
-    assert list(extract(doc, detect(doc)).defs) == ["UpdateTaskRequest"]
+    found = scan(doc)
+    assert list(extract(found, detect(found)).defs) == ["UpdateTaskRequest"]
 
 
 # -- normalize ------------------------------------------------------------------------

@@ -9,36 +9,51 @@ handlers, durable task IDs and resume for both. ``revision=`` pins one::
 
     async with TasksClient("http://127.0.0.1:8000/mcp") as client:
         result = await client.call_tool("slow_compute", {"seconds": 3})
+
+The runtime behind it is in this package's modules: ``core`` (``ClientCore``),
+``handle``, ``wait``, ``errors``, the revisions' adapters, ``dual`` and the transports
+(``http``, ``stdio``).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Union, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Union, cast
 
-from .. import client_core as _core
-from .. import client_dual as _runtime
-from ..api_2025 import TasksClient as _Client2025
-from ..api_ext import TasksClient as _ClientExt
-from ..client_core import *  # noqa: F403 - the shared public names (errors, handles)
-from ..client_core import ClientCore
-from ..client_dual import *  # noqa: F403 - the dual client's public names
+from . import dual as _runtime
+from . import shared as _shared
+from .core import ClientCore
+from .dual import *  # noqa: F403 - the dual client's public names
+from .shared import *  # noqa: F403 - the shared public names (errors, handles)
+
+if TYPE_CHECKING:
+    from .. import api_2025 as _api_2025
+    from .. import api_ext as _api_ext
 
 __all__ = ["TasksClient"]
-__all__ += _core.__all__
+__all__ += _shared.__all__
 __all__ += _runtime.__all__
 
 
 class TasksClient(_runtime.DualClient):
-    """The Tasks client for every revision of the package (see ``client_dual.DualClient``)."""
+    """The Tasks client for every revision of the package (see ``client.dual.DualClient``)."""
 
-    clients: ClassVar[dict[str, type[ClientCore[Any]]]] = {
-        "2025-11-25": _Client2025,
-        "ext-2026-07-28": _ClientExt,
-    }
+    @classmethod
+    def revision_clients(cls) -> Mapping[str, type[ClientCore[Any]]]:
+        """Each revision's typed client, by revision id, in the order detection prefers
+        them; imported when first used, since those modules import this package's."""
+        from .. import api_2025, api_ext
+
+        return {
+            "2025-11-25": api_2025.TasksClient,
+            "ext-2026-07-28": api_ext.TasksClient,
+        }
 
     @property
     def client(
         self,
-    ) -> Union[_Client2025, _ClientExt]:
+    ) -> Union[_api_2025.TasksClient, _api_ext.TasksClient]:
         """The revision's client in use (after ``open``), with its typed request methods."""
-        return cast(Union[_Client2025, _ClientExt], super().client)
+        return cast(
+            "Union[_api_2025.TasksClient, _api_ext.TasksClient]", super().client
+        )

@@ -4,17 +4,33 @@
 
 ``TasksClient`` (from ``api_ext``) is the runtime's client of this revision with one typed
 method per request of the schema; the runtime's public names (errors, handles, input
-handler types) are importable from here too.
+handler types) are importable from here too. The runtime behind it is in this
+package's modules: ``core`` (``ClientCore``), ``handle``, ``wait``, ``errors``, the
+revision's adapter ``rev_ext`` and the transports (``http``, ``stdio``).
 """
 
 from __future__ import annotations
 
-from .. import client_core as _core
-from .. import client_ext as _runtime
-from ..api_ext import TasksClient
-from ..client_core import *  # noqa: F403 - the shared public names (errors, handles)
-from ..client_ext import *  # noqa: F403 - the revision's public names
+from typing import TYPE_CHECKING, Any
+
+from . import rev_ext as _runtime
+from . import shared as _shared
+from .rev_ext import *  # noqa: F403 - the revision's public names
+from .shared import *  # noqa: F403 - the shared public names (errors, handles)
+
+if TYPE_CHECKING:
+    from ..api_ext import TasksClient as TasksClient
 
 __all__ = ["TasksClient"]
-__all__ += _core.__all__
+__all__ += _shared.__all__
 __all__ += _runtime.__all__
+
+
+def __getattr__(name: str) -> Any:
+    """``TasksClient`` (``api_ext.TasksClient``), imported when first asked for: that
+    module imports this package's, so it may not be complete while this one runs."""
+    if name == "TasksClient":
+        from .. import api_ext
+
+        return api_ext.TasksClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

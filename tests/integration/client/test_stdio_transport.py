@@ -23,15 +23,13 @@ def test_stdio_transport_runs_a_task_to_completion() -> None:
     async def scenario() -> None:
         transport = StdioTransport(sys.executable, [str(SERVER)])
         async with TasksClient(transport, store=MemoryTaskIdStore()) as client:
-            original = (
-                client._on_notification
-            )  # noqa: SLF001 - observe the routing in this test only
+            original = client.notifications.on_notification  # observe the routing
 
             async def spy(method: str, params: dict[str, Any]) -> None:
                 notes.append((method, params))
                 await original(method, params)
 
-            transport.set_handlers(spy, client._on_request)  # noqa: SLF001
+            transport.set_handlers(spy, client.inputs.on_request)
             result = await client.call_tool("job", {})
             assert result["content"][0]["text"] == "stdio ok"
             with pytest.raises(TaskNotFound):
