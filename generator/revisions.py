@@ -197,7 +197,6 @@ _PROFILE_2025_11_25 = Profile(
         "ToolExecution": ("taskSupport",),
     },
     check_rules={
-        "sessions": True,
         "create_wrapper": "task",
         "create_status_initial": True,
         "cancel_returns_task": True,
@@ -315,7 +314,6 @@ _PROFILE_EXTENSION = Profile(
         "TaskSubscriptionNotifications": ("taskIds",),
     },
     check_rules={
-        "sessions": False,
         "create_wrapper": "",
         "create_status_initial": False,
         "cancel_returns_task": False,

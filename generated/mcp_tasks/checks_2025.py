@@ -22,7 +22,6 @@ CLIENT = TasksClient
 """The revision's client class (the checker drives the server through it)."""
 
 RULES = Rules(
-    sessions=True,
     create_wrapper="task",
     create_status_initial=True,
     cancel_returns_task=True,

@@ -22,7 +22,6 @@ CLIENT = TasksClient
 """The revision's client class (the checker drives the server through it)."""
 
 RULES = Rules(
-    sessions=False,
     create_wrapper="",
     create_status_initial=False,
     cancel_returns_task=False,

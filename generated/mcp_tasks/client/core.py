@@ -56,10 +56,9 @@ C = TypeVar("C", bound="ClientCore[Any]")
 
 def speaks_statelessly(tables: RevisionTables) -> bool:
     """Whether a client of the revision of ``tables`` sends the protocol version and
-    its capabilities in each request's ``_meta`` (the schema's ``_meta`` keys have
-    them) instead of opening a session."""
-    keys = tables.meta_keys
-    return "PROTOCOL_VERSION" in keys and "CLIENT_CAPABILITIES" in keys
+    its capabilities in each request's ``_meta`` instead of opening a session (the
+    revision's ``stateless`` fact)."""
+    return tables.stateless
 
 
 class ClientCore(Generic[R]):

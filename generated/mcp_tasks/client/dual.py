@@ -28,10 +28,11 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from ..jsonrpc import JsonRpcError
 from ..protocol import TaskSnapshot, TaskState
+from ..revision import choose_revision
 from ..task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .codec import answer_to_wire
 from .core import ClientCore, speaks_statelessly
@@ -221,8 +222,9 @@ class DualClient:
 
     async def _ask(self) -> str:
         """Send ``server/discover`` with the first stateless revision's client: an
-        answer means the first stateless revision whose protocol version it lists
-        (``supportedVersions``; the first stateless one when it lists none of them), a
+        answer means the newest stateless revision whose protocol version it lists
+        (``supportedVersions``, see ``revision.choose_revision``; the first stateless
+        one when it lists none of them), a
         refusal the first revision with sessions. Nothing is asked when the revisions
         are all of one kind and the answer could not choose among them."""
         stateless = self._revisions(stateless=True)
@@ -237,13 +239,11 @@ class DualClient:
                 self._client = None  # nothing found out: the next open() asks again
                 raise
             return sessions[0]
-        listed = found.get("supportedVersions")
-        versions = cast("list[object]", listed) if isinstance(listed, list) else []
         clients = self.revision_clients()
-        return next(
-            (r for r in stateless if clients[r].tables.protocol_version in versions),
-            stateless[0],
+        chosen = choose_revision(
+            [clients[r].tables for r in stateless], found, stateless=True
         )
+        return chosen.revision if chosen is not None else stateless[0]
 
     def _use(self, revision: str) -> ClientCore[Any]:
         """The client of ``revision``: the one in use when it is that revision's."""

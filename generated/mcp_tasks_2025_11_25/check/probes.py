@@ -102,7 +102,11 @@ class _Foreign:
     async def probe(self) -> str:
         s = self.s
         await s.open(self.other)
-        if s.rules.sessions and self.kind == "input" and "result" in s.tables.roles:
+        if (
+            not s.tables.stateless
+            and self.kind == "input"
+            and "result" in s.tables.roles
+        ):
             await self._through_reply()
         else:
             run = self.run = await s.create(self.kind)
@@ -132,7 +136,7 @@ class _Foreign:
         s = self.s
         if _status(task, s) not in s.tables.input:
             return False
-        return s.rules.sessions or bool(json_object(task.get("inputRequests")))
+        return not s.tables.stateless or bool(json_object(task.get("inputRequests")))
 
     async def _live(self, run: TaskRun) -> dict[str, Any]:
         """The owner's poll once the task is where the probes start: waiting for input

@@ -224,7 +224,7 @@ class Session:
             )
             self._http.append(http)
         inner = HttpTransport(self.url, headers=headers, http_client=http)
-        if not self.rules.sessions:
+        if self.tables.stateless:
             inner.use_stateless(self.tables.protocol_version)
 
         async def answer(request: InputContext) -> dict[str, Any]:
@@ -298,7 +298,7 @@ class Session:
     async def open(self, client: ClientCore[Any] | None = None) -> dict[str, Any]:
         """Start a connection: ``initialize`` (sessions) or ``server/discover``."""
         client = client or self.client
-        if self.rules.sessions:
+        if not self.tables.stateless:
             connect = cast(
                 "Callable[[], Awaitable[dict[str, Any]]]", getattr(client, "connect")
             )
@@ -547,7 +547,7 @@ class Session:
     ) -> None:
         """Answer the task's outstanding input requests (the extension's way); sessions
         answer on their stream, through the client's handler."""
-        if self.rules.sessions:
+        if not self.tables.stateless:
             self._collect_input(run)
             return
         requests = json_object(task.get("inputRequests")) or {}

@@ -47,7 +47,7 @@ async def _capability_declared(s: Session) -> str:
 
 @check("capability.gating", "task mode and declarations are enforced")
 async def _capability_gating(s: Session) -> str:
-    if s.rules.sessions:
+    if not s.tables.stateless:
         checked: list[str] = []
         for name, tool in s.tool_list.items():
             execution = json_object(tool.get("execution")) or {}
@@ -318,7 +318,7 @@ async def _outcome_failed(s: Session) -> str:
     task, exchange = _terminal(run)
     status = task.get(s.field(1))
     if status == s.tables.failed:
-        if not s.rules.sessions and json_object(task.get("error")) is None:
+        if s.tables.stateless and json_object(task.get("error")) is None:
             raise CheckFailed("the failed task carries no error", exchange)
         if run.payload is not None and run.payload.error is None:
             result = run.payload.result or {}
@@ -367,7 +367,7 @@ async def _input_requested(s: Session) -> str:
         )
     if not run.input_seen:
         raise CheckFailed("no input request reached the client", run.create)
-    if s.rules.sessions:
+    if not s.tables.stateless:
         key = s.tables.meta_keys.get("RELATED_TASK", "")
         for exchange in run.input_seen:
             meta = json_object(exchange.params.get("_meta")) or {}

@@ -32,7 +32,7 @@ def _status(task: Mapping[str, Any], s: Session) -> object:
 async def _notifications(s: Session) -> str:
     await all_runs(s)
     method = s.tables.roles.get("notify")
-    if method is not None and not s.rules.sessions:
+    if method is not None and s.tables.stateless:
         await _listen_to_one(s)  # stateless: notifications come only to a subscriber
     await s.settle(s.timeout)
     got = [e for e in s.log if e.incoming and e.method == method and e.via != "other"]

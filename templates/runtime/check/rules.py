@@ -19,8 +19,6 @@ KINDS = ("completes", "fails", "input", "long")
 class Rules:
     """Where the revisions' servers behave differently (from the revision profile)."""
 
-    sessions: bool
-    """The revision has sessions (``initialize``) rather than per-request ``_meta``."""
     create_wrapper: str
     """The key of the task in a task-creating result and request ("": flat,
     unrequested)."""
