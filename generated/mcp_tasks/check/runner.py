@@ -46,11 +46,15 @@ async def detect(url: str, headers: Mapping[str, str]) -> str:
     went wrong."""
     if len(REVISIONS) == 1:
         return next(iter(REVISIONS))
-    from ..client.dual import forget_detected
     from ..client.http import HttpTransport
     from ..task_ids import MemoryTaskIdStore
 
+    # A package of several revisions has the dual client (client.dual); imported by
+    # name, since a one-revision package, which returned above, has none.
     client_module = importlib.import_module("..client", __package__)
+    forget_detected = importlib.import_module(
+        "..client.dual", __package__
+    ).forget_detected
     dual = client_module.TasksClient(
         HttpTransport(url, headers=headers, timeout=10), store=MemoryTaskIdStore()
     )
