@@ -6,7 +6,6 @@ Output: ``PyIdent`` and ``ClassName`` strings that are guaranteed to be valid.
 
 from __future__ import annotations
 
-import ast
 import functools
 import keyword
 import re
@@ -209,21 +208,3 @@ def split_top_level(
             start = i + 1
     parts.append(text[start:].strip())
     return parts if keep_empty else [part for part in parts if part]
-
-
-def qualify(annotation: str, names: tuple[str, ...], module: str) -> str:
-    """Python source ``annotation`` with each of ``names`` it uses written
-    ``module.name``."""
-    if not names:
-        return annotation
-    wanted = set(names)
-
-    class Qualify(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            if node.id not in wanted:
-                return node
-            return ast.Attribute(
-                value=ast.Name(id=module, ctx=ast.Load()), attr=node.id, ctx=node.ctx
-            )
-
-    return ast.unparse(Qualify().visit(ast.parse(annotation, mode="eval")))

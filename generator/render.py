@@ -27,6 +27,7 @@ from mcptasks_gen.config import cache_root, package_folder, write_cached
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.naming import split_top_level
 from mcptasks_gen.profile import PROFILES, RUNTIME_ADAPTERS
+from mcptasks_gen.typeexpr import Type
 
 PACKAGE_DIR = "package"
 RUNTIME_DIR = "runtime"
@@ -66,6 +67,7 @@ def environment(override: Path | None) -> jinja2.Environment:
     )
     env.filters["indent_doc"] = _indent_doc
     env.filters["fit"] = fit
+    env.filters["py"] = _py
     env.bytecode_cache = CompiledTemplates(
         cache_root() / "jinja" / _compile_settings(env)
     )
@@ -293,6 +295,11 @@ def _opening(text: str) -> int:
             if depth == 0:
                 return i
     return -1
+
+
+def _py(t: Type) -> str:
+    """A type as Python source: the one place a type tree becomes annotation text."""
+    return t.render()
 
 
 def _indent_doc(text: str, width: int = 4, indent: bool = True) -> str:

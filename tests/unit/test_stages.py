@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mcptasks_gen import ir, render, write
+from mcptasks_gen import typeexpr as tx
 from mcptasks_gen.config import Target
 from mcptasks_gen.detect import detect
 from mcptasks_gen.errors import GenError, Location
@@ -200,13 +201,13 @@ def test_inline_params_get_a_place_name_and_constants_default(tmp_path: Path) ->
     request = _model(package, "UpdateTaskRequest")
     assert isinstance(request, ir.ObjectModel)
     method = next(f for f in request.fields if f.wire_name == "method")
-    assert (method.annotation, method.default, method.constant) == (
+    assert (method.annotation.render(), method.default, method.constant) == (
         'Literal["tasks/update"]',
         '"tasks/update"',
         True,
     )
     assert (
-        next(f for f in request.fields if f.wire_name == "params").annotation
+        next(f for f in request.fields if f.wire_name == "params").annotation.render()
         == "UpdateTaskRequestParams"
     )
     params = _model(package, "UpdateTaskRequestParams")
@@ -217,7 +218,7 @@ def test_inline_params_get_a_place_name_and_constants_default(tmp_path: Path) ->
     )
     assert [m.name for m in package.methods] == ["tasks/update"] and package.methods[
         0
-    ].result == "dict[str, Any]"
+    ].result == tx.DICT_ANY
 
 
 def test_all_of_with_any_of_becomes_a_discriminated_union(tmp_path: Path) -> None:
@@ -251,7 +252,7 @@ def test_all_of_with_any_of_becomes_a_discriminated_union(tmp_path: Path) -> Non
     assert isinstance(result, ir.RootModel) and result.discriminator == "status"
     # the variants sort after the union, so its base refers to them forward (quoted,
     # rebuilt)
-    assert result.annotation == repr(
+    assert result.annotation.render() == repr(
         "Annotated[GetTaskResultWorking | GetTaskResultDone,"
         ' Field(discriminator="status")]'
     )
@@ -262,7 +263,7 @@ def test_all_of_with_any_of_becomes_a_discriminated_union(tmp_path: Path) -> Non
     ] == ["_meta", "status", "taskId"]
     detailed = _model(package, "DetailedTask")
     assert isinstance(detailed, ir.RootModel)
-    assert detailed.annotation == repr(
+    assert detailed.annotation.render() == repr(
         'Annotated[WorkingTask | DoneTask, Field(discriminator="status")]'
     )  # inline copies are the definitions
 
@@ -281,7 +282,7 @@ def test_plain_look_alike_objects_are_not_merged(tmp_path: Path) -> None:
     request = _model(_package(tmp_path, defs), "UpdateTaskRequest")
     assert isinstance(request, ir.ObjectModel)
     assert (
-        next(f for f in request.fields if f.wire_name == "params").annotation
+        next(f for f in request.fields if f.wire_name == "params").annotation.render()
         == "UpdateTaskRequestParams"
     )
 
@@ -322,7 +323,9 @@ def test_enums_open_and_closed_objects_and_optional_fields(tmp_path: Path) -> No
     )
     task = _model(package, "Task")
     assert isinstance(task, ir.ObjectModel) and not task.closed
-    assert [(f.name, f.annotation, f.required, f.default) for f in task.fields] == [
+    assert [
+        (f.name, f.annotation.render(), f.required, f.default) for f in task.fields
+    ] == [
         ("status", "TaskStatus", True, ""),
         ("ttl", "int | None", True, ""),
         ("note", "str | None", False, "None"),
@@ -352,9 +355,8 @@ def test_field_macro_on_a_hand_built_node() -> None:
     field = ir.Field(
         name=PyIdent("task_id"),
         wire_name="taskId",
-        annotation="str",
+        annotation=tx.STR,
         required=True,
-        default="",
         constant=False,
         doc="The id.",
         loc=Location(file="f"),
