@@ -68,10 +68,13 @@ async def main():
     url, durations = sys.argv[1], json.loads(sys.argv[2])
     async with Client(url) as client:
         for seconds in durations:
-            task = await call_tool_task(client, "slow_compute", {"seconds": seconds, "label": "bench"})
+            arguments = {"seconds": seconds, "label": "bench"}
+            task = await call_tool_task(client, "slow_compute", arguments)
             await task.result()
             returned = time.time()
-            print(json.dumps({"created": task.create_result.created_at, "seconds": seconds, "returned": returned}), flush=True)
+            created = task.create_result.created_at
+            row = {"created": created, "seconds": seconds, "returned": returned}
+            print(json.dumps(row), flush=True)
 
 asyncio.run(main())
 """

@@ -767,7 +767,7 @@ async def measure_group(
                     handle.proc.pid,
                     [checked_sender(c, dialect, task_id, what) for c in own],
                 )
-            for pid, senders in loads.values():
+            for _pid, senders in loads.values():
                 await throughput(senders[:1], PAUSES["warm_s"])
                 await throughput(senders, PAUSES["warm_s"])
             samples: dict[str, dict[str, list[float]]] = {

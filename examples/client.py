@@ -6,13 +6,16 @@ Call a tool, watch its task, answer the server's questions, get the result::
     2025-11-25|ext-2026-07-28]
 
 The client finds out which Tasks revision the server speaks (2025-11-25 or the Tasks
-extension) and speaks it; ``--revision`` pins one instead.
+extension) and speaks it; ``--revision`` pins one instead (the generator's aliases
+``2025``, ``ext``, ``extension`` and ``2026-07-28`` work too).
 
     python examples/client.py http://127.0.0.1:8000/mcp slow_compute '{"seconds": 5}'
 
 While the task runs, a status line shows its status, ``statusMessage`` and the elapsed
 time. When the server needs input (elicitation) the client asks on the terminal and
-sends the answer. The tool result is printed as JSON on stdout. Ctrl-C cancels the task
+sends the answer; answers may also come from a pipe or a file, a line each, and the end
+of input (Ctrl-D at the terminal) declines the question. The tool result is printed as
+JSON on stdout. Ctrl-C cancels the task
 (``tasks/cancel``) before exiting.
 
 Task IDs are kept in a SQLite store (``--store``, default: the package default) until
@@ -27,7 +30,8 @@ bounds, length, format); the question is asked again until it does.
 Exit status:
   0    success
   1    the tool failed (task ``failed`` or ``isError`` result)
-  2    the command line is invalid (for example JSON-ARGS that is not a JSON object)
+  2    the command line is invalid (for example JSON-ARGS that is not a JSON object,
+       or no TOOL and no --resume): checked before connecting
   3    other errors (unknown task, timeout, transport, a missing dependency)
   4    the task was cancelled
   130  interrupted (Ctrl-C): the task was cancelled on the server
@@ -98,8 +102,17 @@ class StatusLine:
             await asyncio.sleep(0.2)
 
 
+class EndOfInput(Exception):
+    """Standard input ended (Ctrl-D, or the end of a pipe or file): the question is
+    declined."""
+
+
 async def read_line(prompt: str) -> str:
-    """Ask on the terminal without blocking the event loop (Ctrl-C still cancels)."""
+    """Ask on the terminal without blocking the event loop (Ctrl-C still cancels).
+
+    Standard input may be a terminal, a pipe or a file (``/dev/null`` too): answers
+    are read line by line whatever it is. At its end :class:`EndOfInput` is raised.
+    """
     sys.stderr.write(prompt)
     sys.stderr.flush()
     loop = asyncio.get_running_loop()
@@ -109,13 +122,20 @@ async def read_line(prompt: str) -> str:
         if not line.done():
             line.set_result(sys.stdin.readline())
 
-    loop.add_reader(sys.stdin.fileno(), ready)
     try:
-        text = await line
-    finally:
-        loop.remove_reader(sys.stdin.fileno())
+        loop.add_reader(sys.stdin.fileno(), ready)
+    except (PermissionError, OSError, ValueError):
+        # A regular file or /dev/null cannot be watched: it never blocks, so read it
+        # in a thread (at its end, readline returns "").
+        text = await loop.run_in_executor(None, sys.stdin.readline)
+    else:
+        try:
+            text = await line
+        finally:
+            loop.remove_reader(sys.stdin.fileno())
     if text == "":
-        raise EOFError("stdin closed")
+        sys.stderr.write("\n")
+        raise EndOfInput("end of input")
     return text.strip()
 
 
@@ -273,36 +293,39 @@ def make_elicitation_handler(line: StatusLine) -> Any:
         line.paused = True
         line.clear()
         try:
-            print(f"\nThe server asks: {params.get('message', '')}", file=sys.stderr)
-            if params.get("mode") == "url":
-                print(f"Open: {params.get('url')}", file=sys.stderr)
-                action = await ask(
-                    "Done? [accept/decline/cancel] (accept): ", parse_action
-                )
-                return {"action": action}
-            action = await ask(
-                "Answer? [accept/decline/cancel] (accept): ", parse_action
-            )
-            if action != "accept":
-                return {"action": action}
-            content: dict[str, Any] = {}
-            requested = params.get("requestedSchema") or {}
-            required = set(requested.get("required") or [])
-            for name, schema in (requested.get("properties") or {}).items():
-                description = (
-                    f" - {schema['description']}" if schema.get("description") else ""
-                )
-                value = await ask(
-                    f"  {name}{description}{hint(schema)}: ",
-                    lambda text, schema=schema, name=name: parse_answer(
-                        text, schema, name in required
-                    ),
-                )
-                if value is not MISSING:
-                    content[name] = value
-            return {"action": "accept", "content": content}
+            return await answer(params)
+        except EndOfInput:
+            print("end of input: the question is declined", file=sys.stderr, flush=True)
+            return {"action": "decline"}
         finally:
             line.paused = False
+
+    async def answer(params: dict[str, Any]) -> dict[str, Any]:
+        """Ask the server's question; the answer to send."""
+        print(f"\nThe server asks: {params.get('message', '')}", file=sys.stderr)
+        if params.get("mode") == "url":
+            print(f"Open: {params.get('url')}", file=sys.stderr)
+            action = await ask("Done? [accept/decline/cancel] (accept): ", parse_action)
+            return {"action": action}
+        action = await ask("Answer? [accept/decline/cancel] (accept): ", parse_action)
+        if action != "accept":
+            return {"action": action}
+        content: dict[str, Any] = {}
+        requested = params.get("requestedSchema") or {}
+        required = set(requested.get("required") or [])
+        for name, schema in (requested.get("properties") or {}).items():
+            description = (
+                f" - {schema['description']}" if schema.get("description") else ""
+            )
+            value = await ask(
+                f"  {name}{description}{hint(schema)}: ",
+                lambda text, schema=schema, name=name: parse_answer(
+                    text, schema, name in required
+                ),
+            )
+            if value is not MISSING:
+                content[name] = value
+        return {"action": "accept", "content": content}
 
     return elicit
 
@@ -367,9 +390,7 @@ async def run(args: argparse.Namespace) -> int:
             ]
             result = results[0] if len(results) == 1 else {"results": results}
         else:
-            if args.tool is None:
-                print("a TOOL is required (or --resume)", file=sys.stderr)
-                return 3
+            assert args.tool is not None  # checked by main() before connecting
             result = await follow(
                 await client.start_tool(args.tool, args.arguments),
                 line,
@@ -394,6 +415,26 @@ def json_object_argument(text: str) -> dict[str, Any]:
     return value
 
 
+REVISION_ALIASES = {
+    "2025": "2025-11-25",
+    "ext": "ext-2026-07-28",
+    "extension": "ext-2026-07-28",
+    "2026-07-28": "ext-2026-07-28",
+}
+"""The generator's short names of the revisions, accepted by ``--revision``."""
+
+
+def revision_argument(text: str) -> str:
+    """``--revision``: a revision of the package, or one of the generator's aliases."""
+    revision = REVISION_ALIASES.get(text, text)
+    if revision not in SPEC_REVISIONS:
+        known = sorted({*SPEC_REVISIONS, *REVISION_ALIASES})
+        raise argparse.ArgumentTypeError(
+            f"unknown revision {text!r} (choose from {', '.join(known)})"
+        )
+    return revision
+
+
 def build_parser() -> argparse.ArgumentParser:
     paragraphs = __doc__.split("\n\n")
     parser = argparse.ArgumentParser(
@@ -412,9 +453,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--revision",
-        choices=sorted(SPEC_REVISIONS),
+        type=revision_argument,
+        metavar="REVISION",
         help=(
-            "the Tasks revision the server speaks (default: found out from the server)"
+            f"the Tasks revision the server speaks: {', '.join(sorted(SPEC_REVISIONS))}"
+            " or an alias (2025, ext) (default: found out from the server)"
         ),
     )
     parser.add_argument(
@@ -449,6 +492,11 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     parser = build_parser()
     args = parser.parse_args()
+    if args.tool is None and args.resume is None:
+        print(
+            f"{parser.prog}: error: a TOOL is required (or --resume)", file=sys.stderr
+        )
+        return 2
     try:
         args.arguments = json_object_argument(args.arguments)
     except ValueError as error:

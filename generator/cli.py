@@ -27,7 +27,7 @@ from mcptasks_gen.config import (
     targets_from_pyproject,
 )
 from mcptasks_gen.errors import GenError, Location, fail
-from mcptasks_gen.revisions import DEFAULT_SCHEMAS, REVISIONS
+from mcptasks_gen.revisions import DEFAULT_SCHEMAS, REGISTRY
 
 GENERATE_HELP = """Generate a typed Python package for MCP Tasks from a JSON Schema.
 
@@ -124,7 +124,7 @@ def run() -> None:
 @click.option(
     "--revision",
     help=(
-        f"Force the Tasks revision ({', '.join(REVISIONS)}); without SCHEMA, picks the"
+        f"Force the Tasks revision ({', '.join(REGISTRY)}); without SCHEMA, picks the"
         " embedded schema."
     ),
 )
@@ -349,6 +349,11 @@ def _why_stale(found: str, wanted: str) -> list[str]:
                 f"generator version changed ({old.get('version')} ->"
                 f" {new.get('version')})"
             )
+        if not reasons and old.get("schema") != new.get("schema"):
+            reasons.append(
+                f"only the schema's path in the headers changed ({old.get('schema')} ->"
+                f" {new.get('schema')}); the schema itself is the same"
+            )
         if not reasons:
             reasons.append(
                 "same schema and generator version: the files were edited, or templates"
@@ -404,7 +409,7 @@ Examples:
     "--revision-old",
     metavar="R",
     help=(
-        f"Force the Tasks revision of OLD ({', '.join(REVISIONS)}) instead of"
+        f"Force the Tasks revision of OLD ({', '.join(REGISTRY)}) instead of"
         " detecting it."
     ),
 )
@@ -412,7 +417,7 @@ Examples:
     "--revision-new",
     metavar="R",
     help=(
-        f"Force the Tasks revision of NEW ({', '.join(REVISIONS)}) instead of"
+        f"Force the Tasks revision of NEW ({', '.join(REGISTRY)}) instead of"
         " detecting it."
     ),
 )

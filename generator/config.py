@@ -18,7 +18,7 @@ from typing import Any
 
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.naming import PyIdent
-from mcptasks_gen.revisions import DEFAULT_SCHEMA, REVISIONS
+from mcptasks_gen.revisions import DEFAULT_SCHEMA, names, resolve
 
 
 def _tomllib() -> ModuleType:
@@ -154,13 +154,11 @@ def check_revision(name: str | None, loc: Location) -> str | None:
     """Resolve a ``--revision`` value to a revision id (aliases allowed)."""
     if name is None:
         return None
-    from mcptasks_gen.revisions import ALIASES
-
-    resolved = ALIASES.get(name, name)
-    if resolved not in REVISIONS:
-        known = ", ".join(sorted({*REVISIONS, *ALIASES}))
+    revision = resolve(name)
+    if revision is None:
+        known = ", ".join(names())
         raise fail(f'unknown revision "{name}" (expected one of {known})', loc)
-    return resolved
+    return revision.id
 
 
 def check_statuses(value: object, loc: Location) -> tuple[tuple[str, str], ...]:

@@ -1,11 +1,11 @@
 """Cut the Tasks surface out of a schema: its roots and their transitive ``$ref``
 closure.
 
-Input: ``Document`` and ``Revision``. Output: ``Surface`` (definition name -> node,
-sorted). Roots: every definition declaring a ``tasks/*`` or ``notifications/tasks*``
-method and the result type of each such request, every definition named after tasks, and
-the revision's extra roots (capabilities, the task-augmentable requests and their
-results).
+Input: ``MethodScan`` (the schema and its method constants, as detection found them)
+and ``Revision``. Output: ``Surface`` (definition name -> node, sorted). Roots: every
+definition declaring a ``tasks/*`` or ``notifications/tasks*`` method and the result
+type of each such request, every definition named after tasks, and the revision's extra
+roots (capabilities, the task-augmentable requests and their results).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcptasks_gen.detect import is_task_method, method_constants
+from mcptasks_gen.detect import MethodScan
 from mcptasks_gen.errors import Location
 from mcptasks_gen.load import Document, pointer_parts, resolve_pointer, subschemas
 from mcptasks_gen.revisions import Revision
@@ -47,12 +47,11 @@ def ref_name(ref: str) -> str | None:
     return None
 
 
-def extract(doc: Document, revision: Revision) -> Surface:
-    """The Tasks surface of ``doc``."""
+def extract(found: MethodScan, revision: Revision) -> Surface:
+    """The Tasks surface of the scanned schema."""
+    doc = found.doc
     defs = doc.defs
-    methods = {
-        name: m for name, m in method_constants(doc).items() if is_task_method(m)
-    }
+    methods = found.task_methods
     roots = set(methods)
     roots |= {
         name.removesuffix("Request") + "Result"

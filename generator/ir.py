@@ -306,6 +306,7 @@ class Protocol:
     revision: str
     protocol_version: str
     extension_id: str
+    stateless: bool  # the revision has no sessions
     status_enum: ClassName
     initial: str
     statuses: tuple[Status, ...]
@@ -315,7 +316,7 @@ class Protocol:
     snapshot: tuple[ClassName, ...]  # task shapes a client sees besides the variants
     # names the revision's modules: models_<suffix>, protocol_<suffix>, api_<suffix>
     suffix: str
-    client_runtime: str  # the revision's client adapter module
+    client_runtime: str  # the revision's client adapter module (dotted: client.rev_ext)
     server_runtime: str  # the revision's server adapter module
     model_imports: tuple[str, ...]  # model names the protocol module imports
     client_imports: tuple[str, ...]  # model names the typed client methods use

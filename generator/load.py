@@ -154,11 +154,19 @@ def load(path: Path, name: str | None = None) -> Document:
     doc = Document(
         name=display,
         raw=_check_root(raw, loc),
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=canonical_sha256(raw),
         loc=Location(file=display, pointer=""),
     )
     _check_nodes(doc)
     return doc
+
+
+def canonical_sha256(raw: Any) -> str:
+    """The sha256 of the schema's canonical form: keys sorted, no insignificant
+    whitespace, non-ASCII kept as UTF-8. A pure reorder of ``$defs`` or a reformat of
+    the file keeps the hash, so ``--check`` calls such a package up to date."""
+    text = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _too_large() -> str:

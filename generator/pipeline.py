@@ -9,22 +9,24 @@ from __future__ import annotations
 
 from mcptasks_gen import ir
 from mcptasks_gen.config import Target
-from mcptasks_gen.detect import detect
+from mcptasks_gen.detect import detect, scan
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.extract import extract
 from mcptasks_gen.fmt import format_files
 from mcptasks_gen.load import load
 from mcptasks_gen.normalize import normalize
-from mcptasks_gen.profile import PROFILES, check
+from mcptasks_gen.profile import check
 from mcptasks_gen.render import bundle, environment, output_files, render_bundle
+from mcptasks_gen.revisions import REGISTRY
 
 
 def build(target: Target) -> ir.Package:
     """Load, detect, extract and normalize: the package IR of a target's (first)
     schema."""
     doc = load(target.schema, target.schema_label)
-    revision = detect(doc, target.revision)
-    surface = extract(doc, revision)
+    found = scan(doc)
+    revision = detect(found, target.revision)
+    surface = extract(found, revision)
     return normalize(surface, target, ())
 
 
@@ -32,7 +34,7 @@ def protocol(package: ir.Package, target: Target) -> ir.Protocol:
     """Check the package IR against its revision's profile: the protocol tables."""
     return check(
         package,
-        PROFILES[package.revision],
+        REGISTRY[package.revision].profile,
         dict(target.statuses),
         Location(file=target.schema_label),
     )
@@ -53,12 +55,10 @@ def package(target: Target) -> ir.Bundle:
         revisions[models.revision] = ir.Revision(
             package=models, protocol=protocol(models, source)
         )
-    ordered = tuple(revisions[r] for r in PROFILES if r in revisions)
+    ordered = tuple(revisions[r] for r in REGISTRY if r in revisions)
     _check_shared(ordered, target)
     files = output_files(
-        target.templates,
-        tuple(r.protocol.suffix for r in ordered),
-        tuple(f for r in ordered for f in PROFILES[r.package.revision].runtime),
+        target.templates, tuple(REGISTRY[r.package.revision] for r in ordered)
     )
     return bundle(ordered, files)
 

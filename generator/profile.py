@@ -8,9 +8,11 @@ holds, or ``GenError`` (exit 2) with the JSON pointer of the first mismatch.
 A profile is small and hand-written: which statuses are terminal, which mean "input
 needed" and which are active; the allowed transitions; each method's role and sender;
 the task fields the runtime reads and writes; the ``_meta`` keys; and the runtime files
-(the revision's adapters) that go into the package. The check runs both ways: every
-status, method and field the schema has is either known to the profile, classified by
-the user, or served generically; every one the runtime needs is in the schema.
+(the revision's adapters) that go into the package. Each revision's profile is part of
+its one record in the registry (``revisions.REGISTRY``); this module has the class and
+the check. The check runs both ways: every status, method and field the schema has is
+either known to the profile, classified by the user, or served generically; every one
+the runtime needs is in the schema.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ class Profile:
     revision: str
     protocol_version: str
     extension_id: str  # "" when the revision is not an extension
+    stateless: bool
+    """Whether the revision has no sessions: every request stands alone (the
+    extension), rather than belonging to a session ``initialize`` opened."""
     status_enum: str  # the definition holding the status values
     initial: str
     statuses: Mapping[str, StatusClass]
@@ -70,7 +75,10 @@ class Profile:
     suffix: (
         str  # names the revision's modules: models_<suffix>.py, client_<suffix>.py, ...
     )
-    runtime: tuple[str, ...]  # adapter files copied into the package
+    runtime: tuple[str, ...]
+    """Adapter files copied into the package: the client adapter first (its module is
+    the typed client's base), the server adapter second, then the thin modules that
+    re-export them."""
     create_result: str = "CreateTaskResult"  # the result of a task-creating request
     variant_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Status -> wire fields of its variant class that the runtime reads or writes."""
@@ -152,226 +160,6 @@ which ``Profile.http_statuses`` may name besides the revision's error codes."""
 MAY_OMIT = frozenset({"statusMessage", "data", "cursor", "nextCursor", "progressToken"})
 """Fields the runtime leaves out when it has no value, so the schema must not require
 them."""
-
-_TASK_FIELDS_2025 = (
-    "taskId",
-    "status",
-    "statusMessage",
-    "createdAt",
-    "lastUpdatedAt",
-    "ttl",
-    "pollInterval",
-)
-_TASK_FIELDS_EXT = (
-    "taskId",
-    "status",
-    "statusMessage",
-    "createdAt",
-    "lastUpdatedAt",
-    "ttlMs",
-    "pollIntervalMs",
-)
-_LIVE = ("working", "input_required", "completed", "failed", "cancelled")
-
-CORE_2025_11_25 = Profile(
-    revision="2025-11-25",
-    protocol_version="2025-11-25",
-    extension_id="",
-    status_enum="TaskStatus",
-    initial="working",
-    statuses={
-        "working": "active",
-        "input_required": "input",
-        "completed": "terminal",
-        "failed": "terminal",
-        "cancelled": "terminal",
-    },
-    transitions={"working": _LIVE[1:], "input_required": (_LIVE[0], *_LIVE[2:])},
-    task_model="Task",
-    task_fields=_TASK_FIELDS_2025,
-    variant_union="",
-    snapshot_models=(),
-    methods=(
-        MethodRole(method="tasks/get", role="get", sender="client", required=True),
-        MethodRole(
-            method="tasks/result", role="result", sender="client", required=True
-        ),
-        MethodRole(method="tasks/list", role="list", sender="client", required=True),
-        MethodRole(
-            method="tasks/cancel", role="cancel", sender="client", required=True
-        ),
-        MethodRole(
-            method="notifications/tasks/status",
-            role="notify",
-            sender="server",
-            required=False,
-        ),
-    ),
-    status_roles={
-        "WORKING": "working",
-        "INPUT_REQUIRED": "input_required",
-        "COMPLETED": "completed",
-        "FAILED": "failed",
-        "CANCELLED": "cancelled",
-    },
-    meta_keys={
-        "RELATED_TASK": "io.modelcontextprotocol/related-task",
-        "MODEL_IMMEDIATE_RESPONSE": "io.modelcontextprotocol/model-immediate-response",
-    },
-    required_models=(
-        "CallToolRequestParams",
-        "CallToolRequestParamsMeta",
-        "CallToolResult",
-        "CancelTaskRequestParams",
-        "CreateTaskResult",
-        "GetTaskPayloadRequestParams",
-        "GetTaskRequestParams",
-        "ListTasksResult",
-        "Task",
-        "TaskMetadata",
-    ),
-    suffix="2025",
-    runtime=("client_2025.py", "server_2025.py"),
-    params_fields={
-        "get": ("taskId",),
-        "result": ("taskId",),
-        "cancel": ("taskId",),
-        "list": ("cursor",),
-    },
-    model_fields={
-        "CallToolRequestParams": ("task",),
-        "CallToolRequestParamsMeta": ("progressToken",),
-        "CreateTaskResult": ("task",),
-        "ElicitRequestFormParams": ("message", "requestedSchema"),
-        "Error": ("code", "message", "data"),
-        "ListTasksResult": ("tasks", "nextCursor"),
-        "RelatedTaskMetadata": ("taskId",),
-        "TaskMetadata": ("ttl",),
-        "ToolExecution": ("taskSupport",),
-    },
-    check_rules={
-        "sessions": True,
-        "create_wrapper": "task",
-        "create_status_initial": True,
-        "cancel_returns_task": True,
-        "cancel_cooperative": False,
-        "cancel_terminal_error": -32602,
-        "tool_error_fails": True,
-        "task_required_errors": (-32601, -32600),
-        "role_capabilities": (("cancel", ("cancel",)), ("list", ("list",))),
-        "routing_headers": False,
-        "header_mismatch_error": 0,
-        "missing_capability_error": 0,
-        "meta_required": False,
-    },
-    task_request=("CallToolRequestParams", "task"),
-    server_capabilities={
-        "cancel": ("tasks", "cancel"),
-        "list": ("tasks", "list"),
-        "create": ("tasks", "requests", "tools", "call"),
-    },
-)
-
-EXTENSION = Profile(
-    revision="ext-2026-07-28",
-    protocol_version="2026-07-28",
-    extension_id="io.modelcontextprotocol/tasks",
-    status_enum="TaskStatus",
-    initial="working",
-    statuses=CORE_2025_11_25.statuses,
-    transitions=CORE_2025_11_25.transitions,
-    task_model="Task",
-    task_fields=_TASK_FIELDS_EXT,
-    variant_union="DetailedTask",
-    snapshot_models=("CreateTaskResult",),
-    methods=(
-        MethodRole(method="tasks/get", role="get", sender="client", required=True),
-        MethodRole(
-            method="tasks/update", role="update", sender="client", required=False
-        ),
-        MethodRole(
-            method="tasks/cancel", role="cancel", sender="client", required=True
-        ),
-        MethodRole(method="tasks/list", role="list", sender="client", required=False),
-        MethodRole(
-            method="tasks/result", role="result", sender="client", required=False
-        ),
-        MethodRole(
-            method="notifications/tasks", role="notify", sender="server", required=False
-        ),
-    ),
-    status_roles=CORE_2025_11_25.status_roles,
-    meta_keys={
-        "PROTOCOL_VERSION": "io.modelcontextprotocol/protocolVersion",
-        "CLIENT_CAPABILITIES": "io.modelcontextprotocol/clientCapabilities",
-        "CLIENT_INFO": "io.modelcontextprotocol/clientInfo",
-        "SERVER_INFO": "io.modelcontextprotocol/serverInfo",
-        "SUBSCRIPTION_ID": "io.modelcontextprotocol/subscriptionId",
-    },
-    required_models=(
-        "CancelTaskRequestParams",
-        "CancelledTask",
-        "CompletedTask",
-        "CreateTaskResult",
-        "FailedTask",
-        "GetTaskRequestParams",
-        "InputRequiredTask",
-        "WorkingTask",
-    ),
-    suffix="ext",
-    runtime=("client_ext.py", "server_ext.py"),
-    variant_fields={
-        "input_required": ("inputRequests",),
-        "completed": ("result",),
-        "failed": ("error",),
-    },
-    params_fields={
-        "get": ("taskId",),
-        "cancel": ("taskId",),
-        "update": ("taskId", "inputResponses"),
-        "result": ("taskId",),
-        "list": ("cursor",),
-    },
-    model_fields={
-        "ElicitRequestFormParams": ("message", "requestedSchema"),
-        "Error": ("code", "message", "data"),
-        "ListTasksResult": ("tasks", "nextCursor"),
-        "Result": ("resultType",),
-        "TaskSubscriptionAcknowledgedNotifications": ("taskIds",),
-        "TaskSubscriptionNotifications": ("taskIds",),
-    },
-    check_rules={
-        "sessions": False,
-        "create_wrapper": "",
-        "create_status_initial": False,
-        "cancel_returns_task": False,
-        "cancel_cooperative": True,
-        "cancel_terminal_error": 0,
-        "tool_error_fails": False,
-        "task_required_errors": (-32021,),
-        "role_capabilities": (),
-        "routing_headers": True,
-        "header_mismatch_error": -32020,
-        "missing_capability_error": -32021,
-        "meta_required": True,
-    },
-    http_statuses={
-        "PARSE_ERROR": 400,
-        "INVALID_REQUEST": 400,
-        "INVALID_PARAMS": 400,
-        "METHOD_NOT_FOUND": 404,
-        "LIMIT_EXCEEDED": 429,
-        "HEADER_MISMATCH": 400,
-        "MISSING_REQUIRED_CLIENT_CAPABILITY": 400,
-        "UNSUPPORTED_PROTOCOL_VERSION": 400,
-    },
-    result_kind=("Result", "resultType"),
-)
-
-PROFILES = {p.revision: p for p in (CORE_2025_11_25, EXTENSION)}
-RUNTIME_ADAPTERS = frozenset(name for p in PROFILES.values() for name in p.runtime)
-"""Runtime files that belong to one revision; every other runtime file goes into
-every package."""
 
 
 def _object(package: ir.Package, name: str) -> ir.ObjectModel | None:
@@ -880,6 +668,7 @@ def check(
         revision=profile.revision,
         protocol_version=profile.protocol_version,
         extension_id=profile.extension_id,
+        stateless=profile.stateless,
         status_enum=ClassName(profile.status_enum),
         initial=profile.initial,
         statuses=tuple(ir.Status(value=v, klass=classes[v]) for v in values),
@@ -887,7 +676,7 @@ def check(
         variants=variants,
         variant_union=profile.variant_union,
         suffix=profile.suffix,
-        client_runtime=profile.runtime[0].removesuffix(".py"),
+        client_runtime=profile.runtime[0].removesuffix(".py").replace("/", "."),
         server_runtime=profile.runtime[1].removesuffix(".py"),
         snapshot=snapshot,
         model_imports=tuple(

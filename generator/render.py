@@ -24,7 +24,7 @@ import jinja2.bccache
 from mcptasks_gen import ir
 from mcptasks_gen.config import cache_root, package_folder, write_cached
 from mcptasks_gen.errors import Location, fail
-from mcptasks_gen.profile import PROFILES, RUNTIME_ADAPTERS
+from mcptasks_gen.revisions import REGISTRY, Revision, runtime_adapters
 from mcptasks_gen.typeexpr import Type
 
 PACKAGE_DIR = "package"
@@ -226,14 +226,15 @@ REVISION_DIR = "revision"
 SINGLE_ONLY = frozenset({"models.py"})
 """Package-level files only a one-revision package has (``models`` re-exports its
 models)."""
-DUAL_RUNTIME = frozenset({"client_dual.py", "server_dual.py"})
+DUAL_RUNTIME = frozenset({"client/dual.py", "client_dual.py", "server_dual.py"})
 """Runtime files only a package of several revisions has."""
 
 
 def _runtime_files(runtime: Path) -> set[str]:
     """The runtime files under ``runtime``, as paths relative to it: every ``.py``
     file and ``py.typed``, in subpackages too (``server/core.py``); names that start
-    with ``_`` are left out, except a subpackage's ``__init__.py``."""
+    with ``_`` are left out, except a subpackage's ``__init__.py`` and ``__main__.py``
+    (``python -m <package>.check``)."""
     if not runtime.is_dir():
         return set()
     found: set[str] = set()
@@ -244,7 +245,7 @@ def _runtime_files(runtime: Path) -> set[str]:
         if any(part.startswith("_") for part in rel.parts[:-1]):
             continue
         name = path.name
-        if name == "__init__.py":
+        if name in ("__init__.py", "__main__.py"):
             if len(rel.parts) > 1:
                 found.add(rel.as_posix())
         elif (path.suffix == ".py" or name == "py.typed") and not name.startswith("_"):
@@ -253,13 +254,16 @@ def _runtime_files(runtime: Path) -> set[str]:
 
 
 def output_files(
-    override: Path | None, suffixes: tuple[str, ...], adapters: tuple[str, ...]
+    override: Path | None, revisions: tuple[Revision, ...]
 ) -> tuple[ir.OutputFile, ...]:
     """The package's files: one per template in ``package/`` of any search folder,
     one per template in ``revision/`` and revision (``models.py.jinja`` ->
-    ``models_ext.py``), plus the runtime modules (``adapters`` are the revisions'
-    own; other revisions' are left out, and the dual client and server go only into a
-    package of several revisions)."""
+    ``models_ext.py``), plus the runtime modules (the ``revisions``' own adapters, as
+    their registry records name them; other registered revisions' are left out, and
+    the dual client and server go only into a package of several revisions)."""
+    suffixes = tuple(r.suffix for r in revisions)
+    adapters = runtime_adapters(revisions)
+    others = runtime_adapters() - adapters
     dual = len(suffixes) > 1
     rendered: set[str] = set()
     per_revision: set[str] = set()
@@ -285,9 +289,7 @@ def output_files(
     copied = {
         name
         for name in copied
-        if name in adapters
-        or name not in RUNTIME_ADAPTERS
-        and (dual or name not in DUAL_RUNTIME)
+        if name in adapters or name not in others and (dual or name not in DUAL_RUNTIME)
     }
     files = [
         ir.OutputFile(path=name.removesuffix(SUFFIX), template=f"{PACKAGE_DIR}/{name}")
@@ -346,9 +348,7 @@ def render(
     override: Path | None = None,
 ) -> dict[str, str]:
     """Render the one-revision package of ``package`` (see ``render_bundle``)."""
-    files = output_files(
-        override, (protocol.suffix,), PROFILES[package.revision].runtime
-    )
+    files = output_files(override, (REGISTRY[package.revision],))
     return render_bundle(
         bundle((ir.Revision(package=package, protocol=protocol),), files), env
     )

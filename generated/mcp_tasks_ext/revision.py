@@ -12,14 +12,20 @@ lets one package carry two revisions on one runtime.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
-__all__ = ["INPUT_CAPABILITIES", "INPUT_RESULTS", "MethodSpec", "RevisionTables"]
+__all__ = [
+    "INPUT_CAPABILITIES",
+    "INPUT_RESULTS",
+    "MethodSpec",
+    "RevisionTables",
+    "choose_revision",
+]
 
 INPUT_CAPABILITIES = {
     "elicitation/create": "elicitation",
@@ -65,6 +71,10 @@ class RevisionTables:
     """The MCP protocol version the runtime speaks in this revision."""
     extension_id: str
     """The Tasks extension identifier ("" when Tasks are part of the core protocol)."""
+    stateless: bool
+    """Whether the revision has no sessions: every request stands alone (the
+    extension), rather than belonging to a session that ``initialize`` opened
+    (2025-11-25). From the revision's record in the generator's registry."""
     package_name: str
     """The import name of the package (the default client name on the wire)."""
     models: ModuleType
@@ -166,3 +176,23 @@ class RevisionTables:
         spec = self.methods.get(self.roles.get(role, ""))
         model = spec.result if spec is not None else None
         return model is not None and "task_id" in model.model_fields
+
+
+def choose_revision(
+    revisions: Iterable[RevisionTables], answer: Mapping[str, Any], *, stateless: bool
+) -> RevisionTables | None:
+    """The revision a server speaks, of those of ``revisions`` that are ``stateless``
+    (or not), from its answer to ``server/discover`` (its ``supportedVersions``) or to
+    ``initialize`` (its ``protocolVersion``): the newest (the last in ``revisions``)
+    whose protocol version the server names; None when it names none of theirs."""
+    listed: object = answer.get("supportedVersions") if stateless else None
+    versions: list[object] = (
+        cast(list[object], listed)
+        if isinstance(listed, list)
+        else [answer.get("protocolVersion")]
+    )
+    named = {v for v in versions if isinstance(v, str)}
+    found = [
+        r for r in revisions if r.stateless == stateless and r.protocol_version in named
+    ]
+    return found[-1] if found else None

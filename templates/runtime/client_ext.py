@@ -1,83 +1,22 @@
-"""Client adapter for the MCP Tasks extension ``io.modelcontextprotocol/tasks``
-(stateless core).
+"""Client adapter for the MCP Tasks extension ``io.modelcontextprotocol/tasks``: it
+moved to ``client.rev_ext``.
 
-What is this revision's own: ``server/discover``, the tool result as a plain JSON object
-and the TTL backstop on by default. The rest is shared and chosen by the tables: every
-request declares the extension in its per-request ``_meta``; a ``tools/call`` may be
-answered at once, with an input request (answered and retried), or with a task, which
-the shared polling loop follows, answering its ``inputRequests`` through
-``tasks/update`` (each key once) and returning the inlined result, so the caller always
-gets the tool's result::
-
-    async with TasksClient(HttpTransport("http://127.0.0.1:8000/mcp")) as client:
-        result = await client.call_tool("slow_compute", {"seconds": 3})
+This module re-exports its names and the shared client names, so imports from here
+keep working.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypeAlias, cast
+from .client import rev_ext as _adapter
+from .client import shared as _shared
+from .client.codec import decode_state as decode_state
+from .client.core import ClientCore as ClientCore
+from .client.rev_ext import *  # noqa: F403 - the revision's public names
+from .client.rev_ext import Result as Result
+from .client.rev_ext import TasksClient as TasksClient
+from .client.shared import *  # noqa: F403 - the shared public names
+from .jsonrpc import json_object as json_object
 
-from . import client_core
-from . import protocol_ext as protocol
-from .client_core import *  # noqa: F403 - the shared public names
-from .client_core import (
-    ClientCore,
-    HeaderMismatch,
-    MissingRequiredClientCapability,
-    UnsupportedProtocolVersion,
-    decode_state,
-)
-from .protocol_ext import EXTENSION_ID, PROTOCOL_VERSION, TERMINAL_STATUSES, TaskState
-from .transport import json_object
-
-__all__: list[str] = [
-    "EXTENSION_ID",
-    "PROTOCOL_VERSION",
-    "TERMINAL_STATUSES",
-    "DetailedTaskState",
-    "HeaderMismatch",
-    "MissingRequiredClientCapability",
-    "UnsupportedProtocolVersion",
-    "decode_detailed_task",
-]
-__all__ += client_core.__all__
-
-DetailedTaskState: TypeAlias = TaskState
-"""A ``tasks/get`` result or ``notifications/tasks`` payload: one class per status."""
-
-Result: TypeAlias = dict[str, Any]
-"""A tool's ``CallToolResult`` object, as received."""
-
-
-def decode_detailed_task(raw: Mapping[str, Any]) -> DetailedTaskState:
-    """Decode a ``tasks/get`` result or ``notifications/tasks`` params by its
-    ``status``."""
-    return cast(TaskState, decode_state(raw, protocol.TABLES))
-
-
-class TasksClient(ClientCore[Result]):
-    """Client for the ``io.modelcontextprotocol/tasks`` extension over any transport.
-
-    The protocol is stateless, so ``async with`` only closes the transport at the end.
-    The options are those of :class:`ClientCore`; ``ttl_backstop`` defaults to on.
-    """
-
-    tables = protocol.TABLES
-
-    ttl_backstop_default = True
-
-    def outcome(self, raw: Mapping[str, Any]) -> Result:
-        return dict(raw)
-
-    async def discover(self) -> dict[str, Any]:
-        """``server/discover``: the server's versions and capabilities (its ``ttlMs``
-        is a cache hint)."""
-        return await self.request("server/discover", {})
-
-    @staticmethod
-    def server_supports_tasks(discovered: Mapping[str, Any]) -> bool:
-        """Whether a ``server/discover`` result advertises the extension."""
-        capabilities = json_object(discovered.get("capabilities")) or {}
-        extensions = json_object(capabilities.get("extensions"))
-        return extensions is not None and protocol.EXTENSION_ID in extensions
+__all__: list[str] = []
+__all__ += _adapter.__all__
+__all__ += _shared.__all__

@@ -180,22 +180,23 @@ async def proxy_to(redis: RedisHandle) -> AsyncIterator[Proxy]:
 
 async def test_an_answer_missed_while_the_link_was_cut_reaches_the_worker() -> None:
     with start_redis() as redis:
-        async with proxy_to(redis) as proxy:
-            async with replica_beside(proxy.url) as a, replica_beside(redis.url) as b:
-                asked = await create(a, "ask_name")
-                waiting = await wait_status(b, asked, {"input_required"})
-                (key,) = waiting["inputRequests"]
-                # A's link to Redis (its signal subscription included) goes down; the
-                # answer through B is stored and published while A cannot hear it
-                proxy.cut()
-                answer = {"action": "accept", "content": {"name": "Ada"}}
-                await call(
-                    b, "tasks/update", taskId=asked, inputResponses={key: answer}
-                )
-                proxy.restore()
-                await asyncio.wait_for(proxy.reconnected.wait(), 10)
-                done = await wait_status(b, asked, {"completed"}, timeout=LEASE_S + 3)
-                assert done["result"]["content"][0]["text"] == "hello Ada"
+        async with (
+            proxy_to(redis) as proxy,
+            replica_beside(proxy.url) as a,
+            replica_beside(redis.url) as b,
+        ):
+            asked = await create(a, "ask_name")
+            waiting = await wait_status(b, asked, {"input_required"})
+            (key,) = waiting["inputRequests"]
+            # A's link to Redis (its signal subscription included) goes down; the
+            # answer through B is stored and published while A cannot hear it
+            proxy.cut()
+            answer = {"action": "accept", "content": {"name": "Ada"}}
+            await call(b, "tasks/update", taskId=asked, inputResponses={key: answer})
+            proxy.restore()
+            await asyncio.wait_for(proxy.reconnected.wait(), 10)
+            done = await wait_status(b, asked, {"completed"}, timeout=LEASE_S + 3)
+            assert done["result"]["content"][0]["text"] == "hello Ada"
 
 
 # -- item 9: the TTL runs out while the worker waits ---------------------------------

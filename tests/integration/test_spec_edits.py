@@ -232,7 +232,9 @@ from {pkg}.asgi import serve
 from {pkg}.server import Limits, TasksServer, ToolContext
 from {pkg}.stores import InMemoryTaskStore
 
-server = TasksServer("edits", store=InMemoryTaskStore(), limits=Limits(poll_interval_ms=20))
+server = TasksServer(
+    "edits", store=InMemoryTaskStore(), limits=Limits(poll_interval_ms=20)
+)
 gate = asyncio.Event()
 
 

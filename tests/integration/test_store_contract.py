@@ -427,20 +427,20 @@ async def test_transition_races_end_in_exactly_one_terminal_state(
 ) -> None:
     assert isinstance(store, TransitionStore)
     transitions = store
+    live = frozenset(LIVE_STATUSES)
+
+    async def attempt(record: TaskRecord, outcomes: list[bool]) -> None:
+        outcomes.append(await transitions.transition(record.task_id, live, record))
+
     for round_number in range(20):
         created = await store.create(task(f"race-{round_number}"))
         later = created.updated_at + 1
         completed = replace(created, status="completed", result={}, updated_at=later)
         cancelled = replace(created, status="cancelled", updated_at=later)
-        live = frozenset(LIVE_STATUSES)
         outcomes: list[bool] = []
-
-        async def attempt(record: TaskRecord) -> None:
-            outcomes.append(await transitions.transition(record.task_id, live, record))
-
         async with anyio.create_task_group() as group:
-            group.start_soon(attempt, completed)
-            group.start_soon(attempt, cancelled)
+            group.start_soon(attempt, completed, outcomes)
+            group.start_soon(attempt, cancelled, outcomes)
         assert sorted(outcomes) == [False, True]
         stored = await store.get(created.task_id)
         assert stored in (completed, cancelled)

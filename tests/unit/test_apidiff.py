@@ -90,14 +90,20 @@ def verdicts(change: apidiff.Change) -> tuple[str, str]:
 
 
 def edit_model(pkg: ir.Package, name: str, **changes: object) -> ir.Package:
-    models = tuple(dataclasses.replace(m, **changes) if m.name == name else m for m in pkg.models)  # type: ignore[arg-type]
+    models = tuple(
+        dataclasses.replace(m, **changes) if m.name == name else m  # type: ignore[arg-type]
+        for m in pkg.models
+    )
     return dataclasses.replace(pkg, models=models)
 
 
 def edit_field(pkg: ir.Package, model: str, wire: str, **changes: object) -> ir.Package:
     target = next(m for m in pkg.models if m.name == model)
     assert isinstance(target, ir.ObjectModel)
-    fields = tuple(dataclasses.replace(f, **changes) if f.wire_name == wire else f for f in target.fields)  # type: ignore[arg-type]
+    fields = tuple(
+        dataclasses.replace(f, **changes) if f.wire_name == wire else f  # type: ignore[arg-type]
+        for f in target.fields
+    )
     return edit_model(pkg, model, fields=fields)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -180,9 +181,38 @@ def test_check_names_the_changed_schema(tmp_path: Path) -> None:
     schema = tmp_path / "schema.json"
     schema.write_text(EXT_SCHEMA.read_text())
     assert invoke("generate", str(schema), "-o", str(tmp_path / "o"))[0] == 0
-    schema.write_text(EXT_SCHEMA.read_text().replace('"title"', '"title"', 1) + "\n")
+    raw = json.loads(EXT_SCHEMA.read_text())
+    raw["description"] = str(raw.get("description", "")) + " Edited."
+    schema.write_text(json.dumps(raw))
     code, out, _ = invoke("generate", str(schema), "-o", str(tmp_path / "o"), "--check")
     assert code == 1 and "reason: schema changed (sha256" in out
+
+
+def test_check_says_when_only_the_schema_path_changed(tmp_path: Path) -> None:
+    """The same schema under another path: --check is stale (the headers name the
+    path) and says that only the path changed, not that files were edited."""
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(EXT_SCHEMA.read_text())
+    second.write_text(EXT_SCHEMA.read_text())
+    assert invoke("generate", str(first), "-o", str(tmp_path / "o"))[0] == 0
+    code, out, _ = invoke("generate", str(second), "-o", str(tmp_path / "o"), "--check")
+    assert code == 1
+    assert "only the schema's path in the headers changed" in out, out
+    assert "the files were edited" not in out
+
+
+def test_check_ignores_a_reorder_or_reformat_of_the_schema(tmp_path: Path) -> None:
+    """The sha256 in the headers is of the schema's canonical form (sorted keys, no
+    insignificant whitespace): a pure reorder of ``$defs`` and a reformat of the file
+    change no output, so --check calls the package up to date."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(EXT_SCHEMA.read_text())
+    assert invoke("generate", str(schema), "-o", str(tmp_path / "o"))[0] == 0
+    raw = json.loads(EXT_SCHEMA.read_text())
+    raw["$defs"] = dict(reversed(list(raw["$defs"].items())))
+    schema.write_text(json.dumps(raw, indent=4))
+    code, out, _ = invoke("generate", str(schema), "-o", str(tmp_path / "o"), "--check")
+    assert code == 0, out
 
 
 def test_template_override_by_name(tmp_path: Path) -> None:
@@ -212,19 +242,18 @@ def test_pyproject_targets_and_their_errors(tmp_path: Path) -> None:
     """[tool.mcptasks-gen]: unknown keys, missing schemas and overlapping outputs are
     one-line errors."""
     (tmp_path / "s.json").write_text(EXT_SCHEMA.read_text())
+
+    def target(schema: str = "s.json") -> str:
+        return (
+            "[[tool.mcptasks-gen.targets]]\n"
+            f'schema = "{schema}"\noutput = "g"\npackage = "a"\n'
+        )
+
     cases = {
-        'bogus = 1\n[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\n': (
-            'unknown key "bogus"'
-        ),
-        '[[tool.mcptasks-gen.targets]]\nschema = "nope.json"\noutput = "g"\npackage = "a"\n': (
-            'schema "nope.json" not found'
-        ),
-        '[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\ncolour = "red"\n': (
-            'unknown key "colour"'
-        ),
-        '[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\n[[tool.mcptasks-gen.targets]]\nschema = "s.json"\noutput = "g"\npackage = "a"\n': (
-            "writes into the folder of target 0"
-        ),
+        "bogus = 1\n" + target(): 'unknown key "bogus"',
+        target("nope.json"): 'schema "nope.json" not found',
+        target() + 'colour = "red"\n': 'unknown key "colour"',
+        target() + target(): "writes into the folder of target 0",
     }
     for body, expected in cases.items():
         (tmp_path / "pyproject.toml").write_text(

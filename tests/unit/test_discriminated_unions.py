@@ -27,7 +27,7 @@ import pytest
 
 from mcptasks_gen import ir, pipeline
 from mcptasks_gen.config import Target
-from mcptasks_gen.detect import detect
+from mcptasks_gen.detect import detect, scan
 from mcptasks_gen.extract import extract
 from mcptasks_gen.load import load
 from mcptasks_gen.normalize import normalize
@@ -75,7 +75,8 @@ def _package(tmp_path: Path, defs: dict[str, Any]) -> ir.Package:
         templates=None,
         regenerate="x",
     )
-    return normalize(extract(doc, detect(doc)), target, ())
+    found = scan(doc)
+    return normalize(extract(found, detect(found)), target, ())
 
 
 def _annotation(package: ir.Package, cls: str, wire: str | None = None) -> str:
@@ -130,16 +131,19 @@ def test_refs_to_all_of_definitions_are_discriminated(tmp_path: Path) -> None:
     """Input requests: each a ``$ref`` to an ``allOf`` of a base and the branch's
     ``method``."""
     base = {"type": "object", "properties": {"params": {"type": "object"}}}
-    pinned = lambda m: {
-        "allOf": [
-            {"$ref": "#/$defs/TaskBase"},
-            {
-                "type": "object",
-                "properties": {"method": {"const": m}},
-                "required": ["method"],
-            },
-        ]
-    }  # noqa: E731
+
+    def pinned(m: str) -> dict[str, Any]:
+        return {
+            "allOf": [
+                {"$ref": "#/$defs/TaskBase"},
+                {
+                    "type": "object",
+                    "properties": {"method": {"const": m}},
+                    "required": ["method"],
+                },
+            ]
+        }
+
     defs = {
         "TaskBase": base,
         "ElicitTaskRequest": pinned("elicitation/create"),
@@ -194,16 +198,19 @@ def test_constants_behind_a_ref_or_as_an_enum_of_one_are_discriminators(
 def test_union_inside_all_of_over_refs_to_all_of_definitions(tmp_path: Path) -> None:
     """``allOf: [Result, {anyOf: [$ref, $ref]}]`` where each ``$ref`` is itself an
     ``allOf``."""
-    variant = lambda s: {
-        "allOf": [
-            {"$ref": "#/$defs/TaskCore"},
-            {
-                "type": "object",
-                "properties": {"status": {"const": s}},
-                "required": ["status"],
-            },
-        ]
-    }  # noqa: E731
+
+    def variant(s: str) -> dict[str, Any]:
+        return {
+            "allOf": [
+                {"$ref": "#/$defs/TaskCore"},
+                {
+                    "type": "object",
+                    "properties": {"status": {"const": s}},
+                    "required": ["status"],
+                },
+            ]
+        }
+
     defs = {
         "Result": {"type": "object", "properties": {"_meta": {"type": "object"}}},
         "TaskCore": {
@@ -587,8 +594,8 @@ def test_dispatched_unions_take_what_the_plain_union_takes(key: str) -> None:
         models.LegacyTitledEnumSchema,
     ]
     plain: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(
-        typing.Union[tuple(members)]
-    )  # noqa: UP007
+        typing.Union[tuple(members)]  # noqa: UP007 - `|` cannot join a runtime list
+    )
     values = [
         {"type": "string", "title": "Name", "minLength": 1, "x-hint": "given name"},
         {"type": "string", "enum": ["a", "b"]},

@@ -250,8 +250,12 @@ def test_lists_follow_a_blank_line() -> None:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if line.startswith("```"):
                 fenced = not fenced
-            elif not fenced and re.match(r"(- |\d+\. )", line):
-                if previous.strip() and not re.match(r"(- |\d+\. | )", previous):
-                    stray.append(f"{path.relative_to(ROOT)}:{number}")
+            elif (
+                not fenced
+                and re.match(r"(- |\d+\. )", line)
+                and previous.strip()
+                and not re.match(r"(- |\d+\. | )", previous)
+            ):
+                stray.append(f"{path.relative_to(ROOT)}:{number}")
             previous = line
     assert not stray, f"lists right after a paragraph line: {stray}"

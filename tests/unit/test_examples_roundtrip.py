@@ -217,7 +217,13 @@ def test_status_compares_to_plain_strings() -> None:
         }
     )
     assert task.status == "working" and str(task.status) == "working"
-    created = CreateTaskResult(task_id="t", status="input_required", created_at="a", last_updated_at="b", ttl_ms=None)  # type: ignore[arg-type]
+    created = CreateTaskResult(
+        task_id="t",
+        status="input_required",  # type: ignore[arg-type]
+        created_at="a",
+        last_updated_at="b",
+        ttl_ms=None,
+    )
     assert created.status == "input_required"
     assert created.to_wire() == {
         "resultType": "task",

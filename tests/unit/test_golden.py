@@ -101,6 +101,22 @@ def test_compiled_templates_give_the_same_files(
 RUNTIME = ROOT / "templates" / "runtime"
 
 
+def test_a_subpackage_main_module_is_copied(
+    rendered: dict[str, dict[str, str]],
+) -> None:
+    """``python -m <package>.check`` runs the runtime's ``check/__main__.py``: every
+    package gets it (while other runtime names starting with ``_`` stay out)."""
+    for package, files in rendered.items():
+        assert "check/__main__.py" in files, package
+        assert "check/__init__.py" in files, package
+        assert not [
+            n
+            for n in files
+            if n.rpartition("/")[2].startswith("_")
+            and n.rpartition("/")[2] not in ("__init__.py", "__main__.py")
+        ]
+
+
 def test_every_file_carries_the_header(rendered: dict[str, dict[str, str]]) -> None:
     """Each generated file starts with the header and the regenerate command; only
     the files rendered from the schema carry its hash, the copied runtime files do
@@ -156,7 +172,10 @@ def test_official_schema_gives_the_same_api(target: Target, shared: Path) -> Non
                 out[model.name] = sorted(m.raw for m in model.members)
             else:
                 out[model.name] = model.annotation
-        out["<methods>"] = [(m.name, m.message, m.params, m.result) for m in package.methods]  # type: ignore[attr-defined]
+        out["<methods>"] = [
+            (m.name, m.message, m.params, m.result)
+            for m in package.methods  # type: ignore[attr-defined]
+        ]
         return out
 
     assert api(theirs) == api(ours)

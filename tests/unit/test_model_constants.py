@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from functools import partial
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
@@ -148,8 +149,8 @@ def test_wire_results_run_no_per_instance_hook(ext: ModuleType) -> None:
     for result in RESULTS:
         raw = pydantic.TypeAdapter(Any).dump_json(result)
         for run in (
-            lambda: adapter.validate_python(result),
-            lambda: adapter.validate_json(raw),
+            partial(adapter.validate_python, result),
+            partial(adapter.validate_json, raw),
         ):
             hooks = {
                 c for c in _python_calls(ext, run) if c.endswith("model_post_init")
@@ -259,7 +260,7 @@ def _hooked(tmp_path: Path, defs: dict[str, Any]) -> dict[str, bool]:
 
     from mcptasks_gen import ir
     from mcptasks_gen.config import Target
-    from mcptasks_gen.detect import detect
+    from mcptasks_gen.detect import detect, scan
     from mcptasks_gen.extract import extract
     from mcptasks_gen.load import load
     from mcptasks_gen.normalize import normalize
@@ -292,7 +293,8 @@ def _hooked(tmp_path: Path, defs: dict[str, Any]) -> dict[str, bool]:
         templates=None,
         regenerate="x",
     )
-    package = normalize(extract(doc, detect(doc)), target, ())
+    found = scan(doc)
+    package = normalize(extract(found, detect(found)), target, ())
     return {
         m.name: m.counts_constants
         for m in package.models

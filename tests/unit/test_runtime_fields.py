@@ -253,11 +253,14 @@ def test_an_http_status_for_an_error_code_the_revision_lacks_stops_generation(
     ``ErrorCode`` does not have (a typo, a code a revision dropped) is refused."""
     from dataclasses import replace
 
-    from mcptasks_gen import profile
+    from mcptasks_gen import revisions
 
     raw = json.loads(SCHEMAS["2025"].read_text())
-    wrong = replace(profile.CORE_2025_11_25, http_statuses={"HEADER_MISMATCH": 400})
-    monkeypatch.setitem(profile.PROFILES, wrong.revision, wrong)
+    record = revisions.CORE_2025_11_25
+    wrong = replace(
+        record, profile=replace(record.profile, http_statuses={"HEADER_MISMATCH": 400})
+    )
+    monkeypatch.setitem(revisions.REGISTRY, wrong.id, wrong)
     with pytest.raises(GenError) as raised:
         pipeline.package(_edited(tmp_path, raw))
     assert 'gives error code "HEADER_MISMATCH" an HTTP status' in str(raised.value)

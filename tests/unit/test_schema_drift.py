@@ -308,7 +308,7 @@ def normalized(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-# --- tests against the official schemas -------------------------------------------------
+# --- tests against the official schemas -----------------------------------------
 
 
 @pytest.mark.official_schemas

@@ -12,7 +12,7 @@ import pytest
 from mcptasks_gen import ir, render, write
 from mcptasks_gen import typeexpr as tx
 from mcptasks_gen.config import Target
-from mcptasks_gen.detect import detect
+from mcptasks_gen.detect import detect, scan
 from mcptasks_gen.errors import GenError, Location
 from mcptasks_gen.extract import extract
 from mcptasks_gen.load import load, walk
@@ -53,7 +53,8 @@ def _package(tmp_path: Path, defs: dict[str, Any]) -> ir.Package:
         templates=None,
         regenerate="x",
     )
-    return normalize(extract(doc, detect(doc)), target, ())
+    found = scan(doc)
+    return normalize(extract(found, detect(found)), target, ())
 
 
 def _model(package: ir.Package, name: str) -> ir.Model:
@@ -174,8 +175,9 @@ def test_const_data_is_not_checked_as_schema(tmp_path: Path) -> None:
 def test_detect_and_extract_the_project_schemas() -> None:
     for revision, count in ((CORE_2025_11_25, 65), (EXTENSION, 76)):
         doc = load(ROOT / "schema" / revision.id / "schema.json")
-        assert detect(doc) is revision
-        surface = extract(doc, revision)
+        found = scan(doc)
+        assert detect(found) is revision
+        surface = extract(found, revision)
         assert len(surface.defs) == count and list(surface.defs) == sorted(surface.defs)
         assert all(
             m.startswith(("tasks/", "notifications/tasks"))
@@ -190,7 +192,8 @@ def test_extract_leaves_unrelated_definitions_out(tmp_path: Path) -> None:
         ),
         "s.json",
     )
-    assert list(extract(doc, detect(doc)).defs) == ["UpdateTaskRequest"]
+    found = scan(doc)
+    assert list(extract(found, detect(found)).defs) == ["UpdateTaskRequest"]
 
 
 # -- normalize ------------------------------------------------------------------------
@@ -222,14 +225,16 @@ def test_inline_params_get_a_place_name_and_constants_default(tmp_path: Path) ->
 
 
 def test_all_of_with_any_of_becomes_a_discriminated_union(tmp_path: Path) -> None:
-    variant = lambda s: {
-        "type": "object",
-        "properties": {
-            "status": {"const": s, "type": "string"},
-            "taskId": {"type": "string"},
-        },
-        "required": ["status", "taskId"],
-    }  # noqa: E731
+    def variant(s: str) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "status": {"const": s, "type": "string"},
+                "taskId": {"type": "string"},
+            },
+            "required": ["status", "taskId"],
+        }
+
     defs = {
         "UpdateTaskRequest": TASK_GET,
         "Result": {

@@ -277,9 +277,9 @@ def as_owner(*methods: str) -> Callable[[Headers, Message, State], None]:
     owner."""
 
     def mutate(headers: Headers, message: Message, state: State) -> None:
-        if headers.get("authorization") == OTHER:
-            if not methods or message.get("method") in methods:
-                headers["authorization"] = state.owner
+        chosen = not methods or message.get("method") in methods
+        if headers.get("authorization") == OTHER and chosen:
+            headers["authorization"] = state.owner
 
     return mutate
 

@@ -130,3 +130,108 @@ def test_cli_killed_at_an_input_prompt_is_asked_again_after_resume(
         assert resumed.exitstatus == 0
         assert_no_traceback(resumed)
         assert "Traceback" not in handle.log_tail(400)
+
+
+def test_cli_without_a_tool_is_a_usage_error_before_connecting() -> None:
+    """No TOOL and no --resume: exit 2 and one line, before any connection (the URL
+    is unreachable, so a connection attempt would say so and exit 3)."""
+    proc = run_example(UNREACHABLE)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().endswith("error: a TOOL is required (or --resume)")
+    assert "Traceback" not in proc.stderr and "transport" not in proc.stderr
+
+
+@pytest.mark.parametrize("alias", ["ext", "extension", "2026-07-28", "2025"])
+def test_cli_revision_takes_the_generator_aliases(alias: str) -> None:
+    """``--revision`` takes the generator's aliases: the command line is valid, so
+    the client goes on to connect (and fails to, exit 3)."""
+    proc = run_example(UNREACHABLE, "slow_compute", "--revision", alias)
+    assert proc.returncode == 3, proc.stderr
+    assert "HTTP transport failed" in proc.stderr
+
+
+def test_cli_unknown_revision_lists_the_choices() -> None:
+    proc = run_example(UNREACHABLE, "slow_compute", "--revision", "2024")
+    assert proc.returncode == 2
+    assert "unknown revision '2024' (choose from 2025, 2025-11-25" in proc.stderr
+
+
+@pytest.fixture(scope="module", params=["server_2025.py", "server_ext.py"])
+def example_server(request: pytest.FixtureRequest) -> object:
+    port = free_port()
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / request.param),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--memory",
+    ]
+    with run_server(command, port, url_path="/mcp") as handle:
+        yield handle
+
+
+@pytest.mark.parametrize("stdin", ["devnull", "empty pipe", "empty file"])
+def test_cli_end_of_input_at_a_prompt_declines_without_a_traceback(
+    example_server: object, tmp_path: Path, stdin: str
+) -> None:
+    """Standard input that is not a terminal and has no answer (``/dev/null``, a pipe
+    closed at once, an empty file): the question is declined, the task ends as the
+    tool decides for a decline, and the client exits 0 with no traceback."""
+    url = example_server.url  # type: ignore[attr-defined]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    source: object = {
+        "devnull": subprocess.DEVNULL,
+        "empty pipe": subprocess.PIPE,
+        "empty file": empty.open("rb"),
+    }[stdin]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(interop.EXAMPLE),
+            url,
+            "confirm_delete",
+            '{"filename": "keep.txt"}',
+            "--store",
+            str(tmp_path / "ids.db"),
+        ],
+        capture_output=True,
+        input=b"" if stdin == "empty pipe" else None,
+        stdin=None if stdin == "empty pipe" else source,  # type: ignore[arg-type]
+        timeout=60,
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode == 0, err
+    assert "end of input: the question is declined" in err
+    assert "kept keep.txt" in proc.stdout.decode()
+    assert "Traceback" not in err
+
+
+def test_cli_reads_answers_line_by_line_from_a_file(
+    example_server: object, tmp_path: Path
+) -> None:
+    """Answers in a file, one a line: the first says accept, the next answers the
+    requested property, and the tool goes on with them."""
+    url = example_server.url  # type: ignore[attr-defined]
+    answers = tmp_path / "answers.txt"
+    answers.write_text("accept\ny\n")
+    with answers.open("rb") as source:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                str(interop.EXAMPLE),
+                url,
+                "confirm_delete",
+                '{"filename": "gone.txt"}',
+                "--store",
+                str(tmp_path / "ids.db"),
+            ],
+            capture_output=True,
+            stdin=source,
+            timeout=60,
+        )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "deleted gone.txt" in proc.stdout.decode()
+    assert b"Traceback" not in proc.stderr

@@ -69,8 +69,10 @@ def test_the_extension_client_against_a_2025_server_gets_the_same_hint() -> None
         async with ClientExt(HttpExt(url)) as client:
             await client.call_tool("greet", {"name": "x"})
 
-    with example_server("server_2025", "--memory") as server:
-        with pytest.raises(TransportError) as refused:
-            run(call(server.url))
+    with (
+        example_server("server_2025", "--memory") as server,
+        pytest.raises(TransportError) as refused,
+    ):
+        run(call(server.url))
     assert "this client speaks MCP 2026-07-28" in str(refused.value)
     assert HINT in str(refused.value)

@@ -142,9 +142,7 @@ async def test_extension_hints_grow_with_the_task_age() -> None:
         assert done["pollIntervalMs"] == 1_000
 
 
-async def test_2025_hints_grow_with_the_task_age_and_the_create_result_has_the_first() -> (
-    None
-):
+async def test_2025_create_result_has_the_first_hint_and_hints_grow_with_age() -> None:
     limits = server_2025.Limits(poll_interval_ms=400, sweep_interval_s=3600)
     async with running_2025(limits=limits) as h:
         created = await h.start_task("gated")

@@ -214,22 +214,25 @@ def anonymous_server(audit: list[AuditEvent] | None = None) -> TasksServer:
 async def test_an_anonymous_session_is_bound_to_its_client_address() -> None:
     audit: list[AuditEvent] = []
     server = anonymous_server(audit)
-    async with serving(server) as url:
-        async with from_address("127.0.0.1") as near, from_address("127.0.0.2") as far:
-            alice = Peer(near, url)
-            await alice.initialize()
-            async with alice.get_stream():
-                task_id = await start_confirm_delete(alice)
-                request = await alice.next_pushed("elicitation/create")
-                check_elicitation(request, task_id)
-                headers = {**alice.headers}
-                statuses = await intrude(far, url, headers, task_id, request)
-                assert statuses == [(name, 404) for name, _ in statuses]
-                await alice.answer(request, task_id)
-                await alice.until_status(task_id, "completed")
-            assert alice.requests_seen() == [request]
-            ended = await near.delete(url, headers=alice.headers)
-            assert ended.status_code == 200
+    async with (
+        serving(server) as url,
+        from_address("127.0.0.1") as near,
+        from_address("127.0.0.2") as far,
+    ):
+        alice = Peer(near, url)
+        await alice.initialize()
+        async with alice.get_stream():
+            task_id = await start_confirm_delete(alice)
+            request = await alice.next_pushed("elicitation/create")
+            check_elicitation(request, task_id)
+            headers = {**alice.headers}
+            statuses = await intrude(far, url, headers, task_id, request)
+            assert statuses == [(name, 404) for name, _ in statuses]
+            await alice.answer(request, task_id)
+            await alice.until_status(task_id, "completed")
+        assert alice.requests_seen() == [request]
+        ended = await near.delete(url, headers=alice.headers)
+        assert ended.status_code == 200
     refused = [e for e in audit if e.action == "session_refused"]
     assert len(refused) == len(statuses) and {e.principal for e in refused} == {None}
 

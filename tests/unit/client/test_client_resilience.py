@@ -10,6 +10,7 @@ import pytest
 
 import mcp_tasks_ext.transport as ext
 from mcp_tasks_ext.client import WaitTimeout
+from mcp_tasks_ext.client.dispatch import Dispatcher
 from mcp_tasks_ext.transport import TransportError
 from tests.support.fakes import TEXT_RESULT, FakeClock, run, task_ext
 from tests.support.waiting import until
@@ -102,7 +103,7 @@ def test_an_answer_that_cannot_be_delivered_is_not_reported_as_never_retrieved()
         async def reply(message: dict[str, Any]) -> None:
             raise TransportError("the connection is closed")
 
-        dispatcher = ext._Dispatcher(reply)
+        dispatcher = Dispatcher(reply)
         assert await dispatcher.route(
             {"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {}}
         )

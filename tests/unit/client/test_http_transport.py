@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+import mcp_tasks_2025_11_25.client.http as legacy_http
 import mcp_tasks_2025_11_25.transport as legacy
 import mcp_tasks_ext.transport as ext
 from mcp_tasks_2025_11_25.client import InputContext
@@ -525,7 +526,7 @@ def test_a_get_stream_the_server_never_answers_delays_initialized_only_so_long(
     """``notifications/initialized`` waits for the server to answer the session's GET
     (so nothing sent for the next requests is dropped), but only ``GET_STREAM_WAIT_S``:
     a server that never answers it still gets the next request."""
-    monkeypatch.setattr(legacy, "GET_STREAM_WAIT_S", 0.05)
+    monkeypatch.setattr(legacy_http, "GET_STREAM_WAIT_S", 0.05)
     held = asyncio.Event()
 
     async def respond(request: httpx.Request) -> httpx.Response:

@@ -203,9 +203,7 @@ async def test_a_request_a_closed_get_stream_never_sent_goes_out_on_the_next() -
     assert status == "completed"
 
 
-async def test_an_anonymous_task_s_request_never_reaches_another_anonymous_session() -> (
-    None
-):
+async def test_an_anonymous_task_s_request_reaches_no_other_anonymous_session() -> None:
     """Another anonymous client (its own session) may fetch an anonymous task by its
     ID, but neither its ``tasks/result`` nor its GET streams carry the task's input
     request: only the session that created the task gets it."""
@@ -239,9 +237,7 @@ async def test_an_anonymous_task_s_request_never_reaches_another_anonymous_sessi
     assert requests_in(early) == [] and requests_in(late) == []
 
 
-async def test_a_request_asked_while_its_session_has_no_stream_goes_to_another_of_the_principal() -> (
-    None
-):
+async def test_a_streamless_session_s_requests_go_to_another_of_its_principal() -> None:
     """The task's own session has no GET stream open (its client is gone): a request
     the task asks now goes out on the open GET stream of another session of the same
     principal, whose answer completes the task; another principal's stream stays empty.

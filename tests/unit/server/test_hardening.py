@@ -148,7 +148,9 @@ async def test_finished_tasks_and_result_bytes_are_bounded_per_principal(
         refused = error_of(await call("one too many", info))
         allowed_for_other = result_of(await call("q's", other))
         done.set()
-        cached = [record for record, _ in store._cache.values() if record.is_terminal]
+        cached = [
+            record for record, _ in store._cache.records.values() if record.is_terminal
+        ]
     assert "too large" in big["message"]
     assert refused["code"] == server.limits.limit_error_code
     assert "finished tasks" in refused["message"]

@@ -18,6 +18,8 @@ from mcp_tasks_ext.stores import (
     TaskRecord,
     TaskStore,
 )
+from mcp_tasks_ext.stores import sqlite as ext_sqlite
+from mcp_tasks_ext.stores import sqlite_cache as ext_sqlite_cache
 from tests.support.servers import ext_message, result_of
 
 pytestmark = pytest.mark.anyio
@@ -228,13 +230,13 @@ async def test_sqlite_get_goes_to_the_worker_when_the_file_is_busy(
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record the task ID of every row ``SQLiteTaskStore`` parses into a record."""
     parsed: list[str] = []
-    parse = ext_stores._record
+    parse = ext_sqlite._record
 
     def counting(row: tuple[Any, ...]) -> TaskRecord:
         parsed.append(row[1])
         return parse(row)
 
-    monkeypatch.setattr(ext_stores, "_record", counting)
+    monkeypatch.setattr(ext_sqlite, "_record", counting)
     return parsed
 
 
@@ -283,7 +285,7 @@ async def test_sqlite_kept_finished_record_is_never_served_once_expired(
             def time() -> float:
                 return created + 1.0
 
-        monkeypatch.setattr(ext_stores, "time", Later)
+        monkeypatch.setattr(ext_sqlite_cache, "time", Later)
         got = await store.get("a")
         assert got is not None and got.is_expired(Later.time())
         assert await store.get("a") is not None
@@ -305,7 +307,7 @@ async def test_sqlite_kept_finished_record_follows_other_store_objects(
     await one.open()
     await two.open()
     try:
-        kept: Any = one._finished  # type: ignore[attr-defined]
+        kept: Any = one._finished.records  # type: ignore[attr-defined]
         for _ in range(2):
             await two.create(record("a", status="completed", result={"n": 1}))
             for _ in range(2):
@@ -343,7 +345,7 @@ async def test_sqlite_kept_finished_record_is_checked_again_after_the_recheck_in
         def monotonic() -> float:
             return clock[0]
 
-    monkeypatch.setattr(ext_stores, "time", Clock)
+    monkeypatch.setattr(ext_sqlite_cache, "time", Clock)
     try:
         for task_id in ("a", "b"):
             await two.create(record(task_id, status="completed", result={"n": 1}))
@@ -401,7 +403,7 @@ async def test_sqlite_kept_finished_record_is_checked_on_the_worker_when_busy(
         done = await store.create(record("a", status="completed"))
         for _ in range(2):  # read twice: kept
             assert await store.get("a") == done
-        assert "a" in store._finished  # type: ignore[attr-defined]
+        assert "a" in store._finished.records  # type: ignore[attr-defined]
         reader = store._reader  # type: ignore[attr-defined]
         store._reader = Busy()  # type: ignore[assignment]
         try:
@@ -426,8 +428,8 @@ async def test_sqlite_finished_cache_is_bounded_in_records_and_bytes(
     )
     await store.open()
     try:
-        kept: Any = store._finished  # type: ignore[attr-defined]
-        read_once: Any = store._read_once  # type: ignore[attr-defined]
+        kept: Any = store._finished.records  # type: ignore[attr-defined]
+        read_once: Any = store._finished.read_once  # type: ignore[attr-defined]
         for n in range(5):  # read once: only the IDs are noted, at most 3
             await store.create(record(f"t{n}", status="completed", result={"n": n}))
             assert await store.get(f"t{n}") is not None
@@ -450,15 +452,15 @@ async def test_sqlite_finished_cache_is_bounded_in_records_and_bytes(
         assert "big" not in kept
         # the bytes bound (an estimate from the JSON) evicts the least recently used
         bound = 64 * 4_000
-        store._finished_size = 1_000  # type: ignore[attr-defined]
-        store._finished_bytes = bound  # type: ignore[attr-defined]
+        store._finished.size = 1_000  # type: ignore[attr-defined]
+        store._finished.max_bytes = bound  # type: ignore[attr-defined]
         for n in range(120):
             await store.create(
                 record(f"m{n}", status="completed", result={"t": "y" * 700})
             )
             for _ in range(2):
                 assert await store.get(f"m{n}") is not None
-        total = store._finished_total  # type: ignore[attr-defined]
+        total = store._finished.total  # type: ignore[attr-defined]
         charges = [charge for _, charge, _ in kept.values()]
         assert total == sum(charges) and bound - max(charges) < total <= bound
         assert 2_000 < max(charges) <= 4_000
@@ -469,7 +471,7 @@ async def test_sqlite_finished_cache_is_bounded_in_records_and_bytes(
         assert await store.get("live") is not None
         assert "live" not in kept
         await store.close()
-        assert not kept and store._finished_total == 0  # type: ignore[attr-defined]
+        assert not kept and store._finished.total == 0  # type: ignore[attr-defined]
         assert not read_once
     finally:
         await store.close()
@@ -498,8 +500,8 @@ async def test_sqlite_unfinished_cache_is_bounded_in_bytes(tmp_path: Path) -> No
         finally:
             tracemalloc.stop()
         assert held < 24 * 1024 * 1024, f"{held} bytes held for 30 MB of tasks"
-        kept: Any = store._cache  # type: ignore[attr-defined]
-        total = store._cache_total  # type: ignore[attr-defined]
+        kept: Any = store._cache.records  # type: ignore[attr-defined]
+        total = store._cache.total  # type: ignore[attr-defined]
         assert total == sum(charge for _, charge in kept.values())
         assert 16 * 1024 * 1024 - 110_000 < total <= 16 * 1024 * 1024
         assert "big299" in kept and "big0" not in kept
@@ -510,7 +512,7 @@ async def test_sqlite_unfinished_cache_is_bounded_in_bytes(tmp_path: Path) -> No
             and len(first.input_requests["k"]["params"]["message"]) == 100_000
         )
         # a record above 1/64 of the bytes is not kept; a finished one leaves
-        store._cache_bytes = 256 * 1024  # type: ignore[attr-defined]
+        store._cache.max_bytes = 256 * 1024  # type: ignore[attr-defined]
         await store.create(
             record(
                 "huge",
@@ -525,7 +527,7 @@ async def test_sqlite_unfinished_cache_is_bounded_in_bytes(tmp_path: Path) -> No
         )
         assert "live" not in kept
         await store.close()
-        assert not kept and store._cache_total == 0  # type: ignore[attr-defined]
+        assert not kept and store._cache.total == 0  # type: ignore[attr-defined]
     finally:
         await store.close()
 

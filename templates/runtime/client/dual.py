@@ -1,0 +1,355 @@
+"""One client for every revision a package carries: it finds out which one a server
+speaks.
+
+``DualClient`` takes an endpoint (a URL or a transport) and drives the client of the
+revision the server speaks, among the revisions the package carries (the generated
+subclass names each revision's client class in ``revision_clients``). Detection asks
+``server/discover``, the discovery request of a stateless revision: a server that
+answers it speaks a stateless revision (the first one whose protocol version the answer
+lists); one that refuses it (a 2025-11-25 server answers an error, often HTTP 400 for
+the missing session) gets the client of the first revision with sessions, whose
+``initialize`` follows. The answer is remembered per endpoint
+URL for the life of the process, so detection costs at most one round trip per
+endpoint and none after it (clients opened at the same time to a new endpoint share one
+question). A server that does not answer (the connection fails, HTTP 5xx) says nothing
+about its revision: the error is raised and nothing is remembered. ``revision=`` pins a
+revision and skips detection.
+
+The same code works against either revision: ``call_tool`` and ``resume`` return the
+tool's ``CallToolResult`` as a JSON object, ``start_tool`` and ``task`` return a
+:class:`DualHandle` whose ``result()`` does the same, and input handlers, durable task
+IDs and cancellation are those of the revision's client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar
+
+from ..jsonrpc import JsonRpcError
+from ..protocol import TaskSnapshot, TaskState
+from ..revision import choose_revision
+from ..task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
+from .codec import answer_to_wire
+from .core import ClientCore, speaks_statelessly
+from .handle import StatusCallback, TaskHandle
+from .http import HttpTransport
+from .notifications import ProgressCallback
+from .transport import Transport, TransportError
+
+__all__: list[str] = [
+    "DualClient",
+    "DualHandle",
+    "detected_revisions",
+    "forget_detected",
+]
+
+_DETECTED: dict[str, str] = {}
+"""Endpoint URL -> the revision its server was found to speak (this process)."""
+
+_DETECTING: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[str, asyncio.Lock]
+] = weakref.WeakKeyDictionary()
+"""Event loop -> endpoint URL -> the lock held while one client asks that endpoint."""
+
+
+def _detection_lock(endpoint: str) -> asyncio.Lock:
+    """The lock of ``endpoint`` in the running event loop (a lock belongs to one
+    loop)."""
+    locks = _DETECTING.setdefault(asyncio.get_running_loop(), {})
+    return locks.setdefault(endpoint, asyncio.Lock())
+
+
+def _refused(error: JsonRpcError | TransportError) -> bool:
+    """Whether ``server/discover`` failed because the server refused it (a JSON-RPC
+    error or an HTTP 4xx answer), rather than because no answer came."""
+    if isinstance(error, JsonRpcError):
+        return True
+    return error.status is not None and 400 <= error.status < 500
+
+
+def detected_revisions() -> dict[str, str]:
+    """What detection found so far: endpoint URL -> revision id (a copy)."""
+    return dict(_DETECTED)
+
+
+def forget_detected(endpoint: str | None = None) -> None:
+    """Forget what detection found for ``endpoint`` (every endpoint when None), so the
+    next client to it asks ``server/discover`` again (after a server was replaced)."""
+    if endpoint is None:
+        _DETECTED.clear()
+    else:
+        _DETECTED.pop(endpoint, None)
+
+
+class DualHandle:
+    """A task handle whose ``result()`` is the ``CallToolResult`` JSON object in any
+    revision."""
+
+    def __init__(self, handle: TaskHandle[Any]) -> None:
+        self.handle = handle
+        """The revision client's handle."""
+
+    @property
+    def task_id(self) -> str | None:
+        """The task's ID (None when the server answered without a task)."""
+        return self.handle.task_id
+
+    @property
+    def task(self) -> TaskSnapshot | None:
+        """The latest snapshot of the task."""
+        return self.handle.task
+
+    @property
+    def done(self) -> bool:
+        """Whether the outcome is known."""
+        return self.handle.done
+
+    async def result(
+        self, timeout: float | None = None, on_status: StatusCallback | None = None
+    ) -> dict[str, Any]:
+        """Wait for the task and return its ``CallToolResult`` (see
+        ``TaskHandle.result``)."""
+        return answer_to_wire(
+            await self.handle.result(timeout=timeout, on_status=on_status)
+        )
+
+    def snapshots(self, *, timeout: float | None = None) -> AsyncIterator[TaskSnapshot]:
+        """Every new snapshot of the task until it ends (see
+        ``TaskHandle.snapshots``)."""
+        return self.handle.snapshots(timeout=timeout)
+
+    async def cancel(self) -> TaskState | None:
+        """Ask the server to cancel the task (see ``TaskHandle.cancel``)."""
+        return await self.handle.cancel()
+
+
+class DualClient:
+    """A Tasks client that speaks whichever revision of the package the server speaks.
+
+    ``endpoint`` is the server's MCP URL or a transport (``HttpTransport``,
+    ``StdioTransport``); ``revision`` pins one of the package's revision ids; every
+    other option is passed to the revision's client (``store``, input handlers, poll
+    and TTL settings, ``subscribe``, ...; a revision ignores the options of another).
+    """
+
+    clients: ClassVar[Mapping[str, type[ClientCore[Any]]]] = {}
+    """Each revision's client class, by revision id, for a subclass that names them
+    here rather than in :meth:`revision_clients`."""
+
+    @classmethod
+    def revision_clients(cls) -> Mapping[str, type[ClientCore[Any]]]:
+        """Each revision's client class, by revision id, in the order detection
+        prefers them (the generated subclass names the package's revisions)."""
+        return cls.clients
+
+    def __init__(
+        self,
+        endpoint: str | Transport,
+        *,
+        revision: str | None = None,
+        **options: Any,
+    ) -> None:
+        if revision is not None and revision not in self.revision_clients():
+            known = ", ".join(self.revision_clients())
+            raise ValueError(
+                f"unknown revision {revision!r} (this package has {known})"
+            )
+        self.transport: Transport = (
+            HttpTransport(endpoint) if isinstance(endpoint, str) else endpoint
+        )
+        self.pinned = revision
+        self.store: TaskIdStore = options.pop("store", None) or SqliteTaskIdStore()
+        """Where task IDs are kept until their task ends (shared by the revisions)."""
+        self.options = options
+        self._client: ClientCore[Any] | None = None
+
+    # -- which revision -------------------------------------------------------------
+
+    @property
+    def revision(self) -> str | None:
+        """The revision in use (None until :meth:`open` or :meth:`rejoin`)."""
+        return self._client.tables.revision if self._client is not None else None
+
+    @property
+    def client(self) -> ClientCore[Any]:
+        """The revision's client in use (after :meth:`open`), for revision-only
+        calls."""
+        if self._client is None:
+            raise RuntimeError("the client is not open: use 'async with' or open()")
+        return self._client
+
+    def _endpoint(self) -> str | None:
+        return self.transport.url if isinstance(self.transport, HttpTransport) else None
+
+    def _revisions(self, *, stateless: bool) -> list[str]:
+        """The revisions whose clients are stateless (or use sessions), in order."""
+        clients = self.revision_clients()
+        return [
+            r for r, c in clients.items() if speaks_statelessly(c.tables) == stateless
+        ]
+
+    def _build(self, revision: str) -> ClientCore[Any]:
+        client_class = self.revision_clients()[revision]
+        if isinstance(self.transport, HttpTransport) and not speaks_statelessly(
+            client_class.tables
+        ):
+            self.transport.use_sessions()
+        self._client = client_class(self.transport, store=self.store, **self.options)
+        return self._client
+
+    async def detect(self) -> str:
+        """The revision the server speaks: pinned, remembered for the endpoint, or asked
+        with one ``server/discover`` (which the extension's client keeps using).
+
+        Raises the transport's error, remembering nothing, when the server gives no
+        answer (the connection fails, HTTP 5xx).
+        """
+        if self.pinned is not None:
+            return self.pinned
+        endpoint = self._endpoint()
+        if endpoint is None:
+            return await self._ask()
+        async with _detection_lock(endpoint):
+            found = _DETECTED.get(endpoint)
+            if found is None:
+                found = _DETECTED[endpoint] = await self._ask()
+            return found
+
+    async def _ask(self) -> str:
+        """Send ``server/discover`` with the first stateless revision's client: an
+        answer means the newest stateless revision whose protocol version it lists
+        (``supportedVersions``, see ``revision.choose_revision``; the first stateless
+        one when it lists none of them), a
+        refusal the first revision with sessions. Nothing is asked when the revisions
+        are all of one kind and the answer could not choose among them."""
+        stateless = self._revisions(stateless=True)
+        sessions = self._revisions(stateless=False)
+        if not stateless or (not sessions and len(stateless) == 1):
+            return next(iter(self.revision_clients()))
+        probe = self._build(stateless[0])
+        try:
+            found = await probe.request("server/discover", {})
+        except (JsonRpcError, TransportError) as error:
+            if not (_refused(error) and sessions):
+                self._client = None  # nothing found out: the next open() asks again
+                raise
+            return sessions[0]
+        clients = self.revision_clients()
+        chosen = choose_revision(
+            [clients[r].tables for r in stateless], found, stateless=True
+        )
+        return chosen.revision if chosen is not None else stateless[0]
+
+    def _use(self, revision: str) -> ClientCore[Any]:
+        """The client of ``revision``: the one in use when it is that revision's."""
+        if self._client is not None and self._client.tables.revision == revision:
+            return self._client
+        return self._build(revision)
+
+    async def open(self) -> None:
+        """Detect the revision (unless known) and open its client (``initialize`` for
+        2025-11-25, unless :meth:`rejoin` joined a session)."""
+        if self._client is None:
+            self._use(await self.detect())
+        await self.client.open()
+
+    async def rejoin(self, task_id: str) -> StoredTask | None:
+        """Prepare to resume ``task_id`` after a restart, instead of :meth:`open`.
+
+        A task stored with its session (2025-11-25) rejoins that session with the
+        client of the first revision with sessions; any other is resumed with the
+        detected revision's client. Returns the stored entry, if any.
+        """
+        sessions = self._revisions(stateless=False)
+        entry = await self.store.get(task_id)
+        if sessions and entry is not None and "session" in entry.context:
+            client = self._use(sessions[0])
+        else:
+            client = self._use(await self.detect())
+        rejoin = getattr(client, "rejoin", None)
+        if rejoin is not None:
+            await rejoin(task_id)
+        else:
+            await client.open()
+        return entry
+
+    async def aclose(self) -> None:
+        """Close the revision's client (its subscriptions left to end, see
+        ``ClientCore.drain_listen``) and the transport."""
+        if self._client is not None:
+            await self._client.aclose()
+        else:
+            await self.transport.aclose()
+
+    async def __aenter__(self) -> DualClient:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- the calls of every revision --------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_status: StatusCallback | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> dict[str, Any]:
+        """Call a tool and return its ``CallToolResult`` object, task or not;
+        ``on_progress`` gets the call's ``notifications/progress``."""
+        result = await self.client.call_tool(
+            name,
+            arguments,
+            timeout=timeout,
+            on_status=on_status,
+            on_progress=on_progress,
+        )
+        return answer_to_wire(result)
+
+    async def start_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> DualHandle:
+        """Send ``tools/call`` and return a handle without waiting for the task."""
+        handle = await self.client.start_tool(name, arguments, on_progress=on_progress)
+        return DualHandle(handle)
+
+    def task(self, task_id: str) -> DualHandle:
+        """A handle for an existing task (fetched on first use)."""
+        return DualHandle(self.client.task(task_id))
+
+    async def resume(
+        self,
+        task_id: str,
+        *,
+        timeout: float | None = None,
+        on_status: StatusCallback | None = None,
+    ) -> dict[str, Any]:
+        """Continue waiting for a task created earlier and return its result object."""
+        return await self.task(task_id).result(timeout=timeout, on_status=on_status)
+
+    async def get_task(self, task_id: str) -> TaskState:
+        """The task's current state."""
+        return await self.client.get_task(task_id)
+
+    async def cancel_task(self, task_id: str) -> TaskState | None:
+        """Ask the server to cancel the task."""
+        return await self.client.cancel_task(task_id)
+
+    async def pending_tasks(self) -> list[StoredTask]:
+        """The stored tasks not yet seen terminal."""
+        return await self.client.pending_tasks()
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The server's tools (``tools/list``, every page)."""
+        return await self.client.list_tools()

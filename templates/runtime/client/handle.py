@@ -1,0 +1,261 @@
+"""One call and, when the server made one, its task: :class:`TaskHandle`, whose polling
+loop follows the task to its outcome."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
+
+from ..protocol import TaskSnapshot, TaskState
+from .codec import older, status_name
+from .errors import (
+    TaskCancelled,
+    TaskExpired,
+    TaskNotFound,
+    TasksClientError,
+    WaitTimeout,
+)
+from .transport import TransportError
+from .wait import nap
+
+if TYPE_CHECKING:
+    from .core import ClientCore
+
+__all__ = ["StatusCallback", "TaskHandle"]
+
+R = TypeVar("R")
+"""What a finished call yields: the tool's result in the revision's representation."""
+
+StatusCallback: TypeAlias = Callable[["TaskSnapshot"], object]
+"""Called with every new task snapshot (for a progress bar or a status line)."""
+
+
+class TaskHandle(Generic[R]):
+    """One call: its task (when the server created one) and, eventually, its result.
+
+    Iterate :meth:`snapshots` to follow the task, or await :meth:`result` to wait for
+    the outcome; both drive the same polling loop in the calling coroutine, so
+    cancelling that coroutine stops the wait (and sends ``tasks/cancel`` when the client
+    was built with ``cancel_on_abort=True``). A handle from ``client.task(task_id)``
+    fetches the task on first use.
+    """
+
+    def __init__(
+        self,
+        client: ClientCore[R],
+        task: TaskSnapshot | None,
+        *,
+        result: R | None = None,
+        task_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        model_immediate_response: str | None = None,
+        on_finish: Callable[[], object] | None = None,
+    ) -> None:
+        """Wrap a created task (or an immediate ``result``); use the client's methods
+        to get one."""
+        self._client = client
+        self.task: TaskSnapshot | None = task
+        """The latest snapshot of the task (``None`` without a task or before the
+        first fetch)."""
+        self.context = dict(context or {})
+        """What the client stored with the task ID (method, tool name, session)."""
+        self.model_immediate_response = model_immediate_response
+        """Text for the model while the task runs, when the server sent some."""
+        self._task_id = task.task_id if task is not None else task_id
+        self._result = result
+        self._error: BaseException | None = None
+        self._on_finish = on_finish
+        self._wake = asyncio.Event()
+        self._pending: TaskSnapshot | None = None
+        self._cancelled_here = False
+        self._seen: set[tuple[str, str, str | None]] = set()
+        self.answered: set[str] = set()
+        self.push_acknowledged = False
+        self.polls = 0
+        """How many ``tasks/get`` the running wait has sent."""
+
+    @property
+    def task_id(self) -> str | None:
+        """The task ID, or ``None`` when the server answered the call without a task."""
+        return self._task_id
+
+    @property
+    def done(self) -> bool:
+        """Whether the outcome is known."""
+        return self._result is not None or self._error is not None
+
+    @property
+    def answered_keys(self) -> frozenset[str]:
+        """The ``inputRequests`` keys already answered."""
+        return frozenset(self.answered)
+
+    def finish(self, result: R) -> None:
+        """Record the call's result (used by the revision's :class:`Wait`)."""
+        self._result = result
+
+    def fail(self, error: BaseException) -> None:
+        """Record the error the wait ends with (used by the revision's
+        :class:`Wait`)."""
+        self._error = error
+
+    def wake(self) -> None:
+        """Wake a running wait so that it looks at the task again."""
+        self._wake.set()
+
+    def push(self, task: TaskSnapshot) -> None:
+        """Deliver a snapshot that arrived by notification; a running wait picks it
+        up at once.
+
+        A snapshot older than the one waiting to be picked up or the latest one seen
+        (terminal, or an earlier ``lastUpdatedAt``) is dropped: when notifications
+        arrive faster than the wait runs, only the newest is kept, and a stale one
+        never hides the terminal state that came before it.
+        """
+        for newer in (self._pending, self.task):
+            if newer is not None and older(task, newer, self._client.tables):
+                return
+        self._pending = task
+        self._wake.set()
+
+    async def result(
+        self, *, timeout: float | None = None, on_status: StatusCallback | None = None
+    ) -> R:
+        """Wait for the tool's result.
+
+        Raises :class:`TaskFailed` (with the JSON-RPC error of the work),
+        :class:`TaskCancelled`, :class:`TaskNotFound`, :class:`TaskExpired`,
+        :class:`WaitTimeout`, or :class:`InvalidResponse`.
+        """
+        if not self.done:
+            async for snapshot in self.snapshots(timeout=timeout):
+                if on_status is not None:
+                    on_status(snapshot)
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+    async def snapshots(
+        self, *, timeout: float | None = None
+    ) -> AsyncIterator[TaskSnapshot]:
+        """Yield every new snapshot of the task until it is terminal, then stop.
+
+        The outcome is then available from :meth:`result` without further requests.
+        """
+        client, task_id = self._client, self._task_id
+        if self.done or task_id is None:
+            return
+        if self.task is None:
+            try:
+                self.task = await client.get_task(task_id)
+            except TaskNotFound:
+                await client.store.delete(task_id)
+                raise
+        deadline = None if timeout is None else client.clock() + timeout
+        wait = client.wait_for(self)
+        fresh: TaskSnapshot | None = self.task
+        poll_now = wait.poll_first(self.task)
+        last_poll = retry_at = client.clock()
+        failures = 0
+        finished = False
+        client.notifications.watch(task_id, self)
+        try:
+            await wait.start()
+            while True:
+                if fresh is not None:
+                    self.task, fresh = fresh, None
+                    key = (
+                        status_name(self.task.status),
+                        self.task.last_updated_at,
+                        self.task.status_message,
+                    )
+                    if key not in self._seen:
+                        self._seen.add(key)
+                        yield self.task
+                if self._cancelled_here:
+                    self._error = TaskCancelled(task_id, "cancelled by this client")
+                else:
+                    await wait.settle(self.task, status_name(self.task.status))
+                if not self.done and client.ttl_backstop and client.expired(self.task):
+                    self._error = TaskExpired(task_id)
+                if self.done:
+                    finished = True
+                    break
+                now = client.clock()
+                if deadline is not None and now >= deadline:
+                    raise WaitTimeout(task_id)
+                interval = client.poll_interval_of(self.task)
+                pushed = wait.pushed()
+                wake_at = max(last_poll + interval, retry_at)
+                if not poll_now and (pushed or now < wake_at):
+                    until = now + interval if pushed else wake_at
+                    if deadline is not None:
+                        until = min(until, deadline)
+                    await nap(client.sleep, until - now, self._wake, *wait.running())
+                    self._wake.clear()
+                    if self._pending is not None:
+                        fresh, self._pending = self._pending, None
+                        continue
+                    if pushed or client.clock() < wake_at:
+                        continue
+                poll_now = False
+                last_poll = client.clock()
+                self.polls += 1
+                try:
+                    fresh = await client.get_task(task_id)
+                    failures = 0
+                except TaskNotFound as error:
+                    finished = True
+                    self._error = error
+                    break
+                except TransportError:
+                    # A transient failure: poll again after a growing pause, within the
+                    # timeout.
+                    failures += 1
+                    if failures > client.transport_retries:
+                        raise
+                    retry_at = client.clock() + interval * 2 ** (failures - 1)
+        except asyncio.CancelledError:
+            if client.cancel_on_abort and client.can_cancel():
+                await asyncio.shield(self._cancel_quietly(task_id))
+                finished = True
+            raise
+        finally:
+            client.notifications.unwatch(task_id, self)
+            await wait.close()
+            if finished:
+                await client.store.delete(task_id)
+                if self._on_finish is not None:
+                    self._on_finish()
+
+    async def _cancel_quietly(self, task_id: str) -> None:
+        """Best-effort ``tasks/cancel`` while a wait is being aborted."""
+        try:
+            state = await self._client.cancel_task(task_id)
+        except Exception:
+            return
+        if state is not None:
+            self.task = state
+
+    async def cancel(self) -> TaskState | None:
+        """Send ``tasks/cancel``; return the task the server reports (when the revision
+        has one).
+
+        A running wait then ends with :class:`TaskCancelled`: at once when the server
+        reports no state and the client polls no further (``poll_after_cancel=False``),
+        otherwise when the server reports a terminal status (which need not be
+        ``cancelled``).
+        """
+        if self._task_id is None:
+            raise TasksClientError(
+                "the call was answered without a task; there is nothing to cancel"
+            )
+        state = await self._client.cancel_task(self._task_id)
+        if state is not None:
+            self.task = state
+            self.push(state)
+        elif not self._client.poll_after_cancel:
+            self._cancelled_here = True
+            self._wake.set()
+        return state

@@ -1,0 +1,175 @@
+"""What the server sends a client outside of answers: the part that routes
+notifications (:class:`NotificationRouter`: task states to the waits, progress to the
+callbacks, subscription acknowledgements to the subscribed wait) and the one that lets
+finished subscriptions end (:class:`ListenDrain`)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
+
+from ..jsonrpc import json_object
+from ..protocol import TaskSnapshot
+from ..revision import RevisionTables
+from .errors import InvalidResponse
+
+if TYPE_CHECKING:
+    from .handle import TaskHandle
+
+__all__ = ["LISTEN_DRAIN_S", "ListenDrain", "NotificationRouter", "ProgressCallback"]
+
+R = TypeVar("R")
+"""What a finished call yields: the tool's result in the revision's representation."""
+
+ProgressCallback: TypeAlias = Callable[[float, float | None, str | None], object]
+"""Called with ``(progress, total, message)`` for each ``notifications/progress`` of
+a call."""
+
+LISTEN_DRAIN_S = 2.0
+"""How long a finished wait's subscription is left for the server to end
+(``ClientCore.drain_listen``) before the client stops it."""
+
+_PROGRESS_KEYS = ("progress", "total", "message")
+
+
+class NotificationRouter(Generic[R]):
+    """Routes a client's notifications: status notifications to the handles waiting
+    for their task, ``notifications/progress`` to the call's callback, and
+    ``notifications/subscriptions/acknowledged`` to the subscribed wait; a
+    notification of a subscription the client does not hold is dropped.
+
+    ``decode`` reads a status notification's task (``InvalidResponse``: malformed).
+    """
+
+    def __init__(
+        self,
+        tables: RevisionTables,
+        decode: Callable[[Mapping[str, Any]], TaskSnapshot],
+    ) -> None:
+        """Route the notifications of the revision of ``tables``."""
+        self.tables = tables
+        self.decode = decode
+        self.watchers: dict[str, set[TaskHandle[R]]] = {}
+        """Task ID -> the handles waiting for it."""
+        self.progress: dict[str, ProgressCallback] = {}
+        """``progressToken`` -> the callback of its call."""
+        self.subscriptions: dict[str | int, TaskHandle[R]] = {}
+        """Open ``subscriptions/listen`` streams by request ID (= subscription ID)."""
+
+    def watch(self, task_id: str, handle: TaskHandle[R]) -> None:
+        """Route status notifications for ``task_id`` to ``handle`` (while it waits)."""
+        self.watchers.setdefault(task_id, set()).add(handle)
+
+    def unwatch(self, task_id: str, handle: TaskHandle[R]) -> None:
+        """Stop routing notifications for ``task_id`` to ``handle``."""
+        handles = self.watchers.get(task_id)
+        if handles is not None:
+            handles.discard(handle)
+            if not handles:
+                del self.watchers[task_id]
+
+    def track_progress(self, callback: ProgressCallback | None) -> str | None:
+        """Register a progress callback; return the ``progressToken`` to send
+        (``None``: none)."""
+        if callback is None:
+            return None
+        token = uuid.uuid4().hex
+        self.progress[token] = callback
+        return token
+
+    def forget_progress(self, token: str | None) -> None:
+        """Drop the progress callback registered under ``token``."""
+        if token is not None:
+            self.progress.pop(token, None)
+
+    def deliver(self, params: Mapping[str, Any]) -> None:
+        """Hand a status notification's task to the handles waiting for it
+        (malformed: dropped)."""
+        try:
+            task = self.decode(params)
+        except InvalidResponse:
+            return
+        for handle in list(self.watchers.get(task.task_id, ())):
+            handle.push(task)
+
+    async def on_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Route one notification (the transport's notification handler)."""
+        key = self.tables.meta_keys.get("SUBSCRIPTION_ID")
+        meta = json_object(params.get("_meta")) or {}
+        subscription = meta.get(key) if key is not None else None
+        held = (
+            self.subscriptions.get(subscription)
+            if isinstance(subscription, (str, int))
+            else None
+        )
+        notify = (
+            self.tables.method("notify") if self.tables.has_role("notify") else None
+        )
+        if method == "notifications/subscriptions/acknowledged":
+            listed = json_object(params.get("notifications")) or {}
+            ids = listed.get("taskIds")
+            if held is not None and isinstance(ids, list):
+                held.push_acknowledged = held.task_id in cast("list[object]", ids)
+        elif subscription is not None and held is None:
+            return
+        elif method == notify:
+            self.deliver(params)
+        elif method == "notifications/progress":
+            callback = self.progress.get(str(params.get("progressToken")))
+            progress, total, message = (params.get(k) for k in _PROGRESS_KEYS)
+            if callback is not None and isinstance(progress, (int, float)):
+                callback(
+                    float(progress),
+                    float(total) if isinstance(total, (int, float)) else None,
+                    message if isinstance(message, str) else None,
+                )
+
+
+class ListenDrain:
+    """The ``subscriptions/listen`` requests of finished waits, left running for the
+    server to end (a server may end such a stream once its tasks are terminal; the
+    connection then serves the next requests, where stopping it closes it)."""
+
+    def __init__(self) -> None:
+        """Nothing is being drained yet."""
+        self.listens_end: bool | None = None
+        """Whether the server ends a subscription's stream once its tasks ended (None:
+        not known yet)."""
+        self.draining: set[asyncio.Future[Any]] = set()
+
+    def drain(self, listen: asyncio.Future[Any]) -> bool:
+        """Leave ``listen`` running for the server to end.
+
+        Returns False, and the caller stops it, while the server is not known to end
+        such streams and another one is being drained, or once one was not ended
+        within ``LISTEN_DRAIN_S`` (that one is then stopped).
+        """
+        if self.listens_end is False or (self.listens_end is None and self.draining):
+            return False
+        self.draining.add(listen)
+        timer = asyncio.get_running_loop().call_later(
+            LISTEN_DRAIN_S, self._not_ended, listen
+        )
+
+        def drained(_: asyncio.Future[Any]) -> None:
+            timer.cancel()
+            self.draining.discard(listen)
+            if not listen.cancelled():
+                listen.exception()  # retrieved: a stream cut by the transport's close
+
+        listen.add_done_callback(drained)
+        return True
+
+    def _not_ended(self, listen: asyncio.Future[Any]) -> None:
+        """A drained subscription the server did not end in time: stop it and stop
+        draining the others."""
+        self.listens_end = False
+        listen.cancel()
+
+    async def close(self) -> None:
+        """Stop every subscription still being drained."""
+        for listen in list(self.draining):
+            listen.cancel()
+        await asyncio.gather(*self.draining, return_exceptions=True)

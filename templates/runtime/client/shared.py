@@ -1,0 +1,47 @@
+"""The public names that the clients of every revision share (errors, handles, input
+and callback types), as one list: the package's ``client`` module and the old
+``client_core`` module re-export them."""
+
+from __future__ import annotations
+
+from ..protocol import TaskSnapshot as TaskSnapshot
+from .codec import status_name as status_name
+from .errors import CapabilityNotDeclared as CapabilityNotDeclared
+from .errors import InvalidResponse as InvalidResponse
+from .errors import MethodNotFound as MethodNotFound
+from .errors import TaskAugmentationRequired as TaskAugmentationRequired
+from .errors import TaskCancelled as TaskCancelled
+from .errors import TaskEnded as TaskEnded
+from .errors import TaskExpired as TaskExpired
+from .errors import TaskFailed as TaskFailed
+from .errors import TaskNotFound as TaskNotFound
+from .errors import TaskRequired as TaskRequired
+from .errors import TasksClientError as TasksClientError
+from .errors import WaitTimeout as WaitTimeout
+from .handle import StatusCallback as StatusCallback
+from .handle import TaskHandle as TaskHandle
+from .inputs import InputContext as InputContext
+from .inputs import InputHandler as InputHandler
+from .notifications import ProgressCallback as ProgressCallback
+
+__all__: list[str] = [
+    "CapabilityNotDeclared",
+    "InputContext",
+    "InputHandler",
+    "InvalidResponse",
+    "MethodNotFound",
+    "ProgressCallback",
+    "StatusCallback",
+    "TaskCancelled",
+    "TaskEnded",
+    "TaskExpired",
+    "TaskFailed",
+    "TaskHandle",
+    "TaskNotFound",
+    "TaskAugmentationRequired",
+    "TaskRequired",
+    "TaskSnapshot",
+    "TasksClientError",
+    "WaitTimeout",
+    "status_name",
+]

@@ -1,0 +1,278 @@
+"""The client seam (the Tasks extension, ``mcp`` 2.x): :func:`client_extension` gives a
+``ClientExtension`` for ``mcp.client.Client(url, extensions=[...])``.
+
+A plain ``await client.call_tool(...)`` that the server answers with a task then runs
+this package's polling loop: input requests go to the host's elicitation, sampling
+and roots callbacks (or to handlers given here) and are delivered with
+``tasks/update``; the task ID is stored until the task ends; cancelling the call
+sends ``tasks/cancel``; the ordinary ``CallToolResult`` is returned.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+from typing import Any, Literal, cast
+
+from ..client_core import (
+    ClientCore,
+    InputContext,
+    InputHandler,
+    StatusCallback,
+    TaskFailed,
+    TaskHandle,
+    answer_to_wire,
+)
+from ..jsonrpc import JsonRpcError
+from ..task_ids import SqliteTaskIdStore, TaskIdStore
+from ..transport import NotificationHandler, RequestHandler, RequestId
+from .shared import extension_tables, forward_to_seam, module, wire
+
+__all__ = ["ClientSeam", "SdkTransport", "client_extension"]
+
+
+def _extension_client() -> type[ClientCore[Any]]:
+    """The client class of the package's Tasks extension revision."""
+    extension_tables("client_extension")
+    adapter = importlib.import_module("..client_ext", __package__)
+    return cast(type[ClientCore[Any]], adapter.TasksClient)
+
+
+class SdkTransport:
+    """This package's ``Transport`` over an ``mcp`` 2.x ``ClientSession``.
+
+    Requests go through ``ClientSession.send_request`` (the session adds its ``_meta``
+    and the ``Mcp-Name`` header from ``taskId``); the modern protocol has no back
+    channel, so no notifications or server requests arrive here.
+    """
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self._error_type: Any = getattr(module("mcp.shared.exceptions"), "MCPError")
+
+    def set_handlers(
+        self, on_notification: NotificationHandler, on_request: RequestHandler
+    ) -> None:
+        """Nothing to route: results are all that arrive."""
+
+    async def request(
+        self, request_id: RequestId, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Send one request through the session; SDK errors become ``JsonRpcError``."""
+        request = _raw_request_type()(method=method, params=params)
+        try:
+            result = await self.session.send_request(request, _object_adapter())
+        except self._error_type as error:
+            raise JsonRpcError(error.code, error.message, error.data) from None
+        return cast(dict[str, Any], result)
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """The modern protocol sends no client notifications: dropped."""
+
+    async def aclose(self) -> None:
+        """The session belongs to the SDK's ``Client``: left open."""
+
+
+@functools.cache
+def _raw_request_type() -> Any:
+    """A ``mcp_types.Request`` subclass for any method, naming the task in
+    ``Mcp-Name``."""
+    base: Any = getattr(module("mcp_types"), "Request")
+    task_id = extension_tables("client_extension").task_fields["task_id"]
+    namespace = {"name_param": task_id, "__module__": __name__}
+    return type("TasksRequest", (base[dict[str, Any], str],), namespace)
+
+
+@functools.cache
+def _object_adapter() -> Any:
+    pydantic: Any = importlib.import_module("pydantic")
+    return pydantic.TypeAdapter(dict[str, Any])
+
+
+@functools.cache
+def _claim_model() -> Any:
+    """The claimed ``tools/call`` result: ``resultType: "task"`` with the task's
+    fields."""
+    result: Any = getattr(module("mcp_types"), "Result")
+    pydantic: Any = importlib.import_module("pydantic")
+    namespace = {
+        "__module__": __name__,
+        "__annotations__": {"result_type": Literal["task"]},
+        "model_config": pydantic.ConfigDict(extra="allow"),
+    }
+    return type("CreateTaskClaim", (result,), namespace)
+
+
+def _session_handler(session: Any) -> InputHandler:
+    """An input handler that asks the SDK session's own callbacks (the host's)."""
+    types: Any = module("mcp_types")
+    context_type: Any = getattr(module("mcp.client.session"), "ClientRequestContext")
+    adapter: Any = getattr(importlib.import_module("pydantic"), "TypeAdapter")(
+        types.InputRequest
+    )
+
+    async def ask(request: InputContext) -> dict[str, Any] | None:
+        sdk_request = adapter.validate_python(
+            {"method": request.method, "params": request.params}
+        )
+        key = request.key or f"task-{request.task_id}"
+        answer = await session.dispatch_input_request(
+            context_type(session=session, request_id=key), sdk_request
+        )
+        if isinstance(answer, types.ErrorData):
+            raise JsonRpcError(answer.code, answer.message, answer.data)
+        return wire(answer)
+
+    return ask
+
+
+class ClientSeam:
+    """What :func:`client_extension` adds to an SDK ``Client``; its instance is
+    ``extension.seam``.
+
+    ``handles`` maps the task IDs of calls being waited for to their ``TaskHandle``
+    (``snapshots()`` for a progress display, ``cancel()``); ``on_task`` is called with
+    each new handle. The other options are :class:`ClientCore`'s
+    (``default_poll_interval``, ``poll_after_cancel``, ``transport_retries``, ...).
+    """
+
+    def __init__(
+        self,
+        *,
+        store: TaskIdStore | None = None,
+        elicitation_handler: InputHandler | None = None,
+        sampling_handler: InputHandler | None = None,
+        roots_handler: InputHandler | None = None,
+        on_task: Callable[[TaskHandle[Any]], object] | None = None,
+        on_status: StatusCallback | None = None,
+        cancel_on_abort: bool = True,
+        **client_options: Any,
+    ) -> None:
+        self.store: TaskIdStore = store if store is not None else SqliteTaskIdStore()
+        self.elicitation_handler = elicitation_handler
+        self.sampling_handler = sampling_handler
+        self.roots_handler = roots_handler
+        self.on_task = on_task
+        self.on_status = on_status
+        self.client_options = dict(client_options, cancel_on_abort=cancel_on_abort)
+        self.handles: dict[str, TaskHandle[Any]] = {}
+
+    def tasks_client(self, session: Any) -> ClientCore[Any]:
+        """A ``TasksClient`` speaking through ``session`` (an ``mcp`` 2.x
+        ``ClientSession``)."""
+        fallback = _session_handler(session)
+        return _extension_client()(
+            SdkTransport(session),
+            store=self.store,
+            elicitation_handler=self.elicitation_handler or fallback,
+            sampling_handler=self.sampling_handler or fallback,
+            roots_handler=self.roots_handler or fallback,
+            **self.client_options,
+        )
+
+    def claims(self) -> list[Any]:
+        """The ``ResultClaim`` for ``resultType: "task"`` on ``tools/call``."""
+        claim: Any = getattr(module("mcp.client.extension"), "ResultClaim")
+        return [claim(result_type="task", model=_claim_model(), resolve=self.resolve)]
+
+    async def resolve(self, claimed: Any, ctx: Any) -> Any:
+        """Wait for the task of a ``tools/call`` and return its ``CallToolResult``."""
+        client = self.tasks_client(ctx.session)
+        handle = await client.adopt(wire(claimed), str(ctx.tool_name))
+        return await self._finish(handle, ctx.read_timeout_seconds)
+
+    async def resume(
+        self, client: Any, task_id: str, *, timeout: float | None = None
+    ) -> Any:
+        """Continue waiting for a stored task (for example after the process was
+        killed) through ``client`` (an ``mcp.client.Client`` or its ``ClientSession``).
+        """
+        session = getattr(client, "session", client)
+        handle = self.tasks_client(session).task(task_id)
+        return await self._finish(handle, timeout)
+
+    async def pending(self) -> list[str]:
+        """The IDs of stored tasks not yet seen ending."""
+        return [task.task_id for task in await self.store.pending()]
+
+    async def cancel(self, task_id: str) -> None:
+        """Cancel a task being waited for (``tasks/cancel``); its call raises
+        ``TaskCancelled``."""
+        await self.handles[task_id].cancel()
+
+    async def _finish(self, handle: TaskHandle[Any], timeout: float | None) -> Any:
+        types: Any = module("mcp_types")
+        error_type: Any = getattr(module("mcp.shared.exceptions"), "MCPError")
+        task_id = handle.task_id
+        if task_id is not None:
+            self.handles[task_id] = handle
+            if self.on_task is not None:
+                self.on_task(handle)
+        try:
+            result = await handle.result(timeout=timeout, on_status=self.on_status)
+        except TaskFailed as failure:
+            raise error_type(failure.code, failure.message, failure.data) from failure
+        finally:
+            if task_id is not None:
+                self.handles.pop(task_id, None)
+        return types.CallToolResult.model_validate(
+            answer_to_wire(result), by_name=False
+        )
+
+
+def client_extension(
+    *,
+    store: TaskIdStore | None = None,
+    elicitation_handler: InputHandler | None = None,
+    sampling_handler: InputHandler | None = None,
+    roots_handler: InputHandler | None = None,
+    on_task: Callable[[TaskHandle[Any]], object] | None = None,
+    on_status: StatusCallback | None = None,
+    cancel_on_abort: bool = True,
+    **client_options: Any,
+) -> Any:
+    """A ``ClientExtension`` for ``mcp.client.Client(url, extensions=[...])``
+    (``mcp>=2.3``).
+
+    Input handlers left out use the ``Client``'s own callbacks
+    (``elicitation_callback``, ``sampling_callback``, ``list_roots_callback``).
+    ``store`` keeps task IDs (SQLite file by default); ``on_task`` gets each new
+    ``TaskHandle``; ``on_status`` each snapshot. The extension object forwards
+    :class:`ClientSeam`'s methods (``resume``, ``pending``, ``cancel``, ``handles``).
+    """
+    extension_tables("client_extension")
+    seam = ClientSeam(
+        store=store,
+        elicitation_handler=elicitation_handler,
+        sampling_handler=sampling_handler,
+        roots_handler=roots_handler,
+        on_task=on_task,
+        on_status=on_status,
+        cancel_on_abort=cancel_on_abort,
+        **client_options,
+    )
+    return _client_extension_type()(seam)
+
+
+@functools.cache
+def _client_extension_type() -> Any:
+    base: Any = getattr(module("mcp.client.extension"), "ClientExtension")
+
+    def init(self: Any, seam: ClientSeam) -> None:
+        self.seam = seam
+
+    def claims(self: Any) -> list[Any]:
+        return cast(ClientSeam, self.seam).claims()
+
+    namespace = {
+        "__module__": __name__,
+        "__doc__": (
+            "The Tasks extension for ``mcp.client.Client`` (see ``client_extension``)."
+        ),
+        "identifier": extension_tables("client_extension").extension_id,
+        "__init__": init,
+        "claims": claims,
+        "__getattr__": forward_to_seam,
+    }
+    return type("TasksClientExtension", (base,), namespace)
