@@ -58,7 +58,7 @@ def serve(redis_url: str, port: int, dump_path: str) -> None:
     from mcp_tasks_ext.asgi import serve as serve_http
 
     server = server_ext.build_server(None, redis_url=redis_url)
-    listen = server._routes["subscriptions/listen"]
+    listen = server.dispatcher.routes["subscriptions/listen"]
     streams: dict[Any, dict[str, Any]] = {}
 
     async def probed(call: Any) -> dict[str, Any]:
@@ -86,21 +86,21 @@ def serve(redis_url: str, port: int, dump_path: str) -> None:
         finally:
             streams.pop(call.request_id, None)
 
-    server._routes["subscriptions/listen"] = probed
+    server.dispatcher.routes["subscriptions/listen"] = probed
 
     # what happened to each task: its states published here (with how many
     # subscriptions followed it then) and its reads from the store (by whom)
     history: dict[str, list[list[Any]]] = defaultdict(list)
-    published = server._published
+    published = server.published
 
     async def published_probed(record: Any) -> None:
-        followers = len(server._listeners.get(record.task_id, ()))
+        followers = len(server.notifications.listeners.get(record.task_id, ()))
         history[record.task_id].append(
             ["published", record.status, record.updated_at, followers, time.time()]
         )
         await published(record)
 
-    server._published = published_probed  # type: ignore[method-assign]
+    server.published = published_probed  # type: ignore[method-assign]
     store = server.store
     get = store.get
 
@@ -134,7 +134,7 @@ def serve(redis_url: str, port: int, dump_path: str) -> None:
                 }
                 for s in subscriptions
             ]
-            for task_id, subscriptions in server._listeners.items()
+            for task_id, subscriptions in server.notifications.listeners.items()
         }
         followed = {i for v in streams.values() for i in (v["ids"] or [])}
         state = {

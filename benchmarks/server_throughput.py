@@ -905,7 +905,7 @@ async def child_rss(store: str, count: int) -> dict[str, Any]:
                 batch.append(task_id)
                 if len(batch) == 500 or index == count - 1:
                     while (
-                        server._workers
+                        server.lifecycle.workers
                     ):  # let the workers finish, as a real load would
                         await asyncio.sleep(0.001)
                     for _ in range(2):

@@ -166,7 +166,8 @@ def canonical_sha256(raw: Any) -> str:
     whitespace, non-ASCII kept as UTF-8. A pure reorder of ``$defs`` or a reformat of
     the file keeps the hash, so ``--check`` calls such a package up to date."""
     text = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # A lone surrogate (``"\ud800"`` in the JSON) is kept as its own bytes.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _too_large() -> str:

@@ -677,7 +677,7 @@ def check(
         variant_union=profile.variant_union,
         suffix=profile.suffix,
         client_runtime=profile.runtime[0].removesuffix(".py").replace("/", "."),
-        server_runtime=profile.runtime[1].removesuffix(".py"),
+        server_runtime=profile.runtime[1].removesuffix(".py").replace("/", "."),
         snapshot=snapshot,
         model_imports=tuple(
             sorted(set(variant_names) | extra_names | {m.message for m in methods})

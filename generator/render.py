@@ -226,7 +226,9 @@ REVISION_DIR = "revision"
 SINGLE_ONLY = frozenset({"models.py"})
 """Package-level files only a one-revision package has (``models`` re-exports its
 models)."""
-DUAL_RUNTIME = frozenset({"client/dual.py", "client_dual.py", "server_dual.py"})
+DUAL_RUNTIME = frozenset(
+    {"client/dual.py", "client_dual.py", "server/dual.py", "server_dual.py"}
+)
 """Runtime files only a package of several revisions has."""
 
 

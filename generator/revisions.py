@@ -173,7 +173,12 @@ _PROFILE_2025_11_25 = Profile(
         "TaskMetadata",
     ),
     suffix="2025",
-    runtime=("client/rev_2025.py", "server_2025.py", "client_2025.py"),
+    runtime=(
+        "client/rev_2025.py",
+        "server/rev_2025.py",
+        "client_2025.py",
+        "server_2025.py",
+    ),
     params_fields={
         "get": ("taskId",),
         "result": ("taskId",),
@@ -282,7 +287,12 @@ _PROFILE_EXTENSION = Profile(
         "WorkingTask",
     ),
     suffix="ext",
-    runtime=("client/rev_ext.py", "server_ext.py", "client_ext.py"),
+    runtime=(
+        "client/rev_ext.py",
+        "server/rev_ext.py",
+        "client_ext.py",
+        "server_ext.py",
+    ),
     variant_fields={
         "input_required": ("inputRequests",),
         "completed": ("result",),

@@ -18,8 +18,10 @@ and a new request ``tasks/result`` (``params.taskId``; an open
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
-from typing import Any
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
 Schema = dict[str, Any]
 STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
@@ -197,3 +199,153 @@ EDITS: dict[str, Callable[[Schema], Schema]] = {
     "e_no_update": remove_tasks_update,
     "f_result": add_tasks_result,
 }
+
+
+# -- cases: an edit, how it is generated, and what user code and tools it comes with --
+
+Revision = Literal["2025", "ext"]
+"""Which embedded schema an edit starts from."""
+
+SCHEMA_FILES: dict[Revision, str] = {
+    "2025": "schema/2025-11-25/schema.json",
+    "ext": "schema/ext-2026-07-28/schema.json",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One schema edit as a test case.
+
+    ``edits`` maps the embedded schema(s) the package is generated from to the edit
+    applied to each (one entry: a one-revision package; both: a package of both
+    revisions). ``args`` are extra ``mcptasks-gen generate`` options. When
+    ``refused`` is set, generation must stop with exit 2 and a one-line message
+    containing it; otherwise the package ``p_<name>`` is generated with the others
+    into one folder, type-checked together with ``user_code`` (a snippet of typed
+    user code importing from ``p_<name>``: give its names unique aliases), and
+    ``tools`` (server code registering tools on ``server``, formatted with
+    ``{pkg}``) is served by a real server process for the case's end-to-end test.
+    """
+
+    name: str
+    edits: Mapping[Revision, Callable[[Schema], Schema]]
+    args: tuple[str, ...] = ()
+    user_code: str = ""
+    tools: str = ""
+    refused: str | None = None
+
+    @property
+    def package(self) -> str:
+        return f"p_{self.name}"
+
+
+def _ext(
+    edit: Callable[[Schema], Schema],
+) -> dict[Revision, Callable[[Schema], Schema]]:
+    return {"ext": edit}
+
+
+_PAUSED_CODE = """\
+from p_a_paused.protocol import ACTIVE_STATUSES, StatusName
+from p_a_paused.server import ToolContext as PausedContext
+
+
+async def pause(ctx: PausedContext) -> None:
+    status: StatusName = "paused"
+    assert status in ACTIVE_STATUSES
+    await ctx.set_status(status)
+"""
+
+_PAUSED_TOOLS = """
+@server.tool(task_support="required")
+async def pausing(ctx: ToolContext, arguments: dict) -> str:
+    await ctx.set_status("paused", "waiting for the gate")
+    await gate.wait()
+    await ctx.set_status("working", "going on")
+    return "done after pause"
+"""
+
+_PROGRESS_CODE = """\
+from p_b_progress.protocol import TaskFields
+from p_b_progress.server import ToolContext as ProgressContext
+
+
+async def report(ctx: ProgressContext) -> None:
+    await ctx.set_fields(TaskFields(progress=0.5))
+"""
+
+_PROGRESS_TOOLS = """
+from {pkg}.protocol import TaskFields
+
+@server.tool(task_support="required")
+async def counting(ctx: ToolContext, arguments: dict) -> str:
+    await ctx.set_fields(TaskFields(progress=0.5))
+    await gate.wait()
+    return "counted"
+"""
+
+_LIST_CODE = """\
+from p_d_list.client import TasksClient as ListClient
+from p_d_list.models import ListTasksResult
+from p_d_list.server import TasksServer as ListServer
+
+
+async def page(client: ListClient) -> ListTasksResult:
+    return await client.tasks_list(cursor="abc")
+
+
+def serve() -> ListServer:
+    return ListServer("listing", enable_list=True, page_size=10)
+"""
+
+_LIST_TOOLS = """
+server.enable_list = True
+server.page_size = 2
+
+@server.tool(task_support="required")
+async def quick(ctx: ToolContext, arguments: dict) -> str:
+    return "quick"
+"""
+
+_ASKING_TOOLS = """
+@server.tool(task_support="required")
+async def asking(ctx: ToolContext, arguments: dict) -> str:
+    answer = await ctx.elicit("Go on?", {{"type": "object", "properties": {{}}}})
+    return f"answered {{answer}}"
+"""
+
+ROUND_1: tuple[Case, ...] = (
+    Case(
+        "a_paused",
+        _ext(add_paused_status),
+        args=("--status", "paused=active"),
+        user_code=_PAUSED_CODE,
+        tools=_PAUSED_TOOLS,
+    ),
+    Case(
+        "b_progress",
+        _ext(add_progress_field),
+        user_code=_PROGRESS_CODE,
+        tools=_PROGRESS_TOOLS,
+    ),
+    Case("c_rename", _ext(rename_poll_interval), refused='"pollIntervalMs"'),
+    Case("d_list", _ext(add_tasks_list), user_code=_LIST_CODE, tools=_LIST_TOOLS),
+    Case("e_no_update", _ext(remove_tasks_update), tools=_ASKING_TOOLS),
+    Case("f_result", _ext(add_tasks_result)),
+)
+"""The first round's edits (their tests are in ``test_spec_edits.py``)."""
+
+CASE_MODULES: tuple[str, ...] = ()
+"""Modules with more cases (each has ``CASES: tuple[Case, ...]``), one a topic."""
+
+
+def all_cases() -> dict[str, Case]:
+    """Every case by name: the first round's and those of ``CASE_MODULES``."""
+    cases = list(ROUND_1)
+    for name in CASE_MODULES:
+        cases += importlib.import_module(name).CASES
+    found: dict[str, Case] = {}
+    for case in cases:
+        assert case.name not in found, f"two cases are named {case.name}"
+        found[case.name] = case
+    return found

@@ -13,7 +13,7 @@ its result model as the return type::
             state = await client.tasks_get(task_id=handle.task_id)
         result = await handle.result()
 
-``TasksServer`` is the runtime's server of this revision (``server_ext``:
+``TasksServer`` is the runtime's server of this revision (``server.rev_ext``:
 tools, task store, dispatcher, workers) with the schema's dispatch table. The runtime
 serves the methods it has a role for; every other request method of the schema gets a
 typed ``on_<method>`` registration and answers ``-32601`` until a handler is registered.
@@ -31,8 +31,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
-from . import server_ext as _server
 from .client import rev_ext as _client
+from .server import rev_ext as _server
 from .models_ext import (
     CancelTaskRequestParams,
     CancelTaskResult,
@@ -44,7 +44,7 @@ from .models_ext import (
     UpdateTaskRequestParams,
     UpdateTaskResult,
 )
-from .server_core import HandlerContext
+from .server.info import HandlerContext
 
 __all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksClient", "TasksServer"]
 

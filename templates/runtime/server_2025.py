@@ -1,35 +1,25 @@
-"""Server adapter for MCP revision 2025-11-25 with its experimental Tasks.
-
-Only what the tables cannot say is left here: the ``initialize`` handshake (sessions
-themselves are in the core), the cancelled task's status message and ``isError``
-failing a task. The rest is in ``server_core``, chosen by the tables: dispatch, workers,
-the mechanisms of the Tasks roles, ``params.task`` and ``execution.taskSupport``
-(``task_request_field``) and the capabilities ``initialize`` declares
-(``server_capabilities``); the hosting in the official SDKs is in ``sdk``.
-"""
+"""The server adapter for MCP revision 2025-11-25, now ``server.rev_2025`` (this module
+re-exports its names where they were)."""
 
 from __future__ import annotations
 
-from typing import Any, cast
-
-from .protocol_2025 import PROTOCOL_VERSION, TABLES
-from .server_core import (
-    INVALID_PARAMS,
-    AuditEvent,
-    AuditHook,
-    Authenticate,
-    Call,
-    JsonRpcError,
-    Limits,
-    RateLimiter,
-    RequestInfo,
-    Route,
-    Session,
-    TaskServerCore,
-    Tool,
-    ToolContext,
-    ToolError,
-)
+from .jsonrpc import INVALID_PARAMS as INVALID_PARAMS
+from .protocol_2025 import TABLES as TABLES
+from .server.core import TaskServerCore as TaskServerCore
+from .server.dispatch import Call as Call
+from .server.rev_2025 import PROTOCOL_VERSION as PROTOCOL_VERSION
+from .server.rev_2025 import AuditEvent as AuditEvent
+from .server.rev_2025 import AuditHook as AuditHook
+from .server.rev_2025 import Authenticate as Authenticate
+from .server.rev_2025 import JsonRpcError as JsonRpcError
+from .server.rev_2025 import Limits as Limits
+from .server.rev_2025 import RateLimiter as RateLimiter
+from .server.rev_2025 import RequestInfo as RequestInfo
+from .server.rev_2025 import Session as Session
+from .server.rev_2025 import TasksServer as TasksServer
+from .server.rev_2025 import Tool as Tool
+from .server.rev_2025 import ToolContext as ToolContext
+from .server.rev_2025 import ToolError as ToolError
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -45,47 +35,3 @@ __all__ = [
     "ToolContext",
     "ToolError",
 ]
-
-
-class TasksServer(TaskServerCore):
-    """A 2025-11-25 Tasks server: tools, task store, sessions, dispatcher, workers.
-
-    ``store`` defaults to ``SQLiteTaskStore("mcp-tasks.sqlite3")``. ``authenticate``
-    maps each request to the principal that owns the tasks it creates; ``tasks/list``
-    is offered only when requestors can be told apart (``enable_list``, by default
-    whether ``authenticate`` is set). ``task_mismatch_code`` is the error for a
-    ``params.task`` that the tool's ``taskSupport`` does not allow (``-32601`` by
-    default; ``-32600`` is also allowed by the spec). At start, ``recover_orphans``
-    fails every task a crashed process left unfinished in the store. Replicas sharing
-    a ``ReplicaStore`` (Redis) ignore it: they fail only the tasks whose worker lease
-    ran out (see ``Limits.lease_s``) and pass cancellations and status changes to
-    each other, so ``tasks/result`` on one replica follows a worker on another.
-    """
-
-    tables = TABLES
-
-    uses_sessions = True
-    cancel_message = "The task was cancelled by request."
-
-    def _revision_routes(self) -> dict[str, Route]:
-        return {"initialize": self._initialize}
-
-    async def _initialize(self, call: Call) -> dict[str, Any]:
-        """Record the client's capabilities; declare ours."""
-        capabilities = call.params.get("capabilities")
-        if not isinstance(capabilities, dict):
-            raise JsonRpcError(INVALID_PARAMS, "params.capabilities must be an object")
-        if call.session is not None:
-            call.session.client_capabilities = cast(dict[str, Any], capabilities)
-        result: dict[str, Any] = {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": self.capabilities(),
-            "serverInfo": {"name": self.name, "version": self.version},
-        }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
-        return result
-
-    def _failed_result(self, result: dict[str, Any]) -> bool:
-        """An ``isError`` result fails its task."""
-        return bool(result.get("isError"))

@@ -1,35 +1,24 @@
-"""Server adapter for the MCP Tasks extension ``io.modelcontextprotocol/tasks``.
-
-Only what the tables cannot say is left here (core protocol 2026-07-28):
-``server/discover``, a listing's cache hints (``ttlMs``, ``cacheScope``) and the wording
-of ``-32021`` for a request that did not declare the extension. The rest is in
-``server_core``, chosen by the tables: the per-request ``_meta`` and the extension gate
-(``meta_keys``, ``extension_id``), the server deciding which calls run as tasks (no
-``task_request_field``), ``resultType`` and MRTR preflight (``result_kind_field``),
-``subscriptions/listen``, the routing headers and the HTTP status of each error code,
-with dispatch, workers and the Tasks roles; the hosting in the official SDKs is in
-``sdk``."""
+"""The server adapter for the MCP Tasks extension, now ``server.rev_ext`` (this module
+re-exports its names where they were)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from .protocol_ext import EXTENSION_ID, PROTOCOL_VERSION, TABLES
-from .server_core import (
-    AuditEvent,
-    AuditHook,
-    Authenticate,
-    Call,
-    JsonRpcError,
-    Limits,
-    RateLimiter,
-    RequestInfo,
-    Route,
-    TaskServerCore,
-    Tool,
-    ToolContext,
-    ToolError,
-)
+from .protocol_ext import TABLES as TABLES
+from .server.core import TaskServerCore as TaskServerCore
+from .server.dispatch import Call as Call
+from .server.rev_ext import EXTENSION_ID as EXTENSION_ID
+from .server.rev_ext import PROTOCOL_VERSION as PROTOCOL_VERSION
+from .server.rev_ext import AuditEvent as AuditEvent
+from .server.rev_ext import AuditHook as AuditHook
+from .server.rev_ext import Authenticate as Authenticate
+from .server.rev_ext import JsonRpcError as JsonRpcError
+from .server.rev_ext import Limits as Limits
+from .server.rev_ext import RateLimiter as RateLimiter
+from .server.rev_ext import RequestInfo as RequestInfo
+from .server.rev_ext import TasksServer as TasksServer
+from .server.rev_ext import Tool as Tool
+from .server.rev_ext import ToolContext as ToolContext
+from .server.rev_ext import ToolError as ToolError
 
 __all__ = [
     "EXTENSION_ID",
@@ -45,54 +34,3 @@ __all__ = [
     "ToolContext",
     "ToolError",
 ]
-
-
-class TasksServer(TaskServerCore):
-    """A Tasks-extension server: tools, task store, dispatcher and worker runtime.
-
-    ``store`` defaults to ``SQLiteTaskStore("mcp-tasks.sqlite3")``. ``authenticate``
-    maps each request to a principal that owns the tasks it creates. Use
-    ``async with server:`` (or ``start``/``close``) around serving. At start,
-    ``recover_orphans`` fails every task a crashed process left unfinished in the
-    store. Replicas sharing a ``ReplicaStore`` (Redis) ignore it: they fail only the
-    tasks whose worker lease ran out (see ``Limits.lease_s``) and pass cancellations,
-    input answers and status notifications to each other.
-
-    Over HTTP, every request must carry ``MCP-Protocol-Version`` and ``Mcp-Method``,
-    and ``Mcp-Name`` where it names a target (``tools/call``, ``prompts/get``,
-    ``resources/read``), all matching the body; a request without them is refused with
-    -32020 (HTTP 400), as SEP-2243 requires. ``Mcp-Name`` on ``tasks/*`` must match
-    ``taskId`` when sent; ``require_routing_headers=True`` also refuses ``tasks/*``
-    without it (the extension's MUST; off by default because fastmcp 4.1.4 omits it),
-    and ``require_routing_headers=False`` accepts requests without headers (clients
-    older than SEP-2243), still refusing headers that do not match.
-    """
-
-    tables = TABLES
-
-    def _revision_routes(self) -> dict[str, Route]:
-        return {"server/discover": self._discover}
-
-    def _tasks_not_declared(self, detail: str) -> JsonRpcError:
-        """``-32021`` naming the Tasks extension as the missing capability."""
-        return JsonRpcError(
-            self.tables.error_codes["MISSING_REQUIRED_CLIENT_CAPABILITY"],
-            f"Missing required client capability: {detail} needs the"
-            f" {EXTENSION_ID} extension declared in this request's clientCapabilities",
-            {"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}},
-        )
-
-    def _listing(self, tools: list[dict[str, Any]]) -> dict[str, Any]:
-        return self._complete({"tools": tools, "ttlMs": 0, "cacheScope": "private"})
-
-    async def _discover(self, call: Call) -> dict[str, Any]:
-        """The ``server/discover`` result advertising the extension."""
-        result: dict[str, Any] = {
-            "supportedVersions": [PROTOCOL_VERSION],
-            "capabilities": self.capabilities(),
-            "ttlMs": 0,
-            "cacheScope": "private",
-        }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
-        return self._complete(result)

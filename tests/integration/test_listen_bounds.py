@@ -285,7 +285,9 @@ async def test_listen_ids_and_open_listens_are_bounded_per_principal(
                         "taskIds": [theirs]
                     }
             # the streams closed: alice may listen again
-            await until(lambda: not h.server._listens, what="listens released")
+            await until(
+                lambda: not h.server.notifications.listens, what="listens released"
+            )
             async with open_listen(client, h.url, h.listen(mine), "alice") as stream:
                 await stream.next_event()
     assert too_many.json()["error"]["code"] == -32602, too_many.json()
@@ -313,17 +315,18 @@ async def test_subscription_tables_are_empty_after_listens_end(
                             )
                             await stream.next_event()  # acknowledged: registered
                     followed = {t for ids in tasks.values() for t in ids[1:]}
-                    assert set(h.server._listeners) == followed
+                    assert set(h.server.notifications.listeners) == followed
                     assert all(
                         len(subs) == MAX_LISTENS
-                        for subs in h.server._listeners.values()
+                        for subs in h.server.notifications.listeners.values()
                     )
-                    assert h.server._listens == {
+                    assert h.server.notifications.listens == {
                         f"principal:{p}": MAX_LISTENS for p in principals
                     }
                 # the client closed every stream: the server lets go of all of it
                 await until(
-                    lambda: not h.server._listeners and not h.server._listens,
+                    lambda: not h.server.notifications.listeners
+                    and not h.server.notifications.listens,
                     what="subscription tables empty",
                 )
             # listens that end on the server's side (their tasks are done) as well
@@ -336,9 +339,14 @@ async def test_subscription_tables_are_empty_after_listens_end(
                 ]
                 for stream in opened:
                     await stream.next_event()
-                assert h.server._listeners and h.server._listens
+                assert (
+                    h.server.notifications.listeners and h.server.notifications.listens
+                )
                 h.gate.set()
                 for stream in opened:
                     while await stream.next_event() is not None:
                         pass
-                assert not h.server._listeners and not h.server._listens
+                assert (
+                    not h.server.notifications.listeners
+                    and not h.server.notifications.listens
+                )

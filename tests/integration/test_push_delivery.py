@@ -139,13 +139,13 @@ class Scene:
             await self.gate.wait()
             return "released"
 
-        listen = self.server._routes["subscriptions/listen"]
+        listen = self.server.dispatcher.routes["subscriptions/listen"]
 
         async def listen_noted(call: Call) -> dict[str, Any]:
             self.listening.add(asyncio.current_task())
             return await listen(call)
 
-        self.server._routes["subscriptions/listen"] = listen_noted
+        self.server.dispatcher.routes["subscriptions/listen"] = listen_noted
 
     def hold_the_subscription_read(self, task_id: str) -> None:
         """Hold the subscription's read of ``task_id`` made once it follows the task,
@@ -153,7 +153,7 @@ class Scene:
         server = self.server
         self.store.hold = lambda tid: (
             tid == task_id
-            and tid in server._listeners
+            and tid in server.notifications.listeners
             and asyncio.current_task() in self.listening
         )
 
@@ -335,7 +335,7 @@ async def test_subscribed_waits_keep_their_connections() -> None:
                 result = await asyncio.wait_for(waiting, DEADLINE_S)
                 assert result["content"][0]["text"] == "released"
                 await until(
-                    lambda: not server._listeners,
+                    lambda: not server.notifications.listeners,
                     timeout=DEADLINE_S,
                     what="the server ended the subscription",
                 )

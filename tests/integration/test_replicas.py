@@ -373,7 +373,7 @@ async def test_complete_versus_cancel_races_end_in_one_terminal_state(
             await handle(b, "tasks/cancel", taskId=created["taskId"])
         # every worker has ended, so every losing worker has tried its write
         await until(
-            lambda: not a._workers and not b._workers,
+            lambda: not a.lifecycle.workers and not b.lifecycle.workers,
             timeout=10,
             what="every worker ended",
         )

@@ -45,91 +45,39 @@ from typing import Any
 
 import pytest
 
-from tests.spec_edits import EDITS
-from tests.support.procs import free_port, run_server
+from tests.spec_edits import EDITS, Case, all_cases
+from tests.support import spec_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 EXT_SCHEMA = ROOT / "schema" / "ext-2026-07-28" / "schema.json"
 BIN = Path(sys.executable).parent
-CLASSIFY = {"a_paused": ["--status", "paused=active"]}
-RUNNING = ["a_paused", "b_progress", "d_list", "e_no_update", "f_result"]
+CASES = all_cases()
 
 pytestmark = pytest.mark.anyio
 
 
 def _generate(out: Path, name: str) -> subprocess.CompletedProcess[str]:
-    raw = EDITS[name](json.loads(EXT_SCHEMA.read_text()))
-    schema = out / f"{name}.schema.json"
-    schema.write_text(json.dumps(raw, indent=2))
-    command = [
-        str(BIN / "mcptasks-gen"),
-        "generate",
-        str(schema),
-        "-o",
-        str(out),
-        "--package",
-        f"p_{name}",
-        *CLASSIFY.get(name, []),
-    ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=out)
+    return spec_cases.generate(out, CASES[name])
 
 
-USER_CODE = '''\
-"""User code against the edited packages: the typed surface, checked by mypy and
-pyright."""
-
-from p_a_paused.protocol import ACTIVE_STATUSES, StatusName
-from p_a_paused.server import ToolContext as PausedContext
-from p_b_progress.protocol import TaskFields
-from p_b_progress.server import ToolContext as ProgressContext
-from p_d_list.client import TasksClient as ListClient
-from p_d_list.models import ListTasksResult
-from p_d_list.server import TasksServer as ListServer
-
-
-async def pause(ctx: PausedContext) -> None:
-    status: StatusName = "paused"
-    assert status in ACTIVE_STATUSES
-    await ctx.set_status(status)
-
-
-async def report(ctx: ProgressContext) -> None:
-    await ctx.set_fields(TaskFields(progress=0.5))
-
-
-async def page(client: ListClient) -> ListTasksResult:
-    return await client.tasks_list(cursor="abc")
-
-
-def serve() -> ListServer:
-    return ListServer("listing", enable_list=True, page_size=10)
-'''
-
-
-@pytest.fixture(scope="module")
-def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Every edit generated into one folder (which is put on ``sys.path``)."""
-    out = tmp_path_factory.mktemp("edits")
-    for name in RUNNING:
-        proc = _generate(out, name)
-        assert proc.returncode == 0, proc.stderr
-    (out / "user_code.py").write_text(USER_CODE)
-    sys.path.insert(0, str(out))
-    try:
-        yield out
-    finally:
-        sys.path.remove(str(out))
-        for name in list(sys.modules):
-            if name.split(".")[0] in {f"p_{n}" for n in RUNNING}:
-                del sys.modules[name]
+@pytest.fixture
+def packages(spec_packages: tuple[Path, dict[str, Case]]) -> Path:
+    """Every case that generates, generated into one folder on ``sys.path``."""
+    return spec_packages[0]
 
 
 def _module(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
-@pytest.mark.timeout(300)  # generates the five packages (fixture), then mypy --strict
-def test_edited_packages_pass_mypy_strict(packages: Path) -> None:
+@pytest.mark.timeout(
+    600
+)  # generates every case's package (fixture), then mypy --strict
+def test_edited_packages_pass_mypy_strict(
+    spec_packages: tuple[Path, dict[str, Case]],
+) -> None:
+    """Every generated case and the cases' user code, in one ``mypy --strict`` run."""
+    packages, cases = spec_packages
     args = [
         str(BIN / "mypy"),
         "--strict",
@@ -138,15 +86,19 @@ def test_edited_packages_pass_mypy_strict(packages: Path) -> None:
         "3.10",
         "user_code.py",
     ]
-    args += [f"p_{name}" for name in RUNNING]
+    args += [case.package for case in cases.values()]
     proc = subprocess.run(
         args, cwd=packages, capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-@pytest.mark.timeout(300)  # pyright strict over five packages: 40-80 s, more if loaded
-def test_edited_packages_pass_pyright_strict(packages: Path) -> None:
+@pytest.mark.timeout(600)  # pyright strict over every case's package
+def test_edited_packages_pass_pyright_strict(
+    spec_packages: tuple[Path, dict[str, Case]],
+) -> None:
+    """Every generated case and the cases' user code, in one pyright strict run."""
+    packages, cases = spec_packages
     config = packages / "pyrightconfig.json"
     config.write_text(
         json.dumps(
@@ -157,7 +109,7 @@ def test_edited_packages_pass_pyright_strict(packages: Path) -> None:
             }
         )
     )
-    targets = [str(packages / f"p_{name}") for name in RUNNING] + [
+    targets = [str(packages / case.package) for case in cases.values()] + [
         str(packages / "user_code.py")
     ]
     proc = subprocess.run(
@@ -191,11 +143,28 @@ def test_renamed_runtime_field_stops_generation(tmp_path: Path) -> None:
     line = proc.stderr.strip()
     assert "\n" not in line and "Traceback" not in line
     assert line.startswith(
-        f"{tmp_path / 'c_rename.schema.json'}#/$defs/Task/properties/pollIntervalMs:"
-        " error:"
+        f"{tmp_path / 'c_rename.ext.schema.json'}"
+        "#/$defs/Task/properties/pollIntervalMs: error:"
     )
     assert '"pollIntervalMs"' in line and '"pollInterval"' in line
     assert not (tmp_path / "p_c_rename").exists()
+
+
+@pytest.mark.parametrize(
+    "name", sorted(name for name, case in CASES.items() if case.refused is not None)
+)
+def test_a_refused_edit_stops_generation_with_one_line(
+    tmp_path: Path, name: str
+) -> None:
+    """An edit the runtime cannot follow stops generation: exit 2, one line naming
+    what is wrong, no traceback, nothing written."""
+    case = CASES[name]
+    proc = spec_cases.generate(tmp_path, case)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = proc.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line, line
+    assert case.refused is not None and case.refused in line, line
+    assert not (tmp_path / case.package).exists()
 
 
 def test_unclassified_status_stops_generation(tmp_path: Path) -> None:
@@ -225,89 +194,15 @@ def test_unclassified_status_stops_generation(tmp_path: Path) -> None:
     assert not (tmp_path / "p").exists()
 
 
-SERVER = """\
-import asyncio, sys
-sys.path.insert(0, {out!r})
-from {pkg}.asgi import serve
-from {pkg}.server import Limits, TasksServer, ToolContext
-from {pkg}.stores import InMemoryTaskStore
-
-server = TasksServer(
-    "edits", store=InMemoryTaskStore(), limits=Limits(poll_interval_ms=20)
-)
-gate = asyncio.Event()
-
-
-@server.tool(task_support="forbidden")
-async def open_gate(ctx: ToolContext, arguments: dict) -> str:
-    gate.set()
-    return "opened"
-
-{tools}
-
-serve(server, "127.0.0.1", {port})
-"""
-
-TOOLS = {
-    "a_paused": (
-        """
-@server.tool(task_support="required")
-async def pausing(ctx: ToolContext, arguments: dict) -> str:
-    await ctx.set_status("paused", "waiting for the gate")
-    await gate.wait()
-    await ctx.set_status("working", "going on")
-    return "done after pause"
-"""
-    ),
-    "b_progress": (
-        """
-from {pkg}.protocol import TaskFields
-
-@server.tool(task_support="required")
-async def counting(ctx: ToolContext, arguments: dict) -> str:
-    await ctx.set_fields(TaskFields(progress=0.5))
-    await gate.wait()
-    return "counted"
-"""
-    ),
-    "d_list": (
-        """
-server.enable_list = True
-server.page_size = 2
-
-@server.tool(task_support="required")
-async def quick(ctx: ToolContext, arguments: dict) -> str:
-    return "quick"
-"""
-    ),
-    "e_no_update": (
-        """
-@server.tool(task_support="required")
-async def asking(ctx: ToolContext, arguments: dict) -> str:
-    answer = await ctx.elicit("Go on?", {{"type": "object", "properties": {{}}}})
-    return f"answered {{answer}}"
-"""
-    ),
-}
-
-
 @pytest.fixture
 def served(
     packages: Path, request: pytest.FixtureRequest
 ) -> Iterator[tuple[ModuleType, str]]:
     """The edit's server in its own process; yields the generated client module and
     the URL."""
-    name: str = request.param
-    pkg = f"p_{name}"
-    port = free_port()
-    script = packages / f"server_{name}.py"
-    script.write_text(
-        SERVER.format(
-            out=str(packages), pkg=pkg, port=port, tools=TOOLS[name].format(pkg=pkg)
-        )
-    )
-    with run_server([sys.executable, str(script)], port, url_path="/mcp") as handle:
-        yield _module(f"{pkg}.client"), handle.url
+    case = CASES[request.param]
+    with spec_cases.serve(packages, case) as url:
+        yield _module(f"{case.package}.client"), url
 
 
 def _client(client_module: ModuleType, url: str) -> Any:
@@ -446,14 +341,14 @@ def test_a_schema_change_rewrites_only_the_schema_dependent_files(
     assert proc.returncode == 0, proc.stderr
     package = tmp_path / "p_b_progress"
     before = _files(package)
-    raw = json.loads((tmp_path / "b_progress.schema.json").read_text())
+    raw = json.loads((tmp_path / "b_progress.ext.schema.json").read_text())
     raw["$defs"]["Task"]["properties"]["progress"]["description"] = "Changed."
     raw["$defs"]["Task"]["properties"]["note"] = {"type": "string"}
-    (tmp_path / "b_progress.schema.json").write_text(json.dumps(raw))
+    (tmp_path / "b_progress.ext.schema.json").write_text(json.dumps(raw))
     command = [
         str(BIN / "mcptasks-gen"),
         "generate",
-        str(tmp_path / "b_progress.schema.json"),
+        str(tmp_path / "b_progress.ext.schema.json"),
         "-o",
         str(tmp_path),
         "--package",

@@ -149,7 +149,7 @@ async def test_a_running_task_is_failed_before_its_ttl_and_then_expires(
         assert expires_at - failed_at < TTL_MS / 1000 / 3 + 0.3, (failed_at, expires_at)
         assert gone_at >= expires_at
         await asyncio.wait_for(stopped.wait(), 5)  # the worker was stopped
-        assert task_id not in server._workers
+        assert task_id not in server.lifecycle.workers
         assert [e.task_id for e in audit if e.action == "ttl_ran_out"] == [task_id]
         assert await server.purge_expired() == [task_id]
         assert await server.store.get(task_id) is None

@@ -4,41 +4,81 @@
 
 ``TasksServer`` holds one set of tools and one task store and serves every revision to
 whichever client arrives (``api_2025.TasksServer``, ``api_ext.TasksServer`` do the work); see
-``server_dual.DualServer``.
+``server.dual.DualServer``. The runtime's parts are the modules of this package
+(``core``, ``tools``, ``sessions``, ``lifecycle``, ``inputs``, ``dispatch``, ``asgi``, ...).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from .. import server_core as _core
-from .. import server_dual as _runtime
-from ..api_2025 import TasksServer as _Server2025
-from ..api_ext import TasksServer as _ServerExt
-from ..api_2025 import AnyHandler, Handler, HandlerContext
-from ..server_core import *  # noqa: F403 - the shared public names (tools, contexts, limits)
-from ..server_core import TaskServerCore
-from ..server_dual import *  # noqa: F403 - the dual server's public names
+from ..jsonrpc import JsonRpcError
+from . import dual as _runtime
+from .core import TaskServerCore
+from .dual import *  # noqa: F403 - the dual server's public names
+from .info import AuditEvent, AuditHook, Authenticate, HandlerContext, RequestInfo
+from .limits import Limits, RateLimiter
+from .tools import Tool, ToolContext, ToolError
 
-__all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksServer"]
-__all__ += _core.__all__
+if TYPE_CHECKING:
+    from ..api_2025 import AnyHandler, Handler
+    from ..api_2025 import TasksServer as _Server2025
+    from ..api_ext import TasksServer as _ServerExt
+
+__all__ = [
+    "AnyHandler",
+    "AuditEvent",
+    "AuditHook",
+    "Authenticate",
+    "Handler",
+    "HandlerContext",
+    "JsonRpcError",
+    "Limits",
+    "RateLimiter",
+    "RequestInfo",
+    "TaskServerCore",
+    "TasksServer",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+]
 __all__ += _runtime.__all__
 
 
 class TasksServer(_runtime.DualServer):
-    """The Tasks server for every revision of the package (see ``server_dual.DualServer``)."""
+    """The Tasks server for every revision of the package (see ``server.dual.DualServer``)."""
 
-    servers: ClassVar[dict[str, type[TaskServerCore]]] = {
-        "2025-11-25": _Server2025,
-        "ext-2026-07-28": _ServerExt,
-    }
+    @classmethod
+    def revision_servers(cls) -> dict[str, type[TaskServerCore]]:
+        """Each revision's ``TasksServer``, by revision id (imported here: the ``api_*``
+        modules build on the runtime in this package)."""
+        from ..api_2025 import TasksServer as server_2025
+        from ..api_ext import TasksServer as server_ext
+
+        return {
+            "2025-11-25": server_2025,
+            "ext-2026-07-28": server_ext,
+        }
 
     @property
     def server_2025(self) -> _Server2025:
         """The 2025-11-25 server (its typed ``on_<method>`` handlers, revision settings)."""
-        return cast(_Server2025, self.by_revision["2025-11-25"])
+        return cast("_Server2025", self.by_revision["2025-11-25"])
 
     @property
     def server_ext(self) -> _ServerExt:
         """The ext-2026-07-28 server (its typed ``on_<method>`` handlers, revision settings)."""
-        return cast(_ServerExt, self.by_revision["ext-2026-07-28"])
+        return cast("_ServerExt", self.by_revision["ext-2026-07-28"])
+
+
+def __getattr__(name: str) -> Any:
+    """``Handler`` and ``AnyHandler`` of ``api_2025``, imported when first used
+    (the ``api_*`` modules build on the runtime in this package).
+    """
+    if name in ("AnyHandler", "Handler"):
+        from .. import api_2025 as api
+
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,14 +4,34 @@
 
 ``TasksServer`` (from ``api_2025``) is the runtime's server of this revision with the
 schema's dispatch table and typed handler registration; the runtime's public names
-(tools, contexts, limits, errors) are importable from here too.
+(tools, contexts, limits, errors) are importable from here too. The runtime's parts
+are the modules of this package (``core``, ``tools``, ``sessions``, ``lifecycle``,
+``inputs``, ``dispatch``, ``asgi``, ...).
 """
 
 from __future__ import annotations
 
-from .. import server_2025 as _runtime
-from ..server_2025 import *  # noqa: F403 - the runtime server's public names
-from ..api_2025 import AnyHandler, Handler, HandlerContext, TasksServer
+from typing import TYPE_CHECKING, Any
+
+from . import rev_2025 as _runtime
+from .info import HandlerContext
+from .rev_2025 import *  # noqa: F403 - the runtime server's public names
+
+if TYPE_CHECKING:
+    from ..api_2025 import AnyHandler, Handler, TasksServer
 
 __all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksServer"]
 __all__ += _runtime.__all__
+
+
+def __getattr__(name: str) -> Any:
+    """``TasksServer``, ``Handler`` and ``AnyHandler`` of ``api_2025``, imported when
+    first used (``api_2025`` builds on the runtime in this package).
+    """
+    if name in ("AnyHandler", "Handler", "TasksServer"):
+        from .. import api_2025 as api
+
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,31 +39,33 @@ def checks_module(tables: RevisionTables) -> ModuleType:
 
 
 async def detect(url: str, headers: Mapping[str, str]) -> str:
-    """The revision the server speaks, found as ``client_dual.DualClient.detect`` does:
-    ``server/discover`` answered means the stateless revision, else the one with
-    sessions.
-    """
+    """The revision the server speaks, found by the package's dual client
+    (``client.TasksClient.detect``: ``server/discover`` answered picks the newest
+    stateless revision it lists, refused the one with sessions); when the server
+    cannot be asked, the first revision with sessions, whose opening then says what
+    went wrong."""
     if len(REVISIONS) == 1:
         return next(iter(REVISIONS))
-    stateless = next((r for r, t in REVISIONS.items() if t.extension_id), None)
-    sessions = next((r for r, t in REVISIONS.items() if not t.extension_id), None)
-    if stateless is None or sessions is None:
-        return next(iter(REVISIONS))
-    session = Session(
-        url,
-        checks_module(REVISIONS[stateless]),
-        {},
-        headers=headers,
-        other_headers=None,
-        timeout=10,
+    from ..client.http import HttpTransport
+    from ..task_ids import MemoryTaskIdStore
+
+    # A package of several revisions has the dual client (client.dual); imported by
+    # name, since a one-revision package, which returned above, has none.
+    client_module = importlib.import_module("..client", __package__)
+    forget_detected = importlib.import_module(
+        "..client.dual", __package__
+    ).forget_detected
+    dual = client_module.TasksClient(
+        HttpTransport(url, headers=headers, timeout=10), store=MemoryTaskIdStore()
     )
     try:
-        await session.open()
-        return stateless
+        return cast(str, await dual.detect())
     except (JsonRpcError, TransportError):
-        return sessions
+        with_sessions = [r for r, t in REVISIONS.items() if not t.stateless]
+        return (with_sessions or list(REVISIONS))[0]
     finally:
-        await session.close()
+        forget_detected(url)
+        await dual.aclose()
 
 
 def _parse_tools(

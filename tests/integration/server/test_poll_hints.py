@@ -246,13 +246,15 @@ async def test_a_tool_still_running_after_the_window_answers_with_its_task() -> 
         created = result_of(await call(server, "gated"))
         assert time.monotonic() - started >= 0.05
         assert created["resultType"] == "task" and created["status"] == "working"
-        assert created["taskId"] in server._workers
+        assert created["taskId"] in server.lifecycle.workers
 
 
 async def test_inline_answers_are_opt_in_per_server_or_per_tool() -> None:
     async with inline_server() as server:  # default: always a task
         assert result_of(await call(server, "quick"))["resultType"] == "task"
-        server.add_tool(replace(server._tools["quick"], answer_within_ms=10_000))
+        server.add_tool(
+            replace(server.registry.by_name["quick"], answer_within_ms=10_000)
+        )
         answer = result_of(await asyncio.wait_for(call(server, "quick"), 10))
         assert answer["resultType"] == "complete"
 

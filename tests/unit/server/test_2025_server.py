@@ -299,7 +299,7 @@ async def test_status_message_bumps_last_updated_and_terminal_tasks_are_final() 
         with pytest.raises(ValueError, match="illegal transition"):
             other = (await h.start_task("ask"))["taskId"]
             await h.wait_status(other, "input_required")
-            await h.server._update(other, status="submitted")
+            await h.server.lifecycle.update(other, status="submitted")
 
 
 async def test_tasks_result_blocks_then_returns_the_stored_result() -> None:
@@ -307,7 +307,7 @@ async def test_tasks_result_blocks_then_returns_the_stored_result() -> None:
     async with running() as h:
         task_id = (await h.start_task("gated"))["taskId"]
         pending = asyncio.create_task(h.call("tasks/result", {"taskId": task_id}))
-        await until(lambda: task_id in h.server._channels)  # the call is waiting
+        await until(lambda: task_id in h.server.inputs.channels)  # the call is waiting
         assert not pending.done()  # blocked while working
         h.release.set()
         result = result_of(await pending)
@@ -414,7 +414,9 @@ async def test_cancel_stops_the_worker_and_refuses_terminal_and_unknown_tasks() 
         cancelled = result_of(await h.call("tasks/cancel", {"taskId": task_id}))
         assert cancelled["status"] == "cancelled"  # set before the reply
         assert cancelled["taskId"] == task_id
-        await until(lambda: task_id not in h.server._workers)  # the worker was stopped
+        await until(
+            lambda: task_id not in h.server.lifecycle.workers
+        )  # the worker was stopped
         h.release.set()
         assert (await h.get(task_id))["status"] == "cancelled"
         again = error_of(await h.call("tasks/cancel", {"taskId": task_id}))
@@ -722,7 +724,7 @@ async def test_result_waiters_wake_up_when_their_task_expires() -> None:
         )
         task_id = record.task_id
         pending = asyncio.create_task(h.call("tasks/result", {"taskId": task_id}))
-        await until(lambda: task_id in h.server._channels)  # the call is waiting
+        await until(lambda: task_id in h.server.inputs.channels)  # the call is waiting
         await until(lambda: record.is_expired(time.time()))  # its 50 ms TTL ran out
         await h.server.purge_expired()
         error = error_of(await asyncio.wait_for(pending, 2))

@@ -49,7 +49,7 @@ async def test_legacy_tasks_stay_reachable_on_a_shared_store() -> None:
             await old.handle(message_2025("tasks/cancel", {"taskId": task_id}))
         )
         deadline = asyncio.get_running_loop().time() + 5
-        while task_id in old._workers:  # the cancelled worker is being stopped
+        while task_id in old.lifecycle.workers:  # the cancelled worker is being stopped
             assert asyncio.get_running_loop().time() < deadline
             await asyncio.sleep(0.005)
         release.set()  # nothing runs any more that it could release

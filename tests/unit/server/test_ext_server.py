@@ -509,7 +509,7 @@ async def test_cancel_acknowledges_and_stops_the_worker() -> None:
         cancelled = await h.get(task_id)
         assert cancelled["status"] == "cancelled"
         deadline = time.monotonic() + 5
-        while task_id in h.server._workers:  # the worker is being stopped
+        while task_id in h.server.lifecycle.workers:  # the worker is being stopped
             assert time.monotonic() < deadline
             await asyncio.sleep(0.005)
         h.release.set()  # nothing runs any more that it could release
@@ -569,7 +569,7 @@ async def test_state_machine_terminal_final_and_last_updated_bumped() -> None:
         with pytest.raises(ValueError, match="illegal transition"):
             other = (await h.start_task("ask"))["taskId"]
             await h.wait_status(other, "input_required")
-            await h.server._update(other, status="bogus")
+            await h.server.lifecycle.update(other, status="bogus")
 
 
 async def test_ttl_expiry_then_not_found() -> None:

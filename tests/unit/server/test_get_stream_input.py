@@ -93,12 +93,12 @@ class InProcess:
 
     def readers(self, task_id: str) -> int:
         """How many ``tasks/result`` streams of the task the server sees open."""
-        channel = self.server._channels.get(task_id)
+        channel = self.server.inputs.channels.get(task_id)
         return 0 if channel is None else channel.readers
 
     def pushed(self, task_id: str) -> int:
         """How many of the task's requests the server queued on some stream."""
-        channel = self.server._channels.get(task_id)
+        channel = self.server.inputs.channels.get(task_id)
         return 0 if channel is None else sum(1 for n in channel.carriers.values() if n)
 
 
@@ -225,7 +225,9 @@ async def test_an_anonymous_task_s_request_reaches_no_other_anonymous_session() 
                 keep,
             )
         )
-        await until(lambda: task_id in h.server._channels, interval=0, what="waiting")
+        await until(
+            lambda: task_id in h.server.inputs.channels, interval=0, what="waiting"
+        )
         h.release.set()  # the tool asks only now, while the stranger's call waits
         request = await next_request(own)
         late = stranger.open_stream()

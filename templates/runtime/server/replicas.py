@@ -1,0 +1,187 @@
+"""Replicas: several servers sharing one ``ReplicaStore`` (Redis) renew worker leases,
+fail the tasks whose replica died, and tell each other about changes by signals; the
+servers of a dual server on one store tell each other directly."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, cast
+
+from ..jsonrpc import INTERNAL_ERROR, JsonRpcError
+from ..stores import ReplicaStore, Signal, StoreUnavailable, TaskRecord
+from .lifecycle import every
+
+if TYPE_CHECKING:
+    from .host import Host
+
+_log = logging.getLogger(__name__)
+
+LOST_WORKER = (
+    "The replica running the task stopped before the task finished (its worker"
+    " lease expired)"
+)
+"""The error message of a task failed because its worker lease ran out."""
+
+
+class Replicas:
+    """This server among its replicas: its ``replica_id``, the lease rounds, and the
+    signals it sends and acts on."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.replica_id = secrets.token_hex(8)
+        """Names this process in worker leases and signals to other replicas."""
+        self._lease_keepers: list[asyncio.Task[None]] = []
+
+    @property
+    def lease_ms(self) -> int:
+        """``limits.lease_s`` in milliseconds."""
+        return max(1, round(self.host.limits.lease_s * 1000))
+
+    async def start(self, store: ReplicaStore) -> None:
+        """Subscribe to the other replicas' signals, fail the tasks whose lease ran
+        out, and start the lease rounds (every ``limits.lease_s / 3`` seconds)."""
+        await store.subscribe(self.on_signal)
+        await self.fail_lost_tasks()
+        self._lease_keepers = [
+            asyncio.create_task(
+                every(
+                    lambda: self.host.limits.lease_s / 3,
+                    lambda: self.renew_leases(store),
+                    "renewing worker leases",
+                )
+            ),
+            asyncio.create_task(
+                every(
+                    lambda: self.host.limits.lease_s / 3,
+                    self.fail_lost_tasks,
+                    "checking worker leases",
+                )
+            ),
+        ]
+
+    async def stop(self) -> None:
+        """Stop the lease rounds."""
+        keepers, self._lease_keepers = self._lease_keepers, []
+        for job in keepers:
+            job.cancel()
+        await asyncio.gather(*keepers, return_exceptions=True)
+
+    async def share(self, record: TaskRecord) -> None:
+        """Tell every replica (with a ``ReplicaStore``) or sibling (the other revisions
+        of a dual server) about a stored change."""
+        if isinstance(self.host.store, ReplicaStore):
+            await self.signal("status", record.task_id, record=asdict(record))
+        else:
+            for sibling in self.host.siblings:
+                await sibling.published(record)
+
+    async def renew_leases(self, store: ReplicaStore) -> None:
+        """One lease round: renew the leases of this replica's running tasks.
+
+        The round also catches up with signals that were lost (pub/sub delivers at
+        most once; see ``resync``).
+        """
+        await store.hold_leases(
+            list(self.host.lifecycle.workers), self.replica_id, self.lease_ms
+        )
+        await self.resync()
+
+    async def fail_lost_tasks(self) -> list[str]:
+        """Fail every unfinished task whose worker lease ran out; return their IDs.
+
+        Only a ``ReplicaStore`` has leases; with any other store this does nothing.
+        Each failure is an atomic transition, so a worker finishing the task at the
+        same moment on another replica either wins or loses as a whole.
+        """
+        store = self.host.store
+        if not isinstance(store, ReplicaStore):
+            return []
+        candidates = [
+            record
+            for record in await store.unfinished()
+            if record.task_id not in self.host.lifecycle.workers
+        ]
+        live = await store.leased([record.task_id for record in candidates])
+        failed: list[str] = []
+        for record, leased in zip(candidates, live, strict=True):
+            if leased:
+                continue
+            error = JsonRpcError(INTERNAL_ERROR, LOST_WORKER)
+            if (
+                await self.host.lifecycle.finish(
+                    record.task_id,
+                    self.host.tables.failed,
+                    error=error,
+                    status_message=LOST_WORKER,
+                )
+                is not None
+            ):
+                failed.append(record.task_id)
+                self.host.emit_audit("lease_expired", record.task_id, record.owner)
+        return failed
+
+    async def signal(self, kind: str, task_id: str, **data: Any) -> None:
+        """Tell the other replicas (if the store has any), or else the siblings, about
+        ``task_id``.
+
+        Best effort: a failure is logged, since the change itself is already stored.
+        """
+        store = self.host.store
+        if not isinstance(store, ReplicaStore):
+            # the same store in the same process (a dual server): tell them directly
+            for sibling in self.host.siblings:
+                await sibling.replicas.on_signal(
+                    {"from": self.replica_id, "kind": kind, "taskId": task_id, **data}
+                )
+            return
+        try:
+            await store.publish(
+                {"from": self.replica_id, "kind": kind, "taskId": task_id, **data}
+            )
+        except StoreUnavailable:  # logged by the store; resync recovers the signal
+            _log.debug("publishing a %s signal for task %s failed", kind, task_id)
+        except Exception:  # the store holds the truth; a lost signal is recoverable
+            _log.exception("publishing a %s signal for task %s failed", kind, task_id)
+
+    async def on_signal(self, signal: Signal) -> None:
+        """Act on a signal from another replica: status change or cancellation."""
+        kind = signal.get("kind")
+        if kind == "resync":
+            await self.resync()
+            return
+        task_id = signal.get("taskId")
+        if signal.get("from") == self.replica_id or not isinstance(task_id, str):
+            return
+        if kind == "status":
+            record: Any = signal.get("record")
+            if isinstance(record, dict):
+                await self.host.published(TaskRecord(**cast(dict[str, Any], record)))
+        elif kind == "cancel":
+            self.host.lifecycle.cancelled_elsewhere(task_id)
+        else:
+            self.host.inputs.on_signal(kind, task_id, signal)
+
+    async def resync(self) -> None:
+        """Catch up with the store for every local worker, as signals may be lost.
+
+        Run after the signal channel reconnects and at every lease round. A worker
+        whose task ended elsewhere is stopped (not one whose tool returned: the
+        terminal state read may be the one it is storing, which it has yet to
+        announce, and it ends by itself); one waiting for input gets the answers
+        stored in its task (``InputRequests.stored_answers``), in case the answer
+        signal never arrived; the subscriptions following tasks that run elsewhere
+        get their stored state (``Notifications.catch_up``).
+        """
+        for task_id in list(self.host.lifecycle.workers):
+            record = await self.host.store.get(task_id)
+            if record is None or record.is_terminal:
+                if task_id not in self.host.lifecycle.storing:
+                    self.host.lifecycle.cancelled_elsewhere(task_id)
+                continue
+            if record.answers:
+                self.host.inputs.stored_answers(record)
+        await self.host.notifications.catch_up()

@@ -1,0 +1,133 @@
+"""The Tasks roles that read or end a task: ``get``, ``cancel`` and ``list``
+(``TaskRoles``); ``update`` and ``result`` are in ``inputs``."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError
+from ..stores import TaskRecord
+from .wire import decode_cursor, encode_cursor, task_id_param, through
+
+if TYPE_CHECKING:
+    from .dispatch import Call
+    from .host import Host
+
+
+class TaskRoles:
+    """Serves the get, cancel and list roles for one server."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    async def tasks_get(self, call: Call) -> dict[str, Any]:
+        """The task's current state (the variant of its status)."""
+        record = await self.host.lifecycle.lookup(
+            task_id_param(call.params), call.principal
+        )
+        self.host.emit_audit("retrieved", record.task_id, call.principal)
+        return self.host.views.complete(self.host.views.wire(record))
+
+    async def tasks_cancel(self, call: Call) -> dict[str, Any]:
+        """Cancel a live task (stopping its worker, here or on another replica)."""
+        record = await self.host.lifecycle.lookup(
+            task_id_param(call.params), call.principal
+        )
+        cancelled = None
+        if not record.is_terminal:
+            ctx = self.host.lifecycle.contexts.get(record.task_id)
+            if ctx is not None:
+                ctx.cancelled = True
+            cancelled = await self.host.lifecycle.finish(
+                record.task_id,
+                self.host.tables.cancelled,
+                status_message=self.host.cancel_message,
+            )
+            self.host.lifecycle.stop_worker(record.task_id)
+            if cancelled is not None and ctx is None:
+                # the worker may run on another replica
+                await self.host.replicas.signal("cancel", record.task_id)
+        return await self.cancel_result(cancelled, record, call.principal)
+
+    async def tasks_list(self, call: Call) -> dict[str, Any]:
+        """One page of the caller's tasks, built through the schema's result model of
+        the list role; an opaque ``nextCursor`` while more remain
+        (``encode_cursor``). Only with ``enable_list`` (else ``-32601``): principals
+        must be told apart for a list to be private."""
+        if not self.host.enable_list:
+            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
+        cursor = call.params.get("cursor")
+        after = 0
+        if cursor is not None:
+            after = await self.resume_at(decode_cursor(cursor), call.principal)
+        size = self.host.page_size
+        page = await self.page(call.principal, after, size)
+        listed: dict[str, Any] = {
+            "tasks": [self.host.views.wire(r) for r in page[:size]]
+        }
+        if len(page) > size:
+            listed["nextCursor"] = encode_cursor(
+                page[size - 1].task_id, page[size].task_id
+            )
+        listed = self.host.views.complete(listed)
+        model = self.host.tables.methods[call.method].result
+        if model is None:
+            return listed
+        return through(model, listed)
+
+    async def cancel_result(
+        self, cancelled: TaskRecord | None, record: TaskRecord, principal: str | None
+    ) -> dict[str, Any]:
+        """The cancel role's result (``cancelled`` is None when it was too late).
+
+        Where the schema's result carries the task, it is the cancelled task, and a
+        task that already was terminal is ``-32602`` (there is no cancelled task to
+        report); otherwise the result is empty and cancelling is idempotent.
+        """
+        if not self.host.tables.result_carries_task("cancel"):
+            return self.host.views.complete({})
+        if cancelled is not None:
+            return self.host.views.complete(self.host.views.wire(cancelled))
+        if not record.is_terminal:  # it ended while we tried
+            record = await self.host.lifecycle.lookup(record.task_id, principal)
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"Cannot cancel task: already in terminal status {record.status!r}",
+        )
+
+    async def resume_at(self, anchors: tuple[str, str], principal: str | None) -> int:
+        """The store position (``list_tasks``'s ``after_seq``) where a cursor's page
+        starts: just before its first task, or, when that one was deleted since (its
+        TTL ran out), just after the last task of the page before.
+
+        ``-32602`` when neither is a task of the caller: a forged cursor, another
+        caller's, or one whose two tasks were both deleted (list again from the start).
+        """
+        last_id, next_id = anchors
+        for task_id, offset in ((next_id, -1), (last_id, 0)):
+            record = await self.host.store.get(task_id)
+            if record is not None and record.owner == principal:
+                return record.seq + offset
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            "Invalid cursor (or the tasks at its position expired): list again"
+            " without one",
+        )
+
+    async def page(
+        self, principal: str | None, after: int, size: int
+    ) -> list[TaskRecord]:
+        """Up to ``size + 1`` unexpired tasks of ``principal`` after position
+        ``after``."""
+        now = time.time()
+        page: list[TaskRecord] = []
+        while len(page) <= size:
+            batch = await self.host.store.list_tasks(principal, after, size + 1)
+            for record in batch:
+                after = record.seq
+                if not record.is_expired(now):
+                    page.append(record)
+            if len(batch) <= size:
+                break
+        return page

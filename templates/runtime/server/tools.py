@@ -1,0 +1,248 @@
+"""Tools: ``Tool`` (a registered tool), ``ToolRegistry`` (the tools a server serves),
+``ToolContext`` (what a tool's handler gets) and ``ToolError``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from ..jsonrpc import INVALID_PARAMS, JsonRpcError
+from ..protocol import StatusName, TaskFields
+from .info import Emit
+from .limits import Limits, check_size
+from .sessions import Session
+from .wire import ToolOutput
+
+if TYPE_CHECKING:
+    from .host import Host
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+"""Whether a tool never, sometimes or always runs as a task."""
+
+ToolHandler = Callable[["ToolContext", dict[str, Any]], Awaitable[ToolOutput]]
+"""``async def handler(ctx, arguments) -> ToolOutput``: the work of one tool."""
+
+Preflight = Callable[
+    ["ToolContext", dict[str, Any]], Awaitable[dict[str, dict[str, Any]] | None]
+]
+"""Runs on ``tools/call`` before any task exists; returns MRTR ``inputRequests`` or
+None.
+
+Its answers arrive in ``ctx.input_responses`` when the client calls the tool again.
+"""
+
+
+class ToolError(Exception):
+    """Raised by a tool handler for an error the model should see (``isError:
+    true``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A registered tool: its handler and how it is listed.
+
+    ``preflight`` asks MRTR questions on ``tools/call`` before any task exists.
+
+    ``immediate_response`` goes into the ``CreateTaskResult`` as
+    ``_meta["io.modelcontextprotocol/model-immediate-response"]``: text a host may
+    give the model while the task runs.
+
+    ``answer_within_ms`` overrides ``Limits.answer_within_ms`` for this tool: where
+    the revision allows it (the extension), a call that finishes within that many
+    milliseconds is answered with its result instead of a task (0: never).
+    """
+
+    name: str
+    handler: ToolHandler
+    description: str = ""
+    title: str | None = None
+    input_schema: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    task_support: TaskSupport = "optional"
+    preflight: Preflight | None = None
+    immediate_response: str | None = None
+    answer_within_ms: int | None = None
+
+
+class ToolRegistry:
+    """The tools a server serves, by name, in registration order (the servers of
+    several revisions share one: ``TaskServerCore.share_tools``)."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, Tool] = {}
+
+    def add(self, tool: Tool) -> None:
+        """Register a tool (replacing one with the same name)."""
+        self.by_name[tool.name] = tool
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        description: str = "",
+        title: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        task_support: TaskSupport = "optional",
+        preflight: Preflight | None = None,
+        immediate_response: str | None = None,
+        answer_within_ms: int | None = None,
+    ) -> Callable[[ToolHandler], ToolHandler]:
+        """Decorator registering ``async def handler(ctx, arguments)`` as a tool."""
+
+        def register(handler: ToolHandler) -> ToolHandler:
+            self.add(
+                Tool(
+                    name=name or handler.__name__,
+                    handler=handler,
+                    description=description or (handler.__doc__ or "").strip(),
+                    title=title,
+                    input_schema=(
+                        input_schema
+                        if input_schema is not None
+                        else {"type": "object", "properties": {}}
+                    ),
+                    task_support=task_support,
+                    preflight=preflight,
+                    immediate_response=immediate_response,
+                    answer_within_ms=answer_within_ms,
+                )
+            )
+            return handler
+
+        return register
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The registered tools, in registration order."""
+        return list(self.by_name.values())
+
+    def any_task_capable(self) -> bool:
+        """Whether some tool may run as a task."""
+        return any(t.task_support != "forbidden" for t in self.by_name.values())
+
+    def called(
+        self, params: dict[str, Any], limits: Limits
+    ) -> tuple[Tool, dict[str, Any]]:
+        """The tool named by ``tools/call``'s ``params.name`` and its checked
+        arguments."""
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise JsonRpcError(INVALID_PARAMS, "params.name must be a string")
+        tool = self.by_name.get(name)
+        if tool is None:
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params.arguments must be an object")
+        check_size(limits, "params.arguments", arguments)
+        return tool, cast(dict[str, Any], arguments)
+
+
+class ToolContext:
+    """What a tool handler gets: its task, status reporting, input and cancellation.
+
+    ``task_id`` is None when the tool runs synchronously (no task was asked for, or the
+    tool never runs as a task). ``client_capabilities`` are the capabilities the client
+    declared (per session or per request, by revision); ``input_responses`` holds the
+    answers to the tool's multi-round-trip preflight requests, if any (extension).
+    """
+
+    def __init__(
+        self,
+        server: Host,
+        *,
+        tool: Tool,
+        principal: str | None,
+        client_capabilities: dict[str, Any] | None = None,
+        input_responses: dict[str, Any] | None = None,
+        session: Session | None = None,
+        progress_token: str | int | None = None,
+        emit: Emit | None = None,
+        task_id: str | None = None,
+    ) -> None:
+        self._server = server
+        self.tool = tool
+        self.principal = principal
+        self.session = session
+        self.client_capabilities = (
+            client_capabilities
+            if client_capabilities is not None
+            else session.client_capabilities if session is not None else {}
+        )
+        self.input_responses = input_responses or {}
+        self.progress_token = progress_token
+        self.emit = emit
+        self.task_id = task_id
+        self.cancelled = False
+        """Set when the client asked to cancel the task; the worker is also
+        cancelled."""
+        self.finished = False
+        """Set once the task is terminal (progress notifications stop)."""
+        self.issued_keys: set[str] = set()
+        """Input-request keys handed out for this task (unique for its life)."""
+        self.settling: asyncio.Event | None = None
+        """Set while the call waits to answer inline (``Limits.answer_within_ms``);
+        the server sets it when the tool asks for input."""
+
+    async def report(self, message: str) -> None:
+        """Set the task's ``statusMessage`` (no-op when not running as a task)."""
+        if self.task_id is not None:
+            await self._server.set_status_message(self.task_id, message)
+
+    async def set_fields(self, fields: TaskFields) -> None:
+        """Set task fields the schema has and the runtime does not manage (see
+        ``protocol.TaskFields``); clients read them on their next snapshot."""
+        if self.task_id is not None:
+            await self._server.set_task_fields(self.task_id, fields)
+
+    async def set_status(self, status: StatusName, message: str | None = None) -> None:
+        """Move the task to another active status (the revision's ``ACTIVE_STATUSES``),
+        for example one the schema added and the configuration classified as active.
+
+        Input and terminal statuses are reached through ``request_input`` and by
+        returning or raising. An illegal transition raises ``ValueError``.
+        """
+        if status not in self._server.tables.active:
+            raise ValueError(f"{status!r} is not an active status")
+        if self.task_id is not None:
+            changes: dict[str, Any] = {"status": status}
+            if message is not None:
+                changes["status_message"] = message
+            await self._server.move_task(self.task_id, **changes)
+
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` with the request's ``progressToken``, if any.
+
+        The token stays valid for the whole task; nothing is sent once it is terminal.
+        """
+        if self.progress_token is None or self.finished:
+            return
+        await self._server.send_progress(self, progress, total, message)
+
+    async def elicit(
+        self, message: str, requested_schema: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Ask the user through the client (form elicitation); return the
+        ``ElicitResult``."""
+        return await self.request_input(
+            "elicitation/create",
+            {"mode": "form", "message": message, "requestedSchema": requested_schema},
+        )
+
+    async def request_input(
+        self, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Ask the client for input mid-flight and wait for the answer.
+
+        As a task, the task is ``input_required`` until the client answers; how the
+        request travels follows the schema's method roles (see the server's
+        ``request_input``).
+        """
+        return await self._server.request_input(self, method, params)
