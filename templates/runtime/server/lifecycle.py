@@ -56,11 +56,16 @@ async def every(
     wait: Callable[[], float],
     job: Callable[[], Awaitable[object]],
     what: str,
+    running: Callable[[], bool],
 ) -> None:
     """Run ``job`` forever, ``wait()`` seconds apart (lease rounds, the TTL sweep).
 
     A store outage (which the store logs once) or any other failure (logged here)
-    never ends the loop: the next round tries again.
+    never ends the loop: the next round tries again. Cancelling the loop ends it, and
+    so does a round that ends once ``running()`` is False (the server closes), also
+    when the job swallowed the cancellation (redis-py 8.1 may return a command's reply
+    to a task cancelled while it waited for it), which left ``close`` waiting for a
+    loop that went on.
     """
     while True:
         await asyncio.sleep(wait())
@@ -70,6 +75,8 @@ async def every(
             pass
         except Exception:  # keep going after a store failure
             _log.exception("%s failed", what)
+        if not running():  # closing: the job may have eaten the cancellation
+            return
 
 
 class Lifecycle:
@@ -102,6 +109,7 @@ class Lifecycle:
                 lambda: self.host.limits.sweep_interval_s,
                 self.purge_expired,
                 "purging expired tasks",
+                lambda: self.host.started,
             )
         )
 

@@ -52,6 +52,7 @@ class Replicas:
                     lambda: self.host.limits.lease_s / 3,
                     lambda: self.renew_leases(store),
                     "renewing worker leases",
+                    lambda: self.host.started,
                 )
             ),
             asyncio.create_task(
@@ -59,6 +60,7 @@ class Replicas:
                     lambda: self.host.limits.lease_s / 3,
                     self.fail_lost_tasks,
                     "checking worker leases",
+                    lambda: self.host.started,
                 )
             ),
         ]
