@@ -204,6 +204,10 @@ class TaskHandle(Generic[R]):
                 self.polls += 1
                 try:
                     fresh = await client.get_task(task_id)
+                    # the next poll counts from the answer, which a server may hold
+                    # until a young task changes (as the spec's requests may take
+                    # their time)
+                    last_poll = client.clock()
                     failures = 0
                 except TaskNotFound as error:
                     finished = True

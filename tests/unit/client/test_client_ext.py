@@ -295,6 +295,33 @@ def test_poll_interval_from_latest_response() -> None:
     run(scenario())
 
 
+def test_poll_interval_counts_from_the_answer_of_a_held_get() -> None:
+    """Digest C.2.6 ("the sleep is pollIntervalMs from the latest response"): a server
+    may hold a ``tasks/get`` of a young task until it changes (ours does, see
+    ``Limits.max_poll_hold_ms``); the next poll comes an interval after the answer, not
+    after the request (which made a held get cost one more poll at once)."""
+
+    async def scenario() -> None:
+        gets = [
+            task_ext("working", poll=1000, updated="a"),
+            task_ext("completed", result=TEXT_RESULT),
+        ]
+        server = Server(gets=gets)
+        client, peer, clock = make(server)
+        held = [0.9]
+
+        async def hold() -> None:  # the first get is answered 0.9 s after it was sent
+            if held:
+                clock.now += held.pop()
+
+        server.on_get = hold
+        await client.call_tool("job")
+        times = [s.at for s in peer.of("tasks/get")]
+        assert [round(t, 6) for t in times] == [0.5, 2.4]
+
+    run(scenario())
+
+
 def test_tasks_get_decoded_by_status_and_missing_result_type_is_complete() -> None:
     """Digest C.2.7: tasks get decoded by status and missing result type is complete."""
 
