@@ -72,6 +72,9 @@ class TaskHandle(Generic[R]):
         self._seen: set[tuple[str, str, str | None]] = set()
         self.answered: set[str] = set()
         self.push_acknowledged = False
+        self.push_answered = False
+        """Whether the server answered the running subscription (acknowledged the
+        task or left it out)."""
         self.polls = 0
         """How many ``tasks/get`` the running wait has sent."""
 

@@ -646,6 +646,42 @@ def test_unacknowledged_ids_keep_being_polled() -> None:
     run(scenario())
 
 
+def test_no_poll_races_a_subscription_that_is_still_opening() -> None:
+    """The subscription's acknowledgement comes after the young task's first hint
+    (a busy client or server): the wait does not poll meanwhile, as the subscription
+    brings the state (it used to send a ``tasks/get`` per task then)."""
+
+    async def scenario() -> None:
+        server = Server(gets=[task_ext("working")])
+        client, peer, clock = make(server, subscribe=True, default_poll_interval=30)
+
+        async def on_listen(params: dict[str, Any]) -> dict[str, Any]:
+            assert server.peer is not None
+            # acknowledge only once the wait slept past the first hint (0.5 s) and
+            # began another sleep
+            await until(lambda: len(clock.sleeps) >= 2, interval=0, what="2 sleeps")
+            meta = {
+                "io.modelcontextprotocol/subscriptionId": (
+                    server.peer.of("subscriptions/listen")[0].id
+                )
+            }
+            await server.peer.to_client_notification(
+                "notifications/subscriptions/acknowledged",
+                {"_meta": meta, "notifications": {"taskIds": [TASK_ID]}},
+            )
+            done = task_ext("completed", updated="z", result=TEXT_RESULT)
+            await server.peer.to_client_notification(
+                "notifications/tasks", {"_meta": meta, **done}
+            )
+            return ACK
+
+        server.on_listen = on_listen
+        assert (await asyncio.wait_for(client.call_tool("job"), 5))["isError"] is False
+        assert peer.of("tasks/get") == []
+
+    run(scenario())
+
+
 def test_discover_reads_extension_and_leaves_declaration_unchanged() -> None:
     """Digest C.2.18: discover reads extension and leaves declaration unchanged."""
 
