@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..jsonrpc import INTERNAL_ERROR, JsonRpcError
 from ..stores import ReplicaStore, Signal, StoreUnavailable, TaskRecord
-from .lifecycle import every
+from .lifecycle import every, replicated
 
 if TYPE_CHECKING:
     from .host import Host
@@ -75,7 +75,7 @@ class Replicas:
     async def share(self, record: TaskRecord) -> None:
         """Tell every replica (with a ``ReplicaStore``) or sibling (the other revisions
         of a dual server) about a stored change."""
-        if isinstance(self.host.store, ReplicaStore):
+        if replicated(self.host.store):
             await self.signal("status", record.task_id, record=asdict(record))
         else:
             for sibling in self.host.siblings:
