@@ -667,7 +667,7 @@ def check(
         package=package.name,
         revision=profile.revision,
         protocol_version=profile.protocol_version,
-        extension_id=profile.extension_id,
+        extension_id=package.extension_id,
         stateless=profile.stateless,
         status_enum=ClassName(profile.status_enum),
         initial=profile.initial,
