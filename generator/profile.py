@@ -605,7 +605,7 @@ def _missing_method(
     likely new method."""
     kind = "notification" if role.role == "notify" else "request"
     needs = (
-        f'the {profile.revision} runtime needs {kind} "{role.method}" ({role.role}),'
+        f'the {profile.revision} runtime needs method "{role.method}" ({role.role}),'
         " which the schema does not define"
     )
     keep = (

@@ -254,5 +254,5 @@ def test_a_renamed_required_method_stops_at_its_method_constant(
     assert line.startswith(
         f"{schema}#/$defs/{definition}/properties/method: error:"
     ), line
-    assert f'needs request "{method}"' in line and f'"{new}"' in line, line
+    assert f'needs method "{method}"' in line and f'"{new}"' in line, line
     assert not (tmp_path / CASES[name].package).exists()
