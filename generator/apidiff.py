@@ -76,6 +76,10 @@ handle any code error-code-removed / -changed          breaking    breaking
 ``ErrorCode.X`` references fail =====================================  ==========
 ==========  ==============================
 
+``extension-changed``: the identifier of the Tasks extension a package declares changed
+(or Tasks became, or stopped being, an extension); breaking for client and server, which
+find each other's Tasks support by it.
+
 Rename heuristics (documented because they are guesses). Within one object, a field
 removed and a field added are one renamed field when (1) their attribute names are equal
 (only the wire name changed, e.g. ``_meta`` -> ``meta``), or (2) their wire names are
@@ -109,6 +113,7 @@ COMPATIBLE: Verdict = "compatible"
 
 # Report sections, in output order, and the change kinds each holds.
 CATEGORIES: tuple[tuple[str, str], ...] = (
+    ("extension", "Extension identifier"),
     ("methods", "Methods and notifications"),
     ("errors", "Error codes"),
     ("types", "Types"),
@@ -116,6 +121,7 @@ CATEGORIES: tuple[tuple[str, str], ...] = (
     ("values", "Enum and literal values"),
 )
 _CATEGORY_OF = {
+    "extension": "extension",
     "method": "methods",
     "error": "errors",
     "type": "types",
@@ -928,6 +934,33 @@ class _Comparer:
 
     # -- methods and error codes -------------------------------------------------------
 
+    def extension(self) -> None:
+        """The extension identifier the packages declare: peers find each other's
+        Tasks support by it, so any change breaks both sides."""
+        a, b = self.old.extension_id, self.new.extension_id
+        if a == b:
+            return
+        detail = (
+            f"extension identifier {a} changed to {b}: each side declares and looks"
+            " for the new one"
+            if a and b
+            else (
+                f"Tasks now come as the extension {b}: each side declares and looks"
+                " for it"
+                if b
+                else f"Tasks no longer come as the extension {a}"
+            )
+        )
+        self.add_role(
+            "extension-changed",
+            b or a,
+            detail,
+            BREAKING,
+            BREAKING,
+            old=a,
+            new=b,
+        )
+
     def methods(self) -> None:
         """Methods and notifications added, removed, renamed, or with new
         params/results."""
@@ -1226,6 +1259,7 @@ _ORDER = {key: i for i, (key, _) in enumerate(CATEGORIES)}
 def compare(old: ir.Package, new: ir.Package) -> Diff:
     """All changes from ``old`` to ``new``, in report order (section, subject, kind)."""
     cmp = _Comparer(old, new)
+    cmp.extension()
     cmp.methods()
     cmp.error_codes()
     cmp.types()

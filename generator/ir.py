@@ -219,6 +219,9 @@ class Package:
     dispatches: tuple[
         Dispatch, ...
     ] = ()  # unions picked by a pinned property: models.py defines ``_Dispatch``
+    extension_id: str = ""
+    """The identifier of the Tasks extension the package declares ("" when the
+    revision is not an extension): the one the schema names, or the target's."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

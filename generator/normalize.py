@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from mcptasks_gen import __version__, ir
+from mcptasks_gen import __version__, extension, ir
 from mcptasks_gen import typeexpr as tx
 from mcptasks_gen.config import Target
 from mcptasks_gen.errors import Location, fail
@@ -1382,11 +1382,20 @@ def normalize(
     pydantic_imports = sorted(
         normalizer.cx.pydantic | {"BaseModel", "ConfigDict", "RootModel"}
     )
+    extension_id = (
+        extension.extension_id(surface.doc.raw, target.extension_id, surface.doc.loc)
+        if revision.is_extension
+        else ""
+    )
     return ir.Package(
         name=PyIdent(target.package),
         revision=revision.id,
         is_extension=revision.is_extension,
-        title=revision.title,
+        title=(
+            revision.title.replace(revision.profile.extension_id, extension_id)
+            if extension_id
+            else revision.title
+        ),
         schema_name=target.schema_label,
         schema_sha256=surface.doc.sha256,
         generator_version=__version__,
@@ -1410,4 +1419,5 @@ def normalize(
         dispatches=tuple(
             sorted(normalizer.cx.dispatches.values(), key=lambda d: d.name)
         ),
+        extension_id=extension_id,
     )

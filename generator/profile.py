@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from mcptasks_gen import ir
 from mcptasks_gen import typeexpr as tx
-from mcptasks_gen.errors import Location, fail
+from mcptasks_gen.errors import GenError, Location, fail
 from mcptasks_gen.naming import ClassName, PyIdent, snake
 
 StatusClass = str  # one of config.STATUS_CLASSES: "active", "input" or "terminal"
@@ -40,6 +40,9 @@ class MethodRole:
     role: str  # create, get, update, cancel, list, result, notify, subscribe
     sender: str  # "client" or "server"
     required: bool
+    message: str = ""
+    """The definition of the request or notification in the revision's schema
+    (``GetTaskRequest``): where a missing method is looked for first."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -511,14 +514,6 @@ def _methods(
     package: ir.Package, profile: Profile, schema: Location
 ) -> tuple[ir.ProtocolMethod, ...]:
     roles = {r.method: r for r in profile.methods}
-    present = {m.name: m for m in package.methods}
-    for role in profile.methods:
-        if role.required and role.method not in present:
-            raise fail(
-                f'the {profile.revision} runtime needs method "{role.method}"'
-                f" ({role.role}), which the schema does not define",
-                schema.child("$defs"),
-            )
     out = []
     for method in package.methods:
         known = roles.get(method.name)
@@ -557,6 +552,91 @@ def _methods(
             )
         )
     return tuple(out)
+
+
+def _renamed(
+    package: ir.Package, profile: Profile, role: MethodRole
+) -> ir.Method | None:
+    """The method of the schema that is likely ``role``'s method renamed: one the
+    profile does not know, of the same kind (request or notification), found as
+    ``diff`` finds a renamed method. The first of these that holds for exactly one
+    method decides: its definition is the role's (only the method constant changed);
+    one name is a path prefix of the other; it is in the same namespace and its params
+    carry every field the runtime sends for the role."""
+    known = {r.method for r in profile.methods}
+    notification = role.role == "notify"
+    unknown = [
+        m
+        for m in package.methods
+        if m.name not in known and m.notification == notification
+    ]
+    wires = set(profile.params_fields.get(role.role, ()))
+
+    def carries(method: ir.Method) -> bool:
+        params = _object(package, _class_of(tx.without_none(method.params)))
+        return params is not None and wires <= {f.wire_name for f in params.fields}
+
+    namespace = role.method.rpartition("/")[0]
+    tiers = (
+        [m for m in unknown if role.message and m.message == role.message],
+        [
+            m
+            for m in unknown
+            if m.name.startswith(role.method + "/")
+            or role.method.startswith(m.name + "/")
+        ],
+        [
+            m
+            for m in unknown
+            if m.name.rpartition("/")[0] == namespace and wires and carries(m)
+        ],
+    )
+    for tier in tiers:
+        if tier:
+            return tier[0] if len(tier) == 1 else None
+    return None
+
+
+def _missing_method(
+    package: ir.Package, profile: Profile, role: MethodRole, schema: Location
+) -> GenError:
+    """The error for a method the runtime needs and the schema lacks: at the
+    definition that had it (its method constant when that changed), naming the
+    likely new method."""
+    kind = "notification" if role.role == "notify" else "request"
+    needs = (
+        f'the {profile.revision} runtime needs method "{role.method}" ({role.role}),'
+        " which the schema does not define"
+    )
+    keep = (
+        f'; the runtime calls it by that name: keep "{role.method}" (a renamed method'
+        " needs a new runtime profile)"
+    )
+    found = _renamed(package, profile, role)
+    if found is not None:
+        model = _object(package, found.message)
+        method = next(
+            (f for f in (model.fields if model else ()) if f.wire_name == "method"),
+            None,
+        )
+        where = (
+            method.loc
+            if method is not None
+            else (model.loc if model else schema.child("$defs", found.message))
+        )
+        was = (
+            f'its definition "{found.message}" now has method'
+            if found.message == role.message
+            else f'"{found.message}" has method'
+        )
+        return fail(f'{needs}: {was} "{found.name}", likely its new name{keep}', where)
+    if role.message and not any(m.name == role.message for m in package.models):
+        return fail(
+            f'{needs}: its definition "{role.message}" is gone and no other {kind}'
+            " looks like it",
+            schema.child("$defs", role.message),
+        )
+    return fail(f"{needs} (no other {kind} looks like it)", schema.child("$defs"))
 
 
 def _class_of(t: tx.Type) -> str:
@@ -628,6 +708,10 @@ def check(
 
     ``statuses`` classifies statuses the profile does not know (already checked by
     ``config.check_statuses``)."""
+    present = {m.name for m in package.methods}
+    for role in profile.methods:
+        if role.required and role.method not in present:
+            raise _missing_method(package, profile, role, schema)
     for name in profile.required_models:
         if not any(m.name == name for m in package.models):
             raise fail(
@@ -667,7 +751,7 @@ def check(
         package=package.name,
         revision=profile.revision,
         protocol_version=profile.protocol_version,
-        extension_id=profile.extension_id,
+        extension_id=package.extension_id,
         stateless=profile.stateless,
         status_enum=ClassName(profile.status_enum),
         initial=profile.initial,

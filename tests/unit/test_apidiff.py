@@ -519,6 +519,7 @@ def test_json_keys_are_stable(forward: apidiff.Diff) -> None:
         )
     }
     assert {c["category"] for c in doc["changes"]} <= {
+        "extension",
         "methods",
         "errors",
         "types",

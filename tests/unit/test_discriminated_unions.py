@@ -61,6 +61,7 @@ def _package(tmp_path: Path, defs: dict[str, Any]) -> ir.Package:
         json.dumps(
             {
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "description": "Extension Identifier: io.modelcontextprotocol/tasks",
                 "$defs": {"UpdateTaskRequest": REQUEST, **defs},
             }
         )

@@ -35,7 +35,12 @@ def _schema(tmp_path: Path, defs: dict[str, Any]) -> Path:
     path = tmp_path / "schema.json"
     path.write_text(
         json.dumps(
-            {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
+            {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                # what an extension schema's package declares
+                "description": "Extension Identifier: io.modelcontextprotocol/tasks",
+                "$defs": defs,
+            }
         )
     )
     return path
