@@ -19,6 +19,7 @@ from mcptasks_gen.config import (
     STDIN,
     STDIN_NAME,
     Target,
+    check_initial,
     check_package_name,
     check_revision,
     check_statuses,
@@ -140,7 +141,19 @@ def run() -> None:
     metavar="STATUS=CLASS",
     help=(
         "Classify a task status the runtime does not know: active, input or terminal"
-        " (repeatable)."
+        " (repeatable); REVISION:STATUS=CLASS (ext:rejected=terminal) classifies it in"
+        " that revision's schema only."
+    ),
+)
+@click.option(
+    "--initial-status",
+    "initial",
+    multiple=True,
+    metavar="[REVISION:]STATUS",
+    help=(
+        "The status of a new task, an active one (default: working), e.g. queued; the"
+        " task moves to working when its tool starts. REVISION:STATUS (ext:queued)"
+        " sets it for that revision only (repeatable)."
     ),
 )
 @click.option(
@@ -163,6 +176,7 @@ def generate(
     revision: str | None,
     templates: Path | None,
     statuses: tuple[str, ...],
+    initial: tuple[str, ...],
     check: bool,
     force: bool,
 ) -> None:
@@ -174,7 +188,17 @@ def generate(
     enabled = gc.isenabled()
     gc.disable()
     try:
-        _generate(schemas, output, package, revision, templates, statuses, check, force)
+        _generate(
+            schemas,
+            output,
+            package,
+            revision,
+            templates,
+            statuses,
+            check,
+            force,
+            initial,
+        )
     finally:
         if enabled:
             gc.enable()
@@ -189,11 +213,14 @@ def _generate(
     statuses: tuple[str, ...],
     check: bool,
     force: bool,
+    initial: tuple[str, ...] = (),
 ) -> None:
     from mcptasks_gen import pipeline, write
 
     try:
-        targets = _targets(schemas, output, package, revision, templates, statuses)
+        targets = _targets(
+            schemas, output, package, revision, templates, statuses, initial
+        )
         stale = 0
         for i, target in enumerate(targets):
             if i:
@@ -232,6 +259,7 @@ def _targets(
     revision: str | None,
     templates: Path | None,
     statuses: tuple[str, ...] = (),
+    initial: tuple[str, ...] = (),
 ) -> tuple[Target, ...]:
     """Resolve what to generate: explicit options, else pyproject targets, else the
     default."""
@@ -244,8 +272,10 @@ def _targets(
         bool(schemas)
         or any(v is not None for v in (output, package, revision, templates))
         or bool(statuses)
+        or bool(initial)
     )
     classified = check_statuses(list(statuses), Location(file="--status"))
+    first = check_initial(list(initial), Location(file="--initial-status"))
     if not explicit:
         config = find_pyproject(cwd)
         if config is not None:
@@ -276,6 +306,9 @@ def _targets(
     if templates is not None:
         command.append(f"--templates {templates}")
     command.extend(f"--status {status}={klass}" for status, klass in classified)
+    command.extend(
+        f"--initial-status {f'{rev}:' if rev else ''}{status}" for rev, status in first
+    )
     return (
         Target(
             schema=sources[0][0],
@@ -287,6 +320,7 @@ def _targets(
             regenerate=" ".join(command),
             statuses=classified,
             also=tuple(sources[1:]),
+            initial=first,
         ),
     )
 

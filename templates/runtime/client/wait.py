@@ -131,6 +131,11 @@ class Wait(Generic[R]):
             code = code if isinstance(code, int) else INTERNAL_ERROR
             message = str(wire.get("message"))
             handle.fail(TaskFailed(task.task_id, code, message, wire.get("data")))
+        elif status in tables.terminal and status not in (
+            tables.completed,
+            tables.failed,
+        ):  # a status without an outcome (the tool's ctx.finish): nothing to fetch
+            handle.fail(TaskEnded(task.task_id, status, task.status_message))
         elif (
             status in tables.input
             and isinstance(requests, Mapping)
