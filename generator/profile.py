@@ -513,10 +513,11 @@ def _enterable(
                 "active": "ctx.set_status",
             }[klass]
             raise fail(
-                f'status "{variant.status}" ({klass}) could never be entered: its'
-                f' variant "{model.name}" requires "{f.wire_name}", which {enter}'
-                " cannot fill; make the field optional (tool code then sets it with"
-                " ctx.set_fields) or drop it from the variant",
+                f'status "{variant.status}" ({klass}) could never be entered: the'
+                f' runtime cannot fill required field "{f.wire_name}" of'
+                f' "{model.name}" ({enter} fills only the fields the runtime'
+                " manages); make it optional (tool code then sets it with"
+                " ctx.set_fields) or drop it",
                 model.loc.child("properties", f.wire_name),
             )
 

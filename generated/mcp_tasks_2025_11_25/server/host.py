@@ -161,5 +161,10 @@ class Host(Protocol):
     ) -> None: ...
 
     async def request_input(
-        self, ctx: ToolContext, method: str, params: dict[str, Any]
+        self,
+        ctx: ToolContext,
+        method: str,
+        params: dict[str, Any],
+        *,
+        status: str | None = None,
     ) -> dict[str, Any]: ...

@@ -314,11 +314,17 @@ class TaskServerCore:
     # -- what tools ask of their server (``ToolContext``) -------------------------
 
     async def request_input(
-        self, ctx: ToolContext, method: str, params: dict[str, Any]
+        self,
+        ctx: ToolContext,
+        method: str,
+        params: dict[str, Any],
+        *,
+        status: str | None = None,
     ) -> dict[str, Any]:
-        """Ask the client for input mid-flight and wait for the answer (see
+        """Ask the client for input mid-flight and wait for the answer, the task in
+        the input ``status`` (None: ``input_required``) meanwhile (see
         ``InputRequests.request_input``: the mechanism follows the schema's roles)."""
-        return await self.inputs.request_input(ctx, method, params)
+        return await self.inputs.request_input(ctx, method, params, status=status)
 
     async def wait_for_input(
         self, task_id: str, key: str, request: dict[str, Any]

@@ -131,11 +131,6 @@ class Wait(Generic[R]):
             code = code if isinstance(code, int) else INTERNAL_ERROR
             message = str(wire.get("message"))
             handle.fail(TaskFailed(task.task_id, code, message, wire.get("data")))
-        elif status in tables.terminal and status not in (
-            tables.completed,
-            tables.failed,
-        ):  # a status without an outcome (the tool's ctx.finish): nothing to fetch
-            handle.fail(TaskEnded(task.task_id, status, task.status_message))
         elif (
             status in tables.input
             and isinstance(requests, Mapping)
@@ -190,7 +185,16 @@ class Wait(Generic[R]):
             handle.fail(error)
             return
         except JsonRpcError as error:
-            handle.fail(TaskFailed(task_id, error.code, error.message, error.data))
+            task = handle.task
+            status = status_name(task.status) if task is not None else ""
+            if (
+                task is not None
+                and status in self.tables.terminal
+                and status not in (self.tables.completed, self.tables.failed)
+            ):  # ended without an outcome (the tool's ctx.finish): no result to give
+                handle.fail(TaskEnded(task_id, status, task.status_message))
+            else:
+                handle.fail(TaskFailed(task_id, error.code, error.message, error.data))
             return
         try:
             handle.finish(self.client.outcome(raw))
