@@ -320,17 +320,11 @@ class TaskServerCore:
     # -- what tools ask of their server (``ToolContext``) -------------------------
 
     async def request_input(
-        self,
-        ctx: ToolContext,
-        method: str,
-        params: dict[str, Any],
-        *,
-        status: str | None = None,
+        self, ctx: ToolContext, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
-        """Ask the client for input mid-flight and wait for the answer, the task in
-        the input ``status`` (None: ``input_required``) meanwhile (see
+        """Ask the client for input mid-flight and wait for the answer (see
         ``InputRequests.request_input``: the mechanism follows the schema's roles)."""
-        return await self.inputs.request_input(ctx, method, params, status=status)
+        return await self.inputs.request_input(ctx, method, params)
 
     async def wait_for_input(
         self, task_id: str, key: str, request: dict[str, Any]

@@ -261,7 +261,9 @@ class ToolContext:
         """
         if status is not None and status not in self._server.tables.input:
             raise ValueError(f"{status!r} is not an input status")
-        return await self._server.request_input(self, method, params, status=status)
+        return await self._server.inputs.request_input(
+            self, method, params, status=status
+        )
 
     async def finish(self, status: StatusName, message: str | None = None) -> None:
         """End the task in a terminal ``status`` that carries no result or error: one

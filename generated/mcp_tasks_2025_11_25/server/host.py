@@ -161,10 +161,5 @@ class Host(Protocol):
     ) -> None: ...
 
     async def request_input(
-        self,
-        ctx: ToolContext,
-        method: str,
-        params: dict[str, Any],
-        *,
-        status: str | None = None,
+        self, ctx: ToolContext, method: str, params: dict[str, Any]
     ) -> dict[str, Any]: ...
