@@ -242,9 +242,10 @@ class TaskServerCore:
 
     async def published(self, record: TaskRecord) -> None:
         """Called after every stored change (here, or told by a replica or a sibling):
-        wake the task's result-role waiters and send its new state to whoever hears
-        of it (``Notifications.published``)."""
+        wake the task's result-role waiters and held ``tasks/get`` calls, and send its
+        new state to whoever hears of it (``Notifications.published``)."""
         self.inputs.changed(record.task_id)
+        self.roles.changed(record.task_id)
         await self.notifications.published(record)
 
     async def handle(
@@ -466,6 +467,7 @@ class TaskServerCore:
         await self.lifecycle.stop()
         self.sessions.close_all()  # ends every session's streams
         self.inputs.close()  # wakes every result-role waiter
+        self.roles.close()  # answers every held tasks/get
         self.notifications.close()  # ends every subscription gracefully
         if self.owns_store:
             await self.store.close()
