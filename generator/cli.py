@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from mcptasks_gen.config import (
     STDIN_NAME,
     Target,
     check_package_name,
+    check_params,
     check_revision,
     check_statuses,
     embedded_schema,
@@ -144,6 +146,17 @@ def run() -> None:
     ),
 )
 @click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="[REVISION:]METHOD.PARAM=VALUE",
+    help=(
+        "The value of a request param the runtime sends on its own, e.g."
+        " tasks/cancel.reason=stop (repeatable; REVISION: for one revision of a"
+        " package of several, e.g. ext:tasks/cancel.reason=stop)."
+    ),
+)
+@click.option(
     "--check",
     is_flag=True,
     help="Write nothing; exit 1 with a unified diff when the output is stale.",
@@ -163,6 +176,7 @@ def generate(
     revision: str | None,
     templates: Path | None,
     statuses: tuple[str, ...],
+    params: tuple[str, ...],
     check: bool,
     force: bool,
 ) -> None:
@@ -174,7 +188,17 @@ def generate(
     enabled = gc.isenabled()
     gc.disable()
     try:
-        _generate(schemas, output, package, revision, templates, statuses, check, force)
+        _generate(
+            schemas,
+            output,
+            package,
+            revision,
+            templates,
+            statuses,
+            check,
+            force,
+            params,
+        )
     finally:
         if enabled:
             gc.enable()
@@ -189,11 +213,14 @@ def _generate(
     statuses: tuple[str, ...],
     check: bool,
     force: bool,
+    params: tuple[str, ...] = (),
 ) -> None:
     from mcptasks_gen import pipeline, write
 
     try:
-        targets = _targets(schemas, output, package, revision, templates, statuses)
+        targets = _targets(
+            schemas, output, package, revision, templates, statuses, params
+        )
         stale = 0
         for i, target in enumerate(targets):
             if i:
@@ -232,6 +259,7 @@ def _targets(
     revision: str | None,
     templates: Path | None,
     statuses: tuple[str, ...] = (),
+    params: tuple[str, ...] = (),
 ) -> tuple[Target, ...]:
     """Resolve what to generate: explicit options, else pyproject targets, else the
     default."""
@@ -244,8 +272,10 @@ def _targets(
         bool(schemas)
         or any(v is not None for v in (output, package, revision, templates))
         or bool(statuses)
+        or bool(params)
     )
     classified = check_statuses(list(statuses), Location(file="--status"))
+    configured = check_params(list(params), Location(file="--param"))
     if not explicit:
         config = find_pyproject(cwd)
         if config is not None:
@@ -276,6 +306,7 @@ def _targets(
     if templates is not None:
         command.append(f"--templates {templates}")
     command.extend(f"--status {status}={klass}" for status, klass in classified)
+    command.extend(f"--param {shlex.quote(p)}" for p in params)
     return (
         Target(
             schema=sources[0][0],
@@ -287,6 +318,7 @@ def _targets(
             regenerate=" ".join(command),
             statuses=classified,
             also=tuple(sources[1:]),
+            params=configured,
         ),
     )
 

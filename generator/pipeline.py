@@ -37,6 +37,7 @@ def protocol(package: ir.Package, target: Target) -> ir.Protocol:
         REGISTRY[package.revision].profile,
         dict(target.statuses),
         Location(file=target.schema_label),
+        [p for p in target.params if p.revision in ("", package.revision)],
     )
 
 
@@ -57,6 +58,7 @@ def package(target: Target) -> ir.Bundle:
         )
     ordered = tuple(revisions[r] for r in REGISTRY if r in revisions)
     _check_shared(ordered, target)
+    _check_params(ordered, target)
     files = output_files(
         target.templates, tuple(REGISTRY[r.package.revision] for r in ordered)
     )
@@ -78,6 +80,31 @@ def _check_shared(revisions: tuple[ir.Revision, ...], target: Target) -> None:
                     " one meaning per status",
                     Location(file=target.schema_label),
                 )
+
+
+def _check_params(revisions: tuple[ir.Revision, ...], target: Target) -> None:
+    """Every configured request param value is used by a revision of the package."""
+    used = {
+        (p.method, p.field.wire_name)
+        for revision in revisions
+        for p in revision.protocol.request_params
+        if p.default
+    }
+    present = {r.package.revision for r in revisions}
+    for entry in target.params:
+        if entry.revision and entry.revision not in present:
+            raise fail(
+                f'request param "{entry.key}" is for revision {entry.revision}, which'
+                " the package does not have",
+                entry.loc,
+            )
+        if not entry.revision and (entry.method, entry.param) not in used:
+            raise fail(
+                f'request param "{entry.key}": no request the runtime sends has this'
+                " param (the method and the param are wire names, e.g."
+                " tasks/cancel.reason)",
+                entry.loc,
+            )
 
 
 def generate(target: Target) -> dict[str, str]:
