@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from ..jsonrpc import json_object
 from ..protocol import TaskState
-from .codec import answer_to_wire, decode_as, to_wire
+from .codec import answer_to_wire, decode_as
 from .errors import TasksClientError
 
 if TYPE_CHECKING:
@@ -64,8 +64,7 @@ class TaskRequests(Generic[R]):
     ) -> TaskState:
         """``tasks/get``: the task's current state (one class per status); ``given``:
         the request's other params (the configured values otherwise)."""
-        params = self.tables.get_params(task_id=task_id)
-        wire = self.tables.request_params("get", given or {}, to_wire(params))
+        wire = self.tables.request_params("get", given or {}, self._params(task_id))
         result = await self.client.request(self.tables.method("get"), wire)
         return self.client.decode(result)
 
@@ -75,8 +74,7 @@ class TaskRequests(Generic[R]):
         """``tasks/cancel`` (see ``ClientCore.cancel_task``)."""
         client = self.client
         client.require_declared("cancel")
-        params = self.tables.cancel_params(task_id=task_id)
-        wire = self.tables.request_params("cancel", given or {}, to_wire(params))
+        wire = self.tables.request_params("cancel", given or {}, self._params(task_id))
         result = await client.request(self.tables.method("cancel"), wire)
         state = client.cancelled(result)
         if not client.poll_after_cancel:

@@ -1,0 +1,1 @@
+"""Schema-edit cases, one module a topic (see ``tests/spec_edits.py``)."""
