@@ -8,8 +8,9 @@ generated clients of both revisions over HTTP.
 * ``tasks/get`` with a required ``view``: the polling loop sends each revision's
   configured value; the server refuses a ``tasks/get`` without it (-32602).
 * ``tasks/update`` with a required ``origin``: answering input sends the configured one.
-* ``tools/call`` with an added ``traceId``: it reaches the tool (``ctx.request_params``),
-  as does any other key of the call's params that the runtime does not manage.
+* ``tools/call`` with an added ``traceId``: it reaches the tool
+  (``ctx.request_params``), as does any other key of the call's params that the runtime
+  does not manage.
 * ``tasks/list`` with a required ``owner`` (never sent on its own): a required keyword.
 * A required param with no value stops generation with the pointer and the option.
 """
