@@ -12,8 +12,10 @@ Tree::
       error_codes: ErrorCode... files: OutputFile...     which files the package has and
       which template renders each
 
-No I/O and no jinja here; every value is final (identifiers validated, annotations and
-literals rendered as Python source, tuples sorted where order is not meaningful).
+No I/O and no jinja here; every value is final (identifiers validated, literals rendered
+as Python source, tuples sorted where order is not meaningful). Types are
+``typeexpr.Type`` trees: the templates render them (``| py``), every other stage walks
+them.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from mcptasks_gen import typeexpr as tx
 from mcptasks_gen.errors import Location
-from mcptasks_gen.naming import ClassName, PyIdent, py_str, qualify, split_top_level
+from mcptasks_gen.naming import ClassName, PyIdent, py_str
+from mcptasks_gen.typeexpr import Type
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,12 +35,20 @@ class Field:
 
     name: PyIdent
     wire_name: str
-    annotation: str
+    annotation: Type
     required: bool
-    default: str  # Python source of the default value ("None" for optional fields)
     constant: bool  # a required ``const``: defaulted to its value and always sent
     doc: str
     loc: Location
+    const_value: str | int | bool | None = None  # the value of a constant field
+
+    @property
+    def default(self) -> str:
+        """Python source of the default value: the constant's, ``None`` for an
+        optional field, "" for none."""
+        if self.constant:
+            return py_str(self.const_value)
+        return "" if self.required else "None"
 
     @property
     def wire_literal(self) -> str:
@@ -97,7 +109,7 @@ class RootModel:
     kind: Literal["root"] = "root"
     name: ClassName
     doc: str
-    annotation: str
+    annotation: Type
     discriminator: str  # the property a union is discriminated on, "" when none
     loc: Location
 
@@ -144,8 +156,8 @@ class Method:
     literal: str  # the wire name as a Python literal
     notification: bool
     message: ClassName  # the whole request/notification model
-    params: str  # annotation of ``params``
-    result: str  # annotation of the result ("None" for notifications)
+    params: Type  # type of ``params``
+    result: Type  # type of the result (``None`` for notifications)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -244,7 +256,7 @@ class TaskField:
 
     name: PyIdent
     wire_name: str
-    annotation: str
+    annotation: Type
     typing: tuple[str, ...] = ()  # names from ``typing`` the annotation uses (``Any``)
     models: tuple[str, ...] = ()  # model classes the annotation names
     modules: tuple[
@@ -259,7 +271,7 @@ class Kwarg:
 
     name: PyIdent
     wire_name: str
-    annotation: str
+    annotation: Type
     required: bool
     default: str = ""  # the configured value, as a Python literal ("": none)
 
@@ -299,9 +311,9 @@ class ProtocolMethod:
     sender: str  # "client" or "server"
     notification: bool
     message: ClassName
-    params: str
+    params: Type
     params_model: str  # the params class ("" when params is not one object model)
-    result: str
+    result: Type
     python_name: PyIdent
     kwargs: tuple[Kwarg, ...]
 
@@ -309,7 +321,7 @@ class ProtocolMethod:
     def result_model(self) -> bool:
         """Whether the result is a generated model (not a plain object, not a
         notification)."""
-        return self.result not in ("dict[str, Any]", "None")
+        return self.result not in (tx.DICT_ANY, tx.NONE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -471,17 +483,17 @@ class Bundle:
         for revision in self.revisions:
             module = f"models_{revision.protocol.suffix}"
             for extra in revision.protocol.task_extras:
-                annotation = qualify(extra.annotation, extra.models, module)
+                annotation = tx.qualify(extra.annotation, extra.models, module)
                 modules = (module,) if extra.models else ()
                 seen = merged.get(extra.name)
                 if seen is not None:
                     parts = dict.fromkeys(
-                        split_top_level(f"{seen.annotation} | {annotation}", "|")
+                        (*tx.members(seen.annotation), *tx.members(annotation))
                     )
-                    annotation = " | ".join(
+                    annotation = tx.union(
                         [
-                            *(p for p in parts if p != "None"),
-                            *(["None"] if "None" in parts else []),
+                            *(p for p in parts if p != tx.NONE),
+                            *([tx.NONE] if tx.NONE in parts else []),
                         ]
                     )
                     modules = tuple(sorted({*seen.modules, *modules}))
@@ -521,15 +533,15 @@ class Bundle:
             module = f"models_{revision.protocol.suffix}"
             for param in revision.protocol.request_params:
                 extra = param.field
-                annotation = qualify(extra.annotation, extra.models, module)
+                annotation = tx.qualify(extra.annotation, extra.models, module)
                 modules = (module,) if extra.models else ()
                 seen = merged.get((param.role, extra.name))
                 required = param.required
                 if seen is not None:
                     parts = dict.fromkeys(
-                        split_top_level(f"{seen.field.annotation} | {annotation}", "|")
+                        (*tx.members(seen.field.annotation), *tx.members(annotation))
                     )
-                    annotation = " | ".join(parts)
+                    annotation = tx.union(list(parts))
                     modules = tuple(sorted({*seen.field.modules, *modules}))
                     required = required and seen.required
                 merged[(param.role, extra.name)] = RequestParam(

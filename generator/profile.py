@@ -17,7 +17,6 @@ the runtime needs is in the schema.
 
 from __future__ import annotations
 
-import ast
 import json
 import keyword
 import re
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from mcptasks_gen import ir
+from mcptasks_gen import typeexpr as tx
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.naming import ClassName, PyIdent, snake
 
@@ -171,15 +171,16 @@ def _object(package: ir.Package, name: str) -> ir.ObjectModel | None:
     return model if isinstance(model, ir.ObjectModel) else None
 
 
-def _members(annotation: str) -> list[str]:
-    """The class names in a union annotation (``Annotated[A | B, Field(...)]``)."""
-    if annotation[:1] in "'\"":
-        annotation = str(ast.literal_eval(annotation))  # a forward reference
-    inner = annotation.removeprefix("Annotated[").partition(", Field(")[0]
+def _members(annotation: tx.Type) -> list[str]:
+    """The names in a union annotation (``Annotated[A | B, Field(...)]``)."""
+    if isinstance(annotation, tx.Forward):
+        annotation = annotation.inner
+    if isinstance(annotation, tx.Annotated):
+        annotation = annotation.inner
     return [
-        part.strip()
-        for part in inner.split("|")
-        if re.fullmatch(r"[A-Za-z_]\w*", part.strip())
+        m.name
+        for m in tx.members(annotation)
+        if isinstance(m, tx.Name) and not m.module
     ]
 
 
@@ -275,8 +276,8 @@ def _variants(
             ),
             None,
         )
-        if status is not None:
-            by_status[ast.literal_eval(status.default)] = member
+        if status is not None and isinstance(status.const_value, str):
+            by_status[status.const_value] = member
     stray = sorted(set(by_status) - set(values))
     if stray:
         raise fail(
@@ -294,45 +295,27 @@ def _variants(
     return tuple(ir.Variant(status=v, model=ClassName(by_status[v])) for v in values)
 
 
-def _base_type(annotation: str) -> str:
-    """The type of an annotation without ``Annotated[...]`` and ``| None``."""
-    node = ast.parse(annotation.strip("'\""), mode="eval").body
-    while True:
-        if (
-            isinstance(node, ast.BinOp)
-            and isinstance(node.op, ast.BitOr)
-            and isinstance(node.right, ast.Constant)
-            and node.right.value is None
-        ):
-            node = node.left
-        elif (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "Annotated"
-            and isinstance(node.slice, ast.Tuple)
-        ):
-            node = node.slice.elts[0]
-        else:
-            return ast.unparse(node)
+_EXPECTED: Mapping[str, tx.Type] = {
+    "str": tx.STR,
+    "int": tx.INT,
+    "str | int": tx.Union((tx.STR, tx.INT)),
+    "list[str]": tx.Generic("list", (tx.STR,)),
+}
+"""The types of ``WIRE_TYPES`` that a field's type must equal (the others are kinds:
+``model``, ``list``, ``dict``, ``Any``)."""
 
 
-def _fits(annotation: str, expected: str) -> bool:
+def _fits(annotation: tx.Type, expected: str) -> bool:
     """Whether a field typed ``annotation`` is what the runtime expects
     (``WIRE_TYPES``)."""
-    base = _base_type(annotation)
+    base = tx.base(annotation)
     if expected in ("list", "dict"):
-        return base.startswith(f"{expected}[")
+        return isinstance(base, tx.Generic) and base.base == expected
     if expected == "model":
-        return re.fullmatch(r"[A-Z]\w*", base) is not None
-    if expected == "str" and base.startswith("Literal["):
-        values = (
-            ast.literal_eval(base.removeprefix("Literal")) if base.endswith("]") else ()
-        )
-        return all(
-            isinstance(v, str)
-            for v in (values if isinstance(values, list) else [values])
-        )
-    return expected == "Any" or base == expected
+        return tx.is_class_name(base)
+    if expected == "str" and isinstance(base, tx.Literal):
+        return all(isinstance(v, str) for v in base.values)
+    return expected == "Any" or base == _EXPECTED.get(expected)
 
 
 def _needs(model: ir.ObjectModel, wires: tuple[str, ...]) -> dict[str, ir.Field]:
@@ -381,7 +364,8 @@ def _needs(model: ir.ObjectModel, wires: tuple[str, ...]) -> dict[str, ir.Field]
             }.get(expected, expected)
             raise fail(
                 f'the runtime needs field "{wire}" of "{model.name}" to be {kind}, not'
-                f" {_base_type(found.annotation)} (a changed type needs a new runtime"
+                f" {tx.base(found.annotation).render()} (a changed type needs a new"
+                " runtime"
                 " profile)",
                 model.loc.child("properties", wire),
             )
@@ -435,21 +419,6 @@ _BUILTIN_TYPES = frozenset(
 )
 
 
-class _WithoutMetadata(ast.NodeTransformer):
-    """``Annotated[T, ...]`` as ``T``, at any depth."""
-
-    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
-        self.generic_visit(node)
-        if (
-            isinstance(node.value, ast.Name)
-            and node.value.id == "Annotated"
-            and isinstance(node.slice, ast.Tuple)
-            and node.slice.elts
-        ):
-            return node.slice.elts[0]
-        return node
-
-
 def _typed_dict_field(model_field: ir.Field, models: set[str]) -> ir.TaskField:
     """An optional task field as a key of ``TaskFields``: its type without the
     ``Annotated`` metadata of the model's field (constraints and discriminators that
@@ -457,23 +426,23 @@ def _typed_dict_field(model_field: ir.Field, models: set[str]) -> ir.TaskField:
     nothing), with the ``typing`` names and model classes it uses. A name of any other
     kind (none is known) makes it ``Any``, so that the module always imports."""
     annotation = model_field.annotation
-    if annotation[:1] in "'\"":
-        annotation = str(ast.literal_eval(annotation))  # a forward reference
-    tree = _WithoutMetadata().visit(ast.parse(annotation, mode="eval"))
-    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    if isinstance(annotation, tx.Forward):
+        annotation = annotation.inner
+    tree = tx.without_metadata(annotation)
+    names = tx.names(tree) - {"None"}
     typing = names & _TYPING_NAMES
     used = names & models
     if names - typing - used - _BUILTIN_TYPES:
         return ir.TaskField(
             name=model_field.name,
             wire_name=model_field.wire_name,
-            annotation="Any",
+            annotation=tx.ANY,
             typing=("Any",),
         )
     return ir.TaskField(
         name=model_field.name,
         wire_name=model_field.wire_name,
-        annotation=ast.unparse(tree),
+        annotation=tree,
         typing=tuple(sorted(typing)),
         models=tuple(sorted(used)),
     )
@@ -557,7 +526,12 @@ def _methods(
     out = []
     for method in package.methods:
         known = roles.get(method.name)
-        params_model = _object(package, method.params.removesuffix(" | None"))
+        params = tx.without_none(method.params)
+        params_model = (
+            _object(package, params.name)
+            if isinstance(params, tx.Name) and not params.module
+            else None
+        )
         kwargs = tuple(
             ir.Kwarg(
                 name=f.name,
@@ -608,11 +582,11 @@ def _configured_value(
     entry: RequestParamValue, model_field: ir.Field, where: Location
 ) -> object:
     """The configured value of a param, typed and checked by the param's schema."""
-    base = _base_type(model_field.annotation)
+    base_type = tx.base(model_field.annotation)
+    base = base_type.render()
     literal: tuple[object, ...] | None = None
-    if base.startswith("Literal[") and base.endswith("]"):
-        values = ast.literal_eval(base.removeprefix("Literal"))
-        literal = tuple(values) if isinstance(values, tuple) else (values,)
+    if isinstance(base_type, tx.Literal):
+        literal = tuple(base_type.values)
     value = entry.value
     if (
         entry.text
@@ -752,6 +726,11 @@ def _request_params(
     return tuple(out), params_models, methods
 
 
+def _class_of(t: tx.Type) -> str:
+    """The name ``t`` is, when it is a plain name ("" otherwise)."""
+    return t.name if isinstance(t, tx.Name) and not t.module else ""
+
+
 def _python_name(method: str) -> PyIdent:
     """``tasks/get`` -> ``tasks_get``: the typed client method of a request."""
     name = re.sub(r"\W+", "_", snake(method.replace("/", "_"))).strip("_") or "method"
@@ -771,11 +750,11 @@ def _literal(value: object) -> str:
     return repr(value)
 
 
-def _optional(annotation: str) -> str:
+def _optional(annotation: tx.Type) -> tx.Type:
     return (
         annotation
-        if annotation.endswith("| None") or annotation == "Any"
-        else f"{annotation} | None"
+        if tx.ends_with_none(annotation) or annotation == tx.ANY
+        else tx.optional(annotation)
     )
 
 
@@ -844,14 +823,11 @@ def check(
     client_names: set[str] = set()
     server_names: set[str] = set()
     for method in methods:
+        result = _class_of(method.result)
         used = {
             method.params_model,
-            method.result,
-            *(
-                w
-                for k in method.kwargs
-                for w in re.findall(r"[A-Za-z_]\w*", k.annotation)
-            ),
+            result,
+            *(w for k in method.kwargs for w in tx.names(k.annotation)),
         }
         if method.sender == "client" and not method.notification:
             client_names.update(n for n in used if n in names)
@@ -860,9 +836,7 @@ def check(
             and not method.notification
             and method.sender == "client"
         ):
-            server_names.update(
-                n for n in (method.params_model, method.result) if n in names
-            )
+            server_names.update(n for n in (method.params_model, result) if n in names)
     extra_names = {name for f in extra for name in f.models}
     extra_names |= {name for p in request_params for name in p.field.models}
     return ir.Protocol(

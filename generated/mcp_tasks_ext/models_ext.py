@@ -521,10 +521,7 @@ class CancelledTask(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -567,10 +564,7 @@ class CompletedTask(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -749,10 +743,7 @@ class CreateTaskResult(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -939,10 +930,7 @@ class FailedTask(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1033,10 +1021,7 @@ class GetTaskResultCancelled(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1091,10 +1076,7 @@ class GetTaskResultCompleted(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1152,10 +1134,7 @@ class GetTaskResultFailed(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1213,10 +1192,7 @@ class GetTaskResultInputRequired(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1280,10 +1256,7 @@ class GetTaskResultWorking(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1407,10 +1380,7 @@ class InputRequiredTask(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1830,10 +1800,7 @@ class Task(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1924,10 +1891,7 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1975,10 +1939,7 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -2029,10 +1990,7 @@ class TaskStatusNotificationParamsFailed(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -2083,10 +2041,7 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -2143,10 +2098,7 @@ class TaskStatusNotificationParamsWorking(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -2567,10 +2519,7 @@ class UpdateTaskRequestParams(McpModel):
     """Identifier of the task being answered."""
 
     input_responses: dict[str, CreateMessageResult | ListRootsResult | ElicitResult] = (
-        Field(
-            validation_alias="inputResponses",
-            serialization_alias="inputResponses",
-        )
+        Field(validation_alias="inputResponses", serialization_alias="inputResponses")
     )
     """Answers keyed by input request id; the server SHOULD ignore keys that are not outstanding and MAY accept a partial set."""
 
@@ -2622,10 +2571,7 @@ class WorkingTask(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
