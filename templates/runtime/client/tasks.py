@@ -49,7 +49,13 @@ async def paged(
 class TaskRequests(Generic[R]):
     """Sends one client's Tasks requests, each to the method that plays its role in
     the revision, through the client (its requests, decoding, capability checks and
-    task ID store)."""
+    task ID store).
+
+    Each request's params that the runtime does not manage (a schema adds them) are
+    keyword arguments of the client's calls (``protocol.GetTaskParams``, ...), here
+    ``given``; a value configured at generation (``--param``) is a keyword's default,
+    and what the runtime sends when it sends the request on its own (the polling
+    loop's ``tasks/get``, ...): see ``RevisionTables.request_params``."""
 
     def __init__(self, client: ClientCore[R]) -> None:
         """Send the Tasks requests of ``client``."""
