@@ -59,8 +59,9 @@ class TaskServerCore:
     ``dispatcher``, ...), serving the mechanism of each Tasks role the revision's
     tables name.
 
-    ``uses_sessions`` tells the HTTP app whether ``initialize`` opens a session that
-    later requests must name (2025-11-25) or every request stands alone (extension).
+    ``uses_sessions`` (the revision's tables: not ``stateless``) tells the HTTP app
+    whether ``initialize`` opens a session that later requests must name
+    (2025-11-25) or every request stands alone (extension).
 
     Options of one revision (the other ignores them): sessions (2025-11-25) -
     ``max_sessions`` open at once, ``max_sessions_per_client`` per principal (or, when
@@ -77,9 +78,14 @@ class TaskServerCore:
     (``tasks/list``) wherever the schema has it.
     """
 
-    uses_sessions: ClassVar[bool] = False
     tables: ClassVar[RevisionTables]
     """The revision's protocol tables (set by the revision's server class)."""
+
+    @property
+    def uses_sessions(self) -> bool:
+        """Whether ``initialize`` opens a session (the revision is not stateless)."""
+        return not self.tables.stateless
+
     cancel_message: ClassVar[str] = "Cancelled by request"
     """The ``statusMessage`` of a task cancelled through ``tasks/cancel``."""
 
