@@ -449,8 +449,7 @@ class ClientCore(Generic[R]):
         where the server decides, both must be left unset. An ``input_required`` result
         is answered with the registered handlers and the call retried, at most
         ``max_input_rounds`` times. ``on_progress`` receives the call's progress
-        notifications until the task is terminal. ``params`` are the call's params
-        that the schema adds (``protocol.CallToolParams``).
+        notifications until the task is terminal; ``params``: ``CallToolParams``.
         """
         return await self.calls.start(name, arguments, task, ttl, on_progress, params)
 
@@ -502,11 +501,6 @@ class ClientCore(Generic[R]):
 
     # -- tasks ------------------------------------------------------------------------
 
-    # Each request's params that the runtime does not manage (a schema adds them) are
-    # keyword arguments (``protocol.GetTaskParams``, ...); a value configured at
-    # generation (``--param``) is a keyword's default, and what the runtime sends
-    # when it sends the request on its own (the polling loop's ``tasks/get``, ...).
-
     async def get_task(
         self, task_id: str, **params: Unpack[GetTaskParams]
     ) -> TaskState:
@@ -517,22 +511,16 @@ class ClientCore(Generic[R]):
         self, task_id: str, **params: Unpack[CancelTaskParams]
     ) -> TaskState | None:
         """``tasks/cancel``: ask the server to stop the task (cooperative; the final
-        status may differ).
-
-        Returns the task the server reports, when the revision's answer carries one. The
-        stored ID is dropped unless ``poll_after_cancel`` is set.
-        """
+        status may differ); the task it reports, when the revision's answer carries
+        one. The stored ID is dropped unless ``poll_after_cancel`` is set."""
         return await self.tasks.cancel(task_id, params)
 
     async def get_task_payload(
         self, task_id: str, **params: Unpack[TaskResultParams]
     ) -> dict[str, Any]:
         """``tasks/result`` (the ``result`` role): block until the task is terminal and
-        return the original request's result.
-
-        The JSON-RPC error the original request ended with is raised as
-        :class:`JsonRpcError`.
-        """
+        return the original request's result (its JSON-RPC error raised as
+        :class:`JsonRpcError`)."""
         return await self.tasks.payload(task_id, params)
 
     async def update_task(

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from ..jsonrpc import json_object
 from ..protocol import TaskState
-from .codec import answer_to_wire, decode_as, to_wire
+from .codec import answer_to_wire, decode_as
 from .errors import TasksClientError
 
 if TYPE_CHECKING:
@@ -51,7 +51,13 @@ async def paged(
 class TaskRequests(Generic[R]):
     """Sends one client's Tasks requests, each to the method that plays its role in
     the revision, through the client (its requests, decoding, capability checks and
-    task ID store)."""
+    task ID store).
+
+    Each request's params that the runtime does not manage (a schema adds them) are
+    keyword arguments of the client's calls (``protocol.GetTaskParams``, ...), here
+    ``given``; a value configured at generation (``--param``) is a keyword's default,
+    and what the runtime sends when it sends the request on its own (the polling
+    loop's ``tasks/get``, ...): see ``RevisionTables.request_params``."""
 
     def __init__(self, client: ClientCore[R]) -> None:
         """Send the Tasks requests of ``client``."""
@@ -66,8 +72,7 @@ class TaskRequests(Generic[R]):
     ) -> TaskState:
         """``tasks/get``: the task's current state (one class per status); ``given``:
         the request's other params (the configured values otherwise)."""
-        params = self.tables.get_params(task_id=task_id)
-        wire = self.tables.request_params("get", given or {}, to_wire(params))
+        wire = self.tables.request_params("get", given or {}, self._params(task_id))
         result = await self.client.request(self.tables.method("get"), wire)
         return self.client.decode(result)
 
@@ -77,8 +82,7 @@ class TaskRequests(Generic[R]):
         """``tasks/cancel`` (see ``ClientCore.cancel_task``)."""
         client = self.client
         client.require_declared("cancel")
-        params = self.tables.cancel_params(task_id=task_id)
-        wire = self.tables.request_params("cancel", given or {}, to_wire(params))
+        wire = self.tables.request_params("cancel", given or {}, self._params(task_id))
         result = await client.request(self.tables.method("cancel"), wire)
         state = client.cancelled(result)
         if not client.poll_after_cancel:
