@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from mcptasks_gen.config import (
     Target,
     check_initial,
     check_package_name,
+    check_params,
     check_revision,
     check_statuses,
     embedded_schema,
@@ -166,6 +168,17 @@ def run() -> None:
     ),
 )
 @click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="[REVISION:]METHOD.PARAM=VALUE",
+    help=(
+        "The value of a request param the runtime sends on its own, e.g."
+        " tasks/cancel.reason=stop (repeatable; REVISION: for one revision of a"
+        " package of several, e.g. ext:tasks/cancel.reason=stop)."
+    ),
+)
+@click.option(
     "--check",
     is_flag=True,
     help="Write nothing; exit 1 with a unified diff when the output is stale.",
@@ -187,6 +200,7 @@ def generate(
     statuses: tuple[str, ...],
     extension_id: str | None,
     initial: tuple[str, ...],
+    params: tuple[str, ...],
     check: bool,
     force: bool,
 ) -> None:
@@ -209,6 +223,7 @@ def generate(
             force,
             extension_id=extension_id,
             initial=initial,
+            params=params,
         )
     finally:
         if enabled:
@@ -227,6 +242,7 @@ def _generate(
     *,
     extension_id: str | None = None,
     initial: tuple[str, ...] = (),
+    params: tuple[str, ...] = (),
 ) -> None:
     from mcptasks_gen import pipeline, write
 
@@ -240,6 +256,7 @@ def _generate(
             statuses,
             extension_id=extension_id,
             initial=initial,
+            params=params,
         )
         stale = 0
         for i, target in enumerate(targets):
@@ -282,6 +299,7 @@ def _targets(
     *,
     extension_id: str | None = None,
     initial: tuple[str, ...] = (),
+    params: tuple[str, ...] = (),
 ) -> tuple[Target, ...]:
     """Resolve what to generate: explicit options, else pyproject targets, else the
     default."""
@@ -296,11 +314,13 @@ def _targets(
         or bool(statuses)
         or extension_id is not None
         or bool(initial)
+        or bool(params)
     )
     classified = check_statuses(list(statuses), Location(file="--status"))
     first = check_initial(list(initial), Location(file="--initial-status"))
     if extension_id is not None:
         check_form(extension_id, Location(file="--extension-id"))
+    configured = check_params(list(params), Location(file="--param"))
     if not explicit:
         config = find_pyproject(cwd)
         if config is not None:
@@ -336,6 +356,7 @@ def _targets(
     command.extend(
         f"--initial-status {f'{rev}:' if rev else ''}{status}" for rev, status in first
     )
+    command.extend(f"--param {shlex.quote(p)}" for p in params)
     return (
         Target(
             schema=sources[0][0],
@@ -349,6 +370,7 @@ def _targets(
             also=tuple(sources[1:]),
             extension_id=extension_id or "",
             initial=first,
+            params=configured,
         ),
     )
 

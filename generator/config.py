@@ -43,6 +43,7 @@ _TARGET_KEYS = frozenset(
         "statuses",
         "extension_id",
         "initial",
+        "params",
     }
 )
 STATUS_CLASSES = ("active", "input", "terminal")
@@ -54,6 +55,27 @@ STDIN = "-"
 
 STDIN_NAME = "<stdin>"
 """How standard input is named in messages and generated headers."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestParamValue:
+    """A configured value of one request param: ``tasks/cancel.reason = "..."``.
+
+    The runtime sends it when it sends the request on its own (the polling loop's
+    ``tasks/get``, ``tasks/cancel`` when a wait is abandoned, ...), and it is the
+    default of the keyword argument of the calls that send the request."""
+
+    revision: str  # the revision id it is for ("": every revision with the param)
+    method: str
+    param: str  # the wire name
+    value: object  # a JSON scalar (a ``--param`` value is text until it is typed)
+    text: bool  # given on the command line: typed by the param's schema
+    loc: Location
+
+    @property
+    def key(self) -> str:
+        """``method.param``, as the configuration names it."""
+        return f"{self.method}.{self.param}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +117,9 @@ class Target:
         unqualified), or None for the profile's."""
         chosen = dict(self.initial)
         return chosen.get(revision, chosen.get(""))
+
+    params: tuple[RequestParamValue, ...] = ()
+    """Values of request params the runtime sends on its own (``--param``)."""
 
     @property
     def sources(self) -> tuple[Target, ...]:
@@ -279,6 +304,92 @@ def check_initial(value: object, loc: Location) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(chosen.items()))
 
 
+def _param_key(key: str, loc: Location) -> tuple[str, str]:
+    method, dot, param = key.rpartition(".")
+    if not dot or not method or not param:
+        raise fail(
+            f'invalid request param "{key}" (expected METHOD.PARAM, e.g.'
+            " tasks/cancel.reason)",
+            loc,
+        )
+    return method, param
+
+
+def _param_revision(name: str, loc: Location) -> str:
+    revision = resolve(name)
+    if revision is None:
+        raise fail(
+            f'unknown revision "{name}" (expected one of {", ".join(names())})', loc
+        )
+    return revision.id
+
+
+def check_params(value: object, loc: Location) -> tuple[RequestParamValue, ...]:
+    """Request param values: a table of ``"METHOD.PARAM" = value`` (and, per
+    revision, ``REVISION = { "METHOD.PARAM" = value }``), or ``--param`` strings
+    ``[REVISION:]METHOD.PARAM=VALUE``."""
+    out: list[RequestParamValue] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = loc.child(key)
+            if isinstance(item, dict):
+                revision = _param_revision(str(key), here)
+                for inner, inner_value in item.items():
+                    out.append(
+                        _param_value(
+                            revision, str(inner), inner_value, here.child(inner)
+                        )
+                    )
+            else:
+                out.append(_param_value("", str(key), item, here))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            key, sep, text = str(item).partition("=")
+            if not sep:
+                raise fail(
+                    f'invalid request param "{item}" (expected METHOD.PARAM=VALUE, e.g.'
+                    ' tasks/cancel.reason="cancelled by the client")',
+                    loc,
+                )
+            revision = ""
+            head, colon, rest = key.partition(":")
+            if colon and "/" not in head:
+                revision, key = _param_revision(head, loc), rest
+            method, param = _param_key(key, loc)
+            out.append(
+                RequestParamValue(
+                    revision=revision,
+                    method=method,
+                    param=param,
+                    value=text,
+                    text=True,
+                    loc=loc,
+                )
+            )
+    else:
+        raise fail('expected a table of "METHOD.PARAM" = value', loc)
+    seen: set[tuple[str, str]] = set()
+    for entry in out:
+        if (entry.revision, entry.key) in seen:
+            raise fail(f'request param "{entry.key}" is given twice', entry.loc)
+        seen.add((entry.revision, entry.key))
+    return tuple(out)
+
+
+def _param_value(
+    revision: str, key: str, value: object, loc: Location
+) -> RequestParamValue:
+    method, param = _param_key(key, loc)
+    if not isinstance(value, (str, int, float, bool)):
+        raise fail(
+            f'request param "{key}": a configured value is a string, number or boolean',
+            loc,
+        )
+    return RequestParamValue(
+        revision=revision, method=method, param=param, value=value, text=False, loc=loc
+    )
+
+
 def find_pyproject(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` at or above ``start`` that has our table."""
     for folder in (start, *start.parents):
@@ -353,6 +464,7 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
         templates = entry.get("templates")
         statuses = check_statuses(entry.get("statuses", {}), here.child("statuses"))
         initial = check_initial(entry.get("initial", ()), here.child("initial"))
+        params = check_params(entry.get("params", {}), here.child("params"))
         targets.append(
             Target(
                 schema=schemas[0],
@@ -370,6 +482,7 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
                     else ""
                 ),
                 initial=initial,
+                params=params,
             )
         )
     seen: dict[Path, int] = {}

@@ -276,6 +276,33 @@ class Kwarg:
     wire_name: str
     annotation: Type
     required: bool
+    default: str = ""  # the configured value, as a Python literal ("": none)
+
+
+PARAM_ROLES: dict[str, str] = {
+    "create": "CallToolParams",
+    "get": "GetTaskParams",
+    "cancel": "CancelTaskParams",
+    "update": "UpdateTaskParams",
+    "result": "TaskResultParams",
+    "list": "ListTasksParams",
+}
+"""Role -> the ``TypedDict`` of the params of its request that the runtime does not
+manage: the keyword arguments of the runtime's calls that send it (``create`` is
+``tools/call``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestParam:
+    """A param of a request the runtime sends that the runtime does not manage (the
+    schema added it): a keyword argument of the calls that send the request."""
+
+    role: str  # a key of PARAM_ROLES
+    method: str = ""  # the request's method (one revision's)
+    field: TaskField  # its name, wire name and TypedDict annotation
+    required: bool  # a required keyword (the schema requires it and no value is set)
+    default: str = ""  # the configured value, as a Python literal ("": none)
+    value: object = None  # the configured value (when ``default`` is set)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -349,6 +376,21 @@ class Protocol:
     server_capabilities: tuple[
         tuple[str, tuple[str, ...]], ...
     ] = ()  # role -> capability path
+    request_params: tuple[RequestParam, ...] = ()  # params the runtime does not manage
+    params_models: tuple[
+        tuple[str, str], ...
+    ] = ()  # role -> its params model (where the schema has one)
+
+    @property
+    def params_typing(self) -> tuple[str, ...]:
+        """The names from ``typing`` that the params ``TypedDict``s use."""
+        return tuple(
+            sorted({name for p in self.request_params for name in p.field.typing})
+        )
+
+    def params_of(self, role: str) -> tuple[RequestParam, ...]:
+        """The request params of ``role`` (a key of ``PARAM_ROLES``)."""
+        return tuple(p for p in self.request_params if p.role == role)
 
     @property
     def result_checks(self) -> tuple[ProtocolMethod, ...]:
@@ -485,6 +527,63 @@ class Bundle:
         )
 
     @property
+    def request_params(self) -> tuple[RequestParam, ...]:
+        """The request params of every revision, once by role and name (annotations
+        joined, models named through their revision's module); a keyword is required
+        only where every revision that has it requires it."""
+        merged: dict[tuple[str, str], RequestParam] = {}
+        for revision in self.revisions:
+            module = f"models_{revision.protocol.suffix}"
+            for param in revision.protocol.request_params:
+                extra = param.field
+                annotation = tx.qualify(extra.annotation, extra.models, module)
+                modules = (module,) if extra.models else ()
+                seen = merged.get((param.role, extra.name))
+                required = param.required
+                if seen is not None:
+                    parts = dict.fromkeys(
+                        (*tx.members(seen.field.annotation), *tx.members(annotation))
+                    )
+                    annotation = tx.union(list(parts))
+                    modules = tuple(sorted({*seen.field.modules, *modules}))
+                    required = required and seen.required
+                merged[(param.role, extra.name)] = RequestParam(
+                    role=param.role,
+                    field=TaskField(
+                        name=extra.name,
+                        wire_name=extra.wire_name,
+                        annotation=annotation,
+                        typing=tuple(
+                            sorted(
+                                {*(seen.field.typing if seen else ()), *extra.typing}
+                            )
+                        ),
+                        modules=modules,
+                    ),
+                    required=required,
+                )
+        for revision in self.revisions:  # a revision without it: not required
+            names = {(p.role, p.field.name) for p in revision.protocol.request_params}
+            for key, param in list(merged.items()):
+                if key not in names and param.required:
+                    merged[key] = RequestParam(
+                        role=param.role, field=param.field, required=False
+                    )
+        return tuple(merged.values())
+
+    @property
+    def params_typing(self) -> tuple[str, ...]:
+        """The names from ``typing`` that the package-level params ``TypedDict``s
+        use."""
+        return tuple(
+            sorted({name for p in self.request_params for name in p.field.typing})
+        )
+
+    def params_of(self, role: str) -> tuple[RequestParam, ...]:
+        """The package-level request params of ``role``."""
+        return tuple(p for p in self.request_params if p.role == role)
+
+    @property
     def protocol_imports(self) -> tuple[str, ...]:
         """The modules of the package that its ``protocol`` module imports (several
         revisions): each revision's tables, and the models ``TaskFields`` names."""
@@ -492,6 +591,7 @@ class Bundle:
             sorted(
                 {
                     *self.task_extra_modules,
+                    *(m for p in self.request_params for m in p.field.modules),
                     *(f"protocol_{r.protocol.suffix}" for r in self.revisions),
                 }
             )

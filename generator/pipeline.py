@@ -37,7 +37,8 @@ def protocol(package: ir.Package, target: Target) -> ir.Protocol:
         REGISTRY[package.revision].profile,
         target.statuses_for(package.revision),
         Location(file=target.schema_label),
-        target.initial_for(package.revision),
+        initial=target.initial_for(package.revision),
+        params=[p for p in target.params if p.revision in ("", package.revision)],
     )
 
 
@@ -66,6 +67,7 @@ def package(target: Target) -> ir.Bundle:
         )
     _check_shared(ordered, target)
     _check_configured(ordered, target)
+    _check_params(ordered, target)
     files = output_files(
         target.templates, tuple(REGISTRY[r.package.revision] for r in ordered)
     )
@@ -119,6 +121,31 @@ def _check_configured(revisions: tuple[ir.Revision, ...], target: Target) -> Non
                 f" {revision}, which this package does not have (its revisions:"
                 f" {', '.join(present)})",
                 Location(file="--initial-status"),
+            )
+
+
+def _check_params(revisions: tuple[ir.Revision, ...], target: Target) -> None:
+    """Every configured request param value is used by a revision of the package."""
+    used = {
+        (p.method, p.field.wire_name)
+        for revision in revisions
+        for p in revision.protocol.request_params
+        if p.default
+    }
+    present = {r.package.revision for r in revisions}
+    for entry in target.params:
+        if entry.revision and entry.revision not in present:
+            raise fail(
+                f'request param "{entry.key}" is for revision {entry.revision}, which'
+                " the package does not have",
+                entry.loc,
+            )
+        if not entry.revision and (entry.method, entry.param) not in used:
+            raise fail(
+                f'request param "{entry.key}": no request the runtime sends has this'
+                " param (the method and the param are wire names, e.g."
+                " tasks/cancel.reason)",
+                entry.loc,
             )
 
 

@@ -20,13 +20,17 @@ from __future__ import annotations
 import json
 import keyword
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from mcptasks_gen import ir
 from mcptasks_gen import typeexpr as tx
 from mcptasks_gen.errors import GenError, Location, fail
 from mcptasks_gen.naming import ClassName, PyIdent, snake
+
+if TYPE_CHECKING:
+    from mcptasks_gen.config import RequestParamValue
 
 StatusClass = str  # one of config.STATUS_CLASSES: "active", "input" or "terminal"
 
@@ -706,6 +710,169 @@ def _missing_method(
     return fail(f"{needs} (no other {kind} looks like it)", schema.child("$defs"))
 
 
+SENT_ON_ITS_OWN: Mapping[str, str] = {
+    "create": "the checker's probes call tools",
+    "get": "the polling loop sends it",
+    "cancel": "a wait that is abandoned or interrupted sends it",
+    "update": "answering a task's input sends it",
+    "result": "waiting for a task's input or outcome sends it",
+}
+"""Roles whose request the runtime also sends on its own, and when: a required param
+of one needs a configured value."""
+
+CREATE_METHOD = "tools/call"
+CREATE_PARAMS = "CallToolRequestParams"
+_CREATE_OWN = ("name", "arguments", "inputResponses", "requestState")
+
+
+def _configured_value(
+    entry: RequestParamValue, model_field: ir.Field, where: Location
+) -> object:
+    """The configured value of a param, typed and checked by the param's schema."""
+    base_type = tx.base(model_field.annotation)
+    base = base_type.render()
+    literal: tuple[object, ...] | None = None
+    if isinstance(base_type, tx.Literal):
+        literal = tuple(base_type.values)
+    value = entry.value
+    if (
+        entry.text
+        and base != "str"
+        and not all(isinstance(v, str) for v in literal or (0,))
+    ):
+        try:
+            value = json.loads(str(value))
+        except ValueError:
+            raise fail(
+                f'request param "{entry.key}": "{value}" is not a JSON value of type'
+                f" {base}",
+                entry.loc,
+            ) from None
+    fits = {
+        "str": isinstance(value, str),
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "float": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "bool": isinstance(value, bool),
+    }.get(base)
+    if literal is not None:
+        fits = value in literal and type(value) in {type(v) for v in literal}
+    if fits is None:
+        raise fail(
+            f'request param "{entry.key}" is of type {base}; only a string, number,'
+            " boolean or Literal param can be given a value",
+            where,
+        )
+    if not fits:
+        raise fail(
+            f'request param "{entry.key}": {_literal(value)} is not of type {base}',
+            entry.loc,
+        )
+    return value
+
+
+def _request_params(
+    package: ir.Package,
+    profile: Profile,
+    methods: tuple[ir.ProtocolMethod, ...],
+    configured: Sequence[RequestParamValue],
+    schema: Location,
+) -> tuple[
+    tuple[ir.RequestParam, ...],
+    tuple[tuple[str, str], ...],
+    tuple[ir.ProtocolMethod, ...],
+]:
+    """The params of the requests the runtime sends that it does not manage (the
+    keyword arguments of the calls that send them), with their configured values;
+    the params models by role; the methods with the configured values as their typed
+    keywords' defaults.
+
+    A required param of a request the runtime also sends on its own needs a value
+    (exit 2 naming the param, the option and the param's pointer); a value for a
+    param or method the runtime does not send is refused.
+    """
+    senders: dict[str, tuple[str, ir.ObjectModel, tuple[str, ...]]] = {}
+    for method in methods:
+        if method.role in ir.PARAM_ROLES and method.role != "create":
+            model = _object(package, method.params_model)
+            if model is not None:
+                own = (*profile.params_fields.get(method.role, ()), "_meta")
+                senders[method.name] = (method.role, model, own)
+    create = _object(package, CREATE_PARAMS)
+    if create is not None:
+        own = (*_CREATE_OWN, profile.task_request[1], "_meta")
+        senders[CREATE_METHOD] = ("create", create, own)
+    values: dict[tuple[str, str], object] = {}
+    for entry in configured:
+        found = senders.get(entry.method)
+        if found is None:
+            if not entry.revision:
+                continue  # another revision's (checked once every revision is)
+            raise fail(
+                f'request param "{entry.key}": the {profile.revision} runtime sends no'
+                f' "{entry.method}" with params of its own (a method the schema adds'
+                " gets a typed client method that takes its params)",
+                entry.loc,
+            )
+        role, model, own = found
+        model_field = next(
+            (f for f in model.fields if f.wire_name == entry.param), None
+        )
+        if model_field is None or entry.param in own:
+            if model_field is None and not entry.revision:
+                continue
+            why = (
+                "is the runtime's own"
+                if model_field is not None
+                else f'is not a param of "{entry.method}" in this schema'
+            )
+            raise fail(f'request param "{entry.key}" {why}', entry.loc)
+        values[(entry.method, entry.param)] = _configured_value(
+            entry, model_field, model.loc.child("properties", entry.param)
+        )
+    models: set[str] = {m.name for m in package.models}
+    out: list[ir.RequestParam] = []
+    for name, (role, model, own) in senders.items():
+        for model_field in model.fields:
+            if model_field.wire_name in own:
+                continue
+            key = (name, model_field.wire_name)
+            configured_value = values.get(key)
+            has_value = key in values
+            if model_field.required and not has_value and role in SENT_ON_ITS_OWN:
+                option = f"{name}.{model_field.wire_name}"
+                raise fail(
+                    f'param "{model_field.wire_name}" of "{name}" is required and the'
+                    f" runtime sends {name} on its own ({SENT_ON_ITS_OWN[role]}):"
+                    f' give its value with --param {option}=VALUE or params = {{ "'
+                    f'{option}" = ... }} in the target',
+                    model.loc.child("properties", model_field.wire_name),
+                )
+            typed = _typed_dict_field(model_field, models)
+            out.append(
+                ir.RequestParam(
+                    role=role,
+                    method=name,
+                    field=typed,
+                    required=model_field.required and not has_value,
+                    default=_literal(configured_value) if has_value else "",
+                    value=configured_value,
+                )
+            )
+    defaults = {(p.method, p.field.wire_name): p.default for p in out if p.default}
+    methods = tuple(
+        replace(
+            m,
+            kwargs=tuple(
+                replace(k, default=defaults.get((m.name, k.wire_name), ""))
+                for k in m.kwargs
+            ),
+        )
+        for m in methods
+    )
+    params_models = tuple((role, model.name) for role, model, _ in senders.values())
+    return tuple(out), params_models, methods
+
+
 def _class_of(t: tx.Type) -> str:
     """The name ``t`` is, when it is a plain name ("" otherwise)."""
     return t.name if isinstance(t, tx.Name) and not t.module else ""
@@ -773,13 +940,16 @@ def check(
     profile: Profile,
     statuses: Mapping[str, str],
     schema: Location,
+    *,
     initial: str | None = None,
+    params: Sequence[RequestParamValue] = (),
 ) -> ir.Protocol:
     """Check ``package`` against ``profile`` both ways; return the protocol tables.
 
     ``statuses`` classifies statuses the profile does not know (already checked by
     ``config.check_statuses``); ``initial`` is the configured status of a new task
-    (None: the profile's)."""
+    (None: the profile's); ``params`` are the configured request param values
+    (for this revision, or for every revision)."""
     present = {m.name for m in package.methods}
     for role in profile.methods:
         if role.required and role.method not in present:
@@ -798,6 +968,9 @@ def check(
     variants = _variants(package, profile, values, schema)
     methods = _methods(package, profile, schema)
     _wire_fields(package, profile, classes, variants, methods, schema)
+    request_params, params_models, methods = _request_params(
+        package, profile, methods, params, schema
+    )
     names = {m.name for m in package.models}
     http_statuses = _http_statuses(package, profile, schema)
     snapshot = tuple(ClassName(n) for n in profile.snapshot_models if n in names)
@@ -820,6 +993,7 @@ def check(
         ):
             server_names.update(n for n in (method.params_model, result) if n in names)
     extra_names = {name for f in extra for name in f.models}
+    extra_names |= {name for p in request_params for name in p.field.models}
     return ir.Protocol(
         package=package.name,
         revision=profile.revision,
@@ -860,4 +1034,6 @@ def check(
         task_request_field=_present(package, profile.task_request),
         result_kind_field=_present(package, profile.result_kind),
         server_capabilities=tuple(profile.server_capabilities.items()),
+        request_params=request_params,
+        params_models=params_models,
     )

@@ -341,6 +341,7 @@ ROUND_1: tuple[Case, ...] = (
 CASE_MODULES: tuple[str, ...] = (
     "tests.spec_edit_cases.extid",
     "tests.spec_edit_cases.statuses",
+    "tests.spec_edit_cases.params",
 )
 """Modules with more cases (each has ``CASES: tuple[Case, ...]``), one a topic."""
 

@@ -61,13 +61,73 @@ class TaskFields(TypedDict, total=False):
     """
 
 
+class CallToolParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``call_tool`` and ``start_tool`` (``tools/call``).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class GetTaskParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``get_task`` and the polling loop (the get role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class CancelTaskParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``cancel_task`` and ``TaskHandle.cancel`` (the cancel role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class UpdateTaskParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``update_task`` (the update role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class TaskResultParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``get_task_payload`` (the result role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class ListTasksParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``list_tasks`` (the list role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
 __all__ = [
     "ACTIVE_STATUSES",
+    "CallToolParams",
+    "CancelTaskParams",
+    "GetTaskParams",
     "INPUT_STATUSES",
+    "ListTasksParams",
     "REVISIONS",
     "StatusName",
     "TERMINAL_STATUSES",
     "TaskFields",
+    "TaskResultParams",
     "TaskSnapshot",
     "TaskState",
+    "UpdateTaskParams",
 ]

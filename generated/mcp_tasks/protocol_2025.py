@@ -146,6 +146,65 @@ TASK_EXTRA_FIELDS: dict[str, str] = {}
 """``TaskFields`` attribute name -> wire name."""
 
 
+class CallToolParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``call_tool`` and ``start_tool`` (``tools/call``).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class GetTaskParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``get_task`` and the polling loop (the get role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class CancelTaskParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``cancel_task`` and ``TaskHandle.cancel`` (the cancel role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class UpdateTaskParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``update_task`` (the update role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class TaskResultParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``get_task_payload`` (the result role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class ListTasksParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``list_tasks`` (the list role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+PARAM_DEFAULTS: dict[str, dict[str, object]] = {}
+"""Role -> the configured values of its request's params (attribute names): what the
+runtime sends when it sends the request on its own, and the keywords' defaults."""
+
+
 METHODS: dict[str, MethodSpec] = {
     "notifications/tasks/status": MethodSpec(
         name="notifications/tasks/status",
@@ -250,6 +309,15 @@ TABLES = RevisionTables(
     http_statuses=HTTP_STATUSES,
     task_request_field="task",
     result_kind_field="",
+    extra_params={},
+    param_defaults=PARAM_DEFAULTS,
+    params_models={
+        "cancel": models_2025.CancelTaskRequestParams,
+        "get": models_2025.GetTaskRequestParams,
+        "list": models_2025.PaginatedRequestParams,
+        "result": models_2025.GetTaskPayloadRequestParams,
+        "create": models_2025.CallToolRequestParams,
+    },
     server_capabilities={
         "cancel": ("tasks", "cancel"),
         "list": ("tasks", "list"),
@@ -266,14 +334,19 @@ __all__ = [
     "FAILED",
     "CANCELLED",
     "ACTIVE_STATUSES",
+    "CallToolParams",
+    "CancelTaskParams",
     "ERROR_CODES",
     "EXTENSION_ID",
+    "GetTaskParams",
     "HTTP_STATUSES",
     "INITIAL_STATUS",
     "INPUT_STATUSES",
+    "ListTasksParams",
     "METHODS",
     "MethodSpec",
     "PACKAGE_NAME",
+    "PARAM_DEFAULTS",
     "PROTOCOL_VERSION",
     "REVISION",
     "ROLES",
@@ -286,7 +359,9 @@ __all__ = [
     "TERMINAL_STATUSES",
     "TRANSITIONS",
     "TaskFields",
+    "TaskResultParams",
     "TaskSnapshot",
     "TaskState",
+    "UpdateTaskParams",
     "has_role",
 ]

@@ -127,6 +127,21 @@ class RevisionTables:
     """Role -> path in the server capabilities that declares it (``create``:
     task-augmented ``tools/call``); a server declares what it serves, a client uses a
     listed role only where it is declared."""
+    extra_params: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict[str, tuple[str, ...]]
+    )
+    """Role -> the params of its request that the runtime does not manage (attribute
+    names): the keyword arguments of the calls that send it (``create``:
+    ``tools/call``)."""
+    param_defaults: Mapping[str, Mapping[str, object]] = field(
+        default_factory=dict[str, Mapping[str, object]]
+    )
+    """Role -> the configured values of those params (attribute names): sent when the
+    runtime sends the request on its own, and the keywords' defaults."""
+    params_models: Mapping[str, type[BaseModel]] = field(
+        default_factory=dict[str, type[BaseModel]]
+    )
+    """Role -> the params model of its request, where the schema has one."""
     task_requests: frozenset[str] = field(init=False)
     """The Tasks requests a client sends (rate-limited; gated by the extension)."""
 
@@ -164,6 +179,31 @@ class RevisionTables:
             raise KeyError(
                 f"revision {self.revision} has no method for role {role!r}"
             ) from None
+
+    def request_params(
+        self, role: str, given: Mapping[str, object], base: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The wire params of the request of ``role``: ``base`` (wire names: what the
+        runtime manages) with the params it does not manage, the configured values
+        (:attr:`param_defaults`) overridden by ``given`` (attribute names), checked by
+        the request's params model (``ValidationError``). ``TypeError`` names a param
+        of ``given`` the request does not have."""
+        names = self.extra_params.get(role, ())
+        unknown = sorted(set(given) - set(names))
+        if unknown:
+            method = "tools/call" if role == "create" else self.roles.get(role, role)
+            raise TypeError(f"{method} has no param {unknown[0]!r} in {self.revision}")
+        values = {**self.param_defaults.get(role, {}), **given}
+        if not values:
+            return dict(base)
+        model = self.params_models[role]
+        wire = model.model_validate({**base, **values}).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        aliases = {
+            model.model_fields[name].serialization_alias or name for name in values
+        }
+        return {**base, **{k: v for k, v in wire.items() if k in aliases}}
 
     def has_role(self, role: str) -> bool:
         """Whether the schema has the method that plays ``role`` (e.g. ``"update"``)."""

@@ -159,6 +159,65 @@ TASK_EXTRA_FIELDS: dict[str, str] = {}
 """``TaskFields`` attribute name -> wire name."""
 
 
+class CallToolParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``call_tool`` and ``start_tool`` (``tools/call``).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class GetTaskParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``get_task`` and the polling loop (the get role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class CancelTaskParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``cancel_task`` and ``TaskHandle.cancel`` (the cancel role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class UpdateTaskParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``update_task`` (the update role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class TaskResultParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``get_task_payload`` (the result role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+class ListTasksParams(TypedDict, total=False):
+    """Params of the request that the runtime does not manage, as keyword arguments of
+    ``list_tasks`` (the list role).
+
+    A configured value (``--param``) is a keyword's default, and what the runtime sends
+    when it sends the request on its own.
+    """
+
+
+PARAM_DEFAULTS: dict[str, dict[str, object]] = {}
+"""Role -> the configured values of its request's params (attribute names): what the
+runtime sends when it sends the request on its own, and the keywords' defaults."""
+
+
 METHODS: dict[str, MethodSpec] = {
     "notifications/tasks": MethodSpec(
         name="notifications/tasks",
@@ -266,6 +325,13 @@ TABLES = RevisionTables(
     http_statuses=HTTP_STATUSES,
     task_request_field="",
     result_kind_field="resultType",
+    extra_params={},
+    param_defaults=PARAM_DEFAULTS,
+    params_models={
+        "cancel": models_ext.CancelTaskRequestParams,
+        "get": models_ext.GetTaskRequestParams,
+        "update": models_ext.UpdateTaskRequestParams,
+    },
     server_capabilities={},
 )
 """This revision's tables as one object, for the shared runtime."""
@@ -278,14 +344,19 @@ __all__ = [
     "FAILED",
     "CANCELLED",
     "ACTIVE_STATUSES",
+    "CallToolParams",
+    "CancelTaskParams",
     "ERROR_CODES",
     "EXTENSION_ID",
+    "GetTaskParams",
     "HTTP_STATUSES",
     "INITIAL_STATUS",
     "INPUT_STATUSES",
+    "ListTasksParams",
     "METHODS",
     "MethodSpec",
     "PACKAGE_NAME",
+    "PARAM_DEFAULTS",
     "PROTOCOL_VERSION",
     "REVISION",
     "ROLES",
@@ -298,7 +369,9 @@ __all__ = [
     "TERMINAL_STATUSES",
     "TRANSITIONS",
     "TaskFields",
+    "TaskResultParams",
     "TaskSnapshot",
     "TaskState",
+    "UpdateTaskParams",
     "has_role",
 ]

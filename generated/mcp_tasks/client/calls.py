@@ -60,12 +60,15 @@ class ToolCalls(Generic[R]):
         task: bool | None,
         ttl: int | None,
         on_progress: ProgressCallback | None,
+        given: Mapping[str, object] | None = None,
     ) -> TaskHandle[R]:
-        """Send ``tools/call`` and return a handle (see ``ClientCore.start_tool``)."""
+        """Send ``tools/call`` and return a handle (see ``ClientCore.start_tool``);
+        ``given``: the call's params that the schema adds."""
         client = self.client
+        call: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        params = self.tables.request_params("create", given or {}, call)
         asked = await self._task_request(name, task, ttl)
         token = client.notifications.track_progress(on_progress)
-        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if token is not None:
             params["_meta"] = {"progressToken": token}
         try:

@@ -28,11 +28,19 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
+
+from typing_extensions import Unpack
 
 from ..jsonrpc import JsonRpcError
-from ..protocol import TaskSnapshot, TaskState
-from ..revision import choose_revision
+from ..protocol import (
+    CallToolParams,
+    CancelTaskParams,
+    GetTaskParams,
+    TaskSnapshot,
+    TaskState,
+)
+from ..revision import RevisionTables, choose_revision
 from ..task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .codec import answer_to_wire
 from .core import ClientCore, speaks_statelessly
@@ -123,9 +131,23 @@ class DualHandle:
         ``TaskHandle.snapshots``)."""
         return self.handle.snapshots(timeout=timeout)
 
-    async def cancel(self) -> TaskState | None:
-        """Ask the server to cancel the task (see ``TaskHandle.cancel``)."""
-        return await self.handle.cancel()
+    async def cancel(self, **params: Unpack[CancelTaskParams]) -> TaskState | None:
+        """Ask the server to cancel the task (see ``TaskHandle.cancel``); ``params``
+        that the server's revision has no such param of are not sent."""
+        own = own_params(self.handle.client.tables, "cancel", params)
+        return await self.handle.cancel(**own)
+
+
+P = TypeVar("P", CallToolParams, CancelTaskParams, GetTaskParams)
+"""The keyword arguments of a call of the dual client (a params ``TypedDict``)."""
+
+
+def own_params(tables: RevisionTables, role: str, params: P) -> P:
+    """The ``params`` of the request of ``role`` that the revision of ``tables`` has
+    (the package's params cover every revision; each revision sends its own)."""
+    names = tables.extra_params.get(role, ())
+    own = {k: v for k, v in params.items() if k in names}
+    return cast(P, own)
 
 
 class DualClient:
@@ -303,15 +325,19 @@ class DualClient:
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
         on_progress: ProgressCallback | None = None,
+        **params: Unpack[CallToolParams],
     ) -> dict[str, Any]:
         """Call a tool and return its ``CallToolResult`` object, task or not;
-        ``on_progress`` gets the call's ``notifications/progress``."""
-        result = await self.client.call_tool(
+        ``on_progress`` gets the call's ``notifications/progress``; ``params``: the
+        call's params of the schema (those of the server's revision are sent)."""
+        client = self.client
+        result = await client.call_tool(
             name,
             arguments,
             timeout=timeout,
             on_status=on_status,
             on_progress=on_progress,
+            **own_params(client.tables, "create", params),
         )
         return answer_to_wire(result)
 
@@ -321,9 +347,16 @@ class DualClient:
         arguments: Mapping[str, Any] | None = None,
         *,
         on_progress: ProgressCallback | None = None,
+        **params: Unpack[CallToolParams],
     ) -> DualHandle:
         """Send ``tools/call`` and return a handle without waiting for the task."""
-        handle = await self.client.start_tool(name, arguments, on_progress=on_progress)
+        client = self.client
+        handle = await client.start_tool(
+            name,
+            arguments,
+            on_progress=on_progress,
+            **own_params(client.tables, "create", params),
+        )
         return DualHandle(handle)
 
     def task(self, task_id: str) -> DualHandle:
@@ -340,13 +373,23 @@ class DualClient:
         """Continue waiting for a task created earlier and return its result object."""
         return await self.task(task_id).result(timeout=timeout, on_status=on_status)
 
-    async def get_task(self, task_id: str) -> TaskState:
+    async def get_task(
+        self, task_id: str, **params: Unpack[GetTaskParams]
+    ) -> TaskState:
         """The task's current state."""
-        return await self.client.get_task(task_id)
+        client = self.client
+        return await client.get_task(
+            task_id, **own_params(client.tables, "get", params)
+        )
 
-    async def cancel_task(self, task_id: str) -> TaskState | None:
+    async def cancel_task(
+        self, task_id: str, **params: Unpack[CancelTaskParams]
+    ) -> TaskState | None:
         """Ask the server to cancel the task."""
-        return await self.client.cancel_task(task_id)
+        client = self.client
+        return await client.cancel_task(
+            task_id, **own_params(client.tables, "cancel", params)
+        )
 
     async def pending_tasks(self) -> list[StoredTask]:
         """The stored tasks not yet seen terminal."""

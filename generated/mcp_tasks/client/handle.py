@@ -9,7 +9,9 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
-from ..protocol import TaskSnapshot, TaskState
+from typing_extensions import Unpack
+
+from ..protocol import CancelTaskParams, TaskSnapshot, TaskState
 from .codec import older, status_name
 from .errors import (
     TaskCancelled,
@@ -79,6 +81,11 @@ class TaskHandle(Generic[R]):
         task or left it out)."""
         self.polls = 0
         """How many ``tasks/get`` the running wait has sent."""
+
+    @property
+    def client(self) -> ClientCore[R]:
+        """The client the handle sends through."""
+        return self._client
 
     @property
     def task_id(self) -> str | None:
@@ -239,7 +246,8 @@ class TaskHandle(Generic[R]):
                     self._on_finish()
 
     async def _cancel_quietly(self, task_id: str) -> None:
-        """Best-effort ``tasks/cancel`` while a wait is being aborted."""
+        """Best-effort ``tasks/cancel`` while a wait is being aborted (with the
+        configured values of its params)."""
         try:
             state = await self._client.cancel_task(task_id)
         except Exception:
@@ -247,9 +255,10 @@ class TaskHandle(Generic[R]):
         if state is not None:
             self.task = state
 
-    async def cancel(self) -> TaskState | None:
+    async def cancel(self, **params: Unpack[CancelTaskParams]) -> TaskState | None:
         """Send ``tasks/cancel``; return the task the server reports (when the revision
-        has one).
+        has one). ``params``: the request's params that the schema adds (the
+        configured values by default).
 
         A running wait then ends with :class:`TaskCancelled`: at once when the server
         reports no state and the client polls no further (``poll_after_cancel=False``),
@@ -260,7 +269,7 @@ class TaskHandle(Generic[R]):
             raise TasksClientError(
                 "the call was answered without a task; there is nothing to cancel"
             )
-        state = await self._client.cancel_task(self._task_id)
+        state = await self._client.cancel_task(self._task_id, **params)
         if state is not None:
             self.task = state
             self.push(state)

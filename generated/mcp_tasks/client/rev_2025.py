@@ -21,9 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from typing_extensions import Unpack
+
 from .. import protocol_2025 as protocol
 from ..jsonrpc import JsonRpcError, json_object
 from ..models_2025 import CallToolResult, Task
+from ..protocol import CancelTaskParams
 from ..protocol_2025 import EXTENSION_ID, PROTOCOL_VERSION, TERMINAL_STATUSES
 from ..task_ids import StoredTask
 from .codec import decode_state
@@ -152,13 +155,15 @@ class TasksClient(ClientCore[CallToolResult]):
             return {"session": session, "capabilities": self.server_capabilities}
         return {}
 
-    async def cancel_task(self, task_id: str) -> Task:
+    async def cancel_task(
+        self, task_id: str, **params: Unpack[CancelTaskParams]
+    ) -> Task:
         """``tasks/cancel`` (requires ``tasks.cancel``): the task as the server reports
         it.
 
         Raises :class:`CannotCancelTask` when the task is unknown or already terminal.
         """
-        state = await super().cancel_task(task_id)
+        state = await super().cancel_task(task_id, **params)
         if not isinstance(state, Task):
             raise InvalidResponse("tasks/cancel must answer with the task")
         return state

@@ -14,7 +14,7 @@ from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
 from ..stores import TaskRecord
 from .limits import check_result, input_responses
 from .tools import Tool, ToolContext, ToolError
-from .wire import json_integer, text_result, tool_result
+from .wire import json_integer, text_result, tool_result, unmanaged_params
 
 if TYPE_CHECKING:
     from .dispatch import Call
@@ -55,6 +55,7 @@ class ToolCalls:
             progress_token=token if isinstance(token, (str, int)) else None,
             emit=call.emit,
         )
+        ctx.request_params = unmanaged_params(self.host.tables, "create", call.params)
         asked = await self.preflight(call, ctx, arguments)
         if asked is not None:
             return asked

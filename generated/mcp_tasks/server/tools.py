@@ -190,6 +190,14 @@ class ToolContext:
         self.settling: asyncio.Event | None = None
         """Set while the call waits to answer inline (``Limits.answer_within_ms``);
         the server sets it when the tool asks for input."""
+        self.request_params: dict[str, Any] = {}
+        """The params of the ``tools/call`` request that are not the runtime's own
+        (wire names): what the schema adds to the call, and any other key."""
+        self.task_params: dict[str, dict[str, Any]] = {}
+        """Method -> the params not the runtime's own (wire names) of the latest
+        Tasks request on this task that this server answered, e.g.
+        ``ctx.task_params["tasks/cancel"]["reason"]`` (set before the worker is
+        cancelled)."""
 
     async def report(self, message: str) -> None:
         """Set the task's ``statusMessage`` (no-op when not running as a task)."""

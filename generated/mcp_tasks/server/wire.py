@@ -16,9 +16,10 @@ import secrets
 from datetime import datetime, timezone
 from typing import Any, Union, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..jsonrpc import INVALID_PARAMS, JsonRpcError
+from ..revision import RevisionTables
 
 ToolOutput = Union[str, dict[str, Any]]  # noqa: UP007 - a public alias users subscript
 """What a tool handler returns: plain text, or a complete ``CallToolResult`` object."""
@@ -172,3 +173,51 @@ def decode_cursor(cursor: Any) -> tuple[str, str]:
         return last, following
     except ValueError:  # not base64 (binascii.Error), not UTF-8, not JSON
         raise JsonRpcError(INVALID_PARAMS, "Invalid cursor") from None
+
+
+RUNTIME_PARAMS: dict[str, frozenset[str]] = {
+    "create": frozenset(
+        {"name", "arguments", "task", "inputResponses", "requestState", "_meta"}
+    ),
+    "get": frozenset({"taskId", "_meta"}),
+    "cancel": frozenset({"taskId", "_meta"}),
+    "update": frozenset({"taskId", "inputResponses", "_meta"}),
+    "result": frozenset({"taskId", "_meta"}),
+    "list": frozenset({"cursor", "_meta"}),
+}
+"""Role -> the params of its request that the runtime reads itself (where the
+schema has no params model to tell them)."""
+
+
+def unmanaged_params(
+    tables: RevisionTables, role: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """The params of a request of ``role`` that the runtime does not manage (wire
+    names), for the server code: what the schema adds, and any other key.
+
+    Where the schema adds params to the request, the whole params are first checked by
+    its params model: ``-32602`` names the first param that does not fit (a required
+    one missing, say)."""
+    model = tables.params_models.get(role)
+    added = tables.extra_params.get(role, ())
+    if model is None:
+        own = RUNTIME_PARAMS.get(role, frozenset({"_meta"}))
+    else:
+        if added:
+            try:
+                model.model_validate(params)
+            except ValidationError as error:
+                first = error.errors()[0]
+                where = ".".join(str(part) for part in first["loc"])
+                raise JsonRpcError(
+                    INVALID_PARAMS, f"Invalid params.{where}: {first['msg']}"
+                ) from None
+        own = frozenset(
+            {"_meta"}
+            | {
+                info.serialization_alias or name
+                for name, info in model.model_fields.items()
+                if name not in added
+            }
+        )
+    return {k: v for k, v in params.items() if k not in own}

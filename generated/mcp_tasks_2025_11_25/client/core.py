@@ -26,9 +26,19 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
 from ..jsonrpc import METHOD_NOT_FOUND, JsonRpcError, RequestId, json_object
-from ..protocol import TaskSnapshot, TaskState
+from ..protocol import (
+    CallToolParams,
+    CancelTaskParams,
+    GetTaskParams,
+    ListTasksParams,
+    TaskResultParams,
+    TaskSnapshot,
+    TaskState,
+    UpdateTaskParams,
+)
 from ..revision import INPUT_CAPABILITIES, RevisionTables
 from ..task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .calls import ToolCalls
@@ -428,6 +438,7 @@ class ClientCore(Generic[R]):
         task: bool | None = None,
         ttl: int | None = None,
         on_progress: ProgressCallback | None = None,
+        **params: Unpack[CallToolParams],
     ) -> TaskHandle[R]:
         """Send ``tools/call`` and return a handle, without waiting for a task to
         finish.
@@ -438,9 +449,9 @@ class ClientCore(Generic[R]):
         where the server decides, both must be left unset. An ``input_required`` result
         is answered with the registered handlers and the call retried, at most
         ``max_input_rounds`` times. ``on_progress`` receives the call's progress
-        notifications until the task is terminal.
+        notifications until the task is terminal; ``params``: ``CallToolParams``.
         """
-        return await self.calls.start(name, arguments, task, ttl, on_progress)
+        return await self.calls.start(name, arguments, task, ttl, on_progress, params)
 
     async def call_tool(
         self,
@@ -452,6 +463,7 @@ class ClientCore(Generic[R]):
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
         on_progress: ProgressCallback | None = None,
+        **params: Unpack[CallToolParams],
     ) -> R:
         """Call a tool and return its result, whether or not the server made a task.
 
@@ -459,7 +471,7 @@ class ClientCore(Generic[R]):
         errors.
         """
         handle = await self.start_tool(
-            name, arguments, task=task, ttl=ttl, on_progress=on_progress
+            name, arguments, task=task, ttl=ttl, on_progress=on_progress, **params
         )
         return await handle.result(timeout=timeout, on_status=on_status)
 
@@ -489,38 +501,41 @@ class ClientCore(Generic[R]):
 
     # -- tasks ------------------------------------------------------------------------
 
-    async def get_task(self, task_id: str) -> TaskState:
+    async def get_task(
+        self, task_id: str, **params: Unpack[GetTaskParams]
+    ) -> TaskState:
         """``tasks/get``: the task's current state (one class per status)."""
-        return await self.tasks.get(task_id)
+        return await self.tasks.get(task_id, params)
 
-    async def cancel_task(self, task_id: str) -> TaskState | None:
+    async def cancel_task(
+        self, task_id: str, **params: Unpack[CancelTaskParams]
+    ) -> TaskState | None:
         """``tasks/cancel``: ask the server to stop the task (cooperative; the final
-        status may differ).
+        status may differ); the task it reports, when the revision's answer carries
+        one. The stored ID is dropped unless ``poll_after_cancel`` is set."""
+        return await self.tasks.cancel(task_id, params)
 
-        Returns the task the server reports, when the revision's answer carries one. The
-        stored ID is dropped unless ``poll_after_cancel`` is set.
-        """
-        return await self.tasks.cancel(task_id)
-
-    async def get_task_payload(self, task_id: str) -> dict[str, Any]:
+    async def get_task_payload(
+        self, task_id: str, **params: Unpack[TaskResultParams]
+    ) -> dict[str, Any]:
         """``tasks/result`` (the ``result`` role): block until the task is terminal and
-        return the original request's result.
-
-        The JSON-RPC error the original request ended with is raised as
-        :class:`JsonRpcError`.
-        """
-        return await self.tasks.payload(task_id)
+        return the original request's result (its JSON-RPC error raised as
+        :class:`JsonRpcError`)."""
+        return await self.tasks.payload(task_id, params)
 
     async def update_task(
-        self, task_id: str, input_responses: Mapping[str, Mapping[str, Any] | BaseModel]
+        self,
+        task_id: str,
+        input_responses: Mapping[str, Mapping[str, Any] | BaseModel],
+        **params: Unpack[UpdateTaskParams],
     ) -> None:
         """``tasks/update`` (the ``update`` role): deliver answers to some or all
         outstanding ``inputRequests``."""
-        await self.tasks.update(task_id, input_responses)
+        await self.tasks.update(task_id, input_responses, params)
 
-    async def list_tasks(self) -> list[TaskState]:
+    async def list_tasks(self, **params: Unpack[ListTasksParams]) -> list[TaskState]:
         """``tasks/list`` (the ``list`` role): every task, following ``nextCursor``."""
-        return await self.tasks.list()
+        return await self.tasks.list(params)
 
     async def created(
         self, task: TaskSnapshot, context: Mapping[str, Any], **options: Any

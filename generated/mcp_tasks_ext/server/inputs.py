@@ -305,6 +305,7 @@ class InputRequests:
         task_id = task_id_param(call.params)
         responses = input_responses(self.host.limits, call.params.get("inputResponses"))
         await self.host.lifecycle.lookup(task_id, call.principal)
+        self.host.roles.noted(call, "update", task_id)
         answered: dict[str, dict[str, Any]] = {}
 
         def answer(record: TaskRecord) -> dict[str, Any] | None:
@@ -438,6 +439,7 @@ class InputRequests:
         result with the related-task ``_meta`` where the schema has that key)."""
         task_id = task_id_param(call.params)
         await self.host.lifecycle.lookup(task_id, call.principal)
+        self.host.roles.noted(call, "result", task_id)
         sent: set[str] = set()
         channel = self.channels.setdefault(task_id, Channel())
         # an anonymous task's requests go only to the session that created it

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError
 from ..stores import TaskRecord
-from .wire import decode_cursor, encode_cursor, task_id_param, through
+from .wire import (
+    decode_cursor,
+    encode_cursor,
+    task_id_param,
+    through,
+    unmanaged_params,
+)
 
 if TYPE_CHECKING:
     from .dispatch import Call
@@ -29,12 +35,21 @@ class TaskRoles:
         """Held ``tasks/get`` calls by caller (``Notifications.caller``), at most
         ``limits.max_listens``; a caller with none has no entry."""
 
+    def noted(self, call: Call, role: str, task_id: str) -> None:
+        """Check the params of a Tasks request on ``task_id`` that the runtime does not
+        manage (``unmanaged_params``) and hand them to the task's tool, when it runs
+        here (``ToolContext.task_params``)."""
+        params = unmanaged_params(self.host.tables, role, call.params)
+        ctx = self.host.lifecycle.contexts.get(task_id)
+        if ctx is not None:
+            ctx.task_params[call.method] = params
+
     async def tasks_get(self, call: Call) -> dict[str, Any]:
         """The task's current state (the variant of its status); for a young
         ``working`` task, once it changes (``Limits.max_poll_hold_ms``)."""
-        record = await self.host.lifecycle.lookup(
-            task_id_param(call.params), call.principal
-        )
+        task_id = task_id_param(call.params)
+        record = await self.host.lifecycle.lookup(task_id, call.principal)
+        self.noted(call, "get", record.task_id)
         hold_s = self.hold_s(record)
         if hold_s:
             record = await self.hold(record, call, hold_s)
@@ -98,9 +113,9 @@ class TaskRoles:
 
     async def tasks_cancel(self, call: Call) -> dict[str, Any]:
         """Cancel a live task (stopping its worker, here or on another replica)."""
-        record = await self.host.lifecycle.lookup(
-            task_id_param(call.params), call.principal
-        )
+        task_id = task_id_param(call.params)
+        record = await self.host.lifecycle.lookup(task_id, call.principal)
+        self.noted(call, "cancel", record.task_id)
         cancelled = None
         if not record.is_terminal:
             ctx = self.host.lifecycle.contexts.get(record.task_id)
@@ -124,6 +139,7 @@ class TaskRoles:
         must be told apart for a list to be private."""
         if not self.host.enable_list:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
+        unmanaged_params(self.host.tables, "list", call.params)
         cursor = call.params.get("cursor")
         after = 0
         if cursor is not None:
