@@ -18,6 +18,7 @@ literals rendered as Python source, tuples sorted where order is not meaningful)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -286,6 +287,19 @@ class ProtocolMethod:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InputMethod:
+    """A request the server sends the client for input (a member of the schema's
+    input-request union, or one of the runtime's defaults where the schema has none).
+    """
+
+    name: str  # the method, e.g. "elicitation/create"
+    capability: str  # the client capability that declares a handler for it
+    request: str  # the request model ("" when the schema has none)
+    params: str  # annotation of the request's params ("dict[str, Any]": none)
+    result: str  # the result model ("" when the schema has none)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Protocol:
     """The revision profile applied to the schema: the tables of the ``protocol``
     module."""
@@ -334,6 +348,7 @@ class Protocol:
     server_capabilities: tuple[
         tuple[str, tuple[str, ...]], ...
     ] = ()  # role -> capability path
+    inputs: tuple[InputMethod, ...] = ()  # the input requests the server may send
 
     @property
     def result_checks(self) -> tuple[ProtocolMethod, ...]:
@@ -345,6 +360,12 @@ class Protocol:
     def notifications(self) -> tuple[ProtocolMethod, ...]:
         """Notifications the server sends."""
         return tuple(m for m in self.methods if m.notification and m.sender == "server")
+
+    @property
+    def schema_notifications(self) -> tuple[ProtocolMethod, ...]:
+        """Notifications the server sends that the runtime has no role for: tool code
+        sends them (``ToolContext.notify``), clients hand them to their callbacks."""
+        return tuple(m for m in self.notifications if m.role == "custom")
 
     @property
     def active(self) -> tuple[str, ...]:
@@ -470,13 +491,62 @@ class Bundle:
         )
 
     @property
+    def input_handlers(self) -> tuple[tuple[str, str, str], ...]:
+        """The input methods of every revision, once each: (method, params annotation,
+        result annotation), the models named through their revision's module and
+        joined into unions where the revisions differ."""
+        merged: dict[str, tuple[dict[str, None], dict[str, None]]] = {}
+        for revision in self.revisions:
+            module = f"models_{revision.protocol.suffix}"
+            names = {m.name for m in revision.package.models}
+            for method in revision.protocol.inputs:
+                used = tuple(
+                    n for n in re.findall(r"[A-Za-z_]\w*", method.params) if n in names
+                )
+                params = qualify(method.params, used, module)
+                result = (
+                    f"{module}.{method.result}" if method.result else "dict[str, Any]"
+                )
+                seen = merged.setdefault(method.name, ({}, {}))
+                seen[0].update(dict.fromkeys(split_top_level(params, "|")))
+                seen[1][result] = None
+        return tuple(
+            (name, " | ".join(params), " | ".join(results))
+            for name, (params, results) in merged.items()
+        )
+
+    @property
+    def input_any(self) -> bool:
+        """Whether the package-level ``InputHandlers`` names ``Any``."""
+        return any(
+            "Any" in re.findall(r"\w+", f"{params} {result}")
+            for _, params, result in self.input_handlers
+        )
+
+    @property
+    def input_modules(self) -> tuple[str, ...]:
+        """The models modules that the package-level ``InputHandlers`` names classes
+        through."""
+        return tuple(
+            sorted(
+                {
+                    part.split(".")[0]
+                    for _, params, result in self.input_handlers
+                    for part in re.findall(r"models_\w+\.", f"{params} {result}")
+                }
+            )
+        )
+
+    @property
     def protocol_imports(self) -> tuple[str, ...]:
         """The modules of the package that its ``protocol`` module imports (several
-        revisions): each revision's tables, and the models ``TaskFields`` names."""
+        revisions): each revision's tables, and the models ``TaskFields`` and
+        ``InputHandlers`` name."""
         return tuple(
             sorted(
                 {
                     *self.task_extra_modules,
+                    *self.input_modules,
                     *(f"protocol_{r.protocol.suffix}" for r in self.revisions),
                 }
             )

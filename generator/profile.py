@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from mcptasks_gen import ir
 from mcptasks_gen.errors import Location, fail
-from mcptasks_gen.naming import ClassName, PyIdent, snake
+from mcptasks_gen.naming import ClassName, PyIdent, snake, split_top_level
 
 StatusClass = str  # one of config.STATUS_CLASSES: "active", "input" or "terminal"
 
@@ -106,6 +106,24 @@ class Profile:
     server_capabilities: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Role -> path in the server's capabilities that declares it: a server declares
     it when it serves the role; a client uses the role only where it is declared."""
+    input_union: str = ""
+    """The definition of the union of input requests a task may list (its members'
+    ``method`` constants are the input methods, each answered by the ``<X>Result`` of
+    its ``<X>Request``); "" where the schema has none: the runtime's default input
+    methods (``DEFAULT_INPUTS``), with the models the schema has for them."""
+
+
+DEFAULT_INPUTS: Mapping[str, tuple[str, str, str]] = {
+    "elicitation/create": ("elicitation", "ElicitRequest", "ElicitResult"),
+    "sampling/createMessage": (
+        "sampling",
+        "CreateMessageRequest",
+        "CreateMessageResult",
+    ),
+    "roots/list": ("roots", "ListRootsRequest", "ListRootsResult"),
+}
+"""The input methods the runtime knows (the runtime's ``revision.INPUT_CAPABILITIES``):
+method -> (client capability, request definition, result definition)."""
 
 
 WIRE_TYPES: Mapping[str, str] = {
@@ -585,6 +603,82 @@ def _methods(
     return tuple(out)
 
 
+def _params_annotation(annotation: str) -> str:
+    """The type of a request's ``params`` without ``Annotated`` metadata (a union's
+    dispatcher): what an input handler's context holds."""
+    annotation = annotation.removesuffix(" | None")
+    if annotation.startswith("Annotated[") and annotation.endswith("]"):
+        return split_top_level(annotation[len("Annotated[") : -1], ",")[0].strip()
+    return annotation
+
+
+def _inputs(
+    package: ir.Package, profile: Profile, schema: Location
+) -> tuple[ir.InputMethod, ...]:
+    """The input requests the server may send: the members of the schema's
+    input-request union (``profile.input_union``), or the runtime's defaults."""
+    objects = {m.name: m for m in package.models if isinstance(m, ir.ObjectModel)}
+    union = next(
+        (
+            m
+            for m in package.models
+            if m.name == profile.input_union and isinstance(m, ir.RootModel)
+        ),
+        None,
+    )
+    if union is None:
+        return tuple(
+            ir.InputMethod(
+                name=method,
+                capability=capability,
+                request=request if request in objects else "",
+                params=(
+                    _params_annotation(_field(objects[request], "params").annotation)
+                    if request in objects
+                    and _field(objects[request], "params") is not None
+                    else "dict[str, Any]"
+                ),
+                result=result if result in objects else "",
+            )
+            for method, (capability, request, result) in DEFAULT_INPUTS.items()
+        )
+    out: list[ir.InputMethod] = []
+    for name in re.findall(r"[A-Za-z_]\w*", _params_annotation(union.annotation)):
+        member = objects.get(name)
+        method_field = _field(member, "method") if member is not None else None
+        if member is None or method_field is None or not method_field.constant:
+            continue
+        method = json.loads(method_field.default)
+        params = _field(member, "params")
+        result = name.removesuffix("Request") + "Result"
+        if not name.endswith("Request") or result not in objects:
+            raise fail(
+                f'input request "{method}" ({name}) has no result definition: the'
+                f" client's answer to it must be \"{result}\" (hint: name the answer"
+                f' \"{result}\" and list it in the responses\' union)',
+                schema.child("$defs", name),
+            )
+        out.append(
+            ir.InputMethod(
+                name=method,
+                capability=DEFAULT_INPUTS.get(method, (method.split("/")[0],))[0],
+                request=name,
+                params=(
+                    _params_annotation(params.annotation)
+                    if params is not None
+                    else "dict[str, Any]"
+                ),
+                result=result,
+            )
+        )
+    return tuple(out)
+
+
+def _field(model: ir.ObjectModel, wire: str) -> ir.Field | None:
+    """The field of ``model`` with wire name ``wire``, if any."""
+    return next((f for f in model.fields if f.wire_name == wire), None)
+
+
 def _python_name(method: str) -> PyIdent:
     """``tasks/get`` -> ``tasks_get``: the typed client method of a request."""
     name = re.sub(r"\W+", "_", snake(method.replace("/", "_"))).strip("_") or "method"
@@ -661,6 +755,7 @@ def check(
     known, extra = _task_fields(package, profile, schema)
     variants = _variants(package, profile, values, schema)
     methods = _methods(package, profile, schema)
+    inputs = _inputs(package, profile, schema)
     _wire_fields(package, profile, classes, variants, methods, schema)
     names = {m.name for m in package.models}
     http_statuses = _http_statuses(package, profile, schema)
@@ -689,6 +784,23 @@ def check(
                 n for n in (method.params_model, method.result) if n in names
             )
     extra_names = {name for f in extra for name in f.models}
+    input_names = {
+        n
+        for i in inputs
+        for n in (
+            i.request,
+            i.result,
+            *re.findall(r"[A-Za-z_]\w*", i.params),
+        )
+        if n in names
+    }
+    notify_names = {
+        n
+        for m in methods
+        if m.notification and m.sender == "server" and m.role == "custom"
+        for n in (m.params_model,)
+        if n in names
+    }
     return ir.Protocol(
         package=package.name,
         revision=profile.revision,
@@ -706,7 +818,13 @@ def check(
         server_runtime=profile.runtime[1].removesuffix(".py").replace("/", "."),
         snapshot=snapshot,
         model_imports=tuple(
-            sorted(set(variant_names) | extra_names | {m.message for m in methods})
+            sorted(
+                set(variant_names)
+                | extra_names
+                | input_names
+                | notify_names
+                | {m.message for m in methods}
+            )
         ),
         client_imports=tuple(sorted(client_names)),
         server_imports=tuple(sorted(server_names)),
@@ -729,4 +847,5 @@ def check(
         task_request_field=_present(package, profile.task_request),
         result_kind_field=_present(package, profile.result_kind),
         server_capabilities=tuple(profile.server_capabilities.items()),
+        inputs=inputs,
     )
