@@ -73,7 +73,7 @@ class InputMethod:
             info = model.model_fields["params"]
             annotation: Any = info.annotation
             wrapper = _PARAMS_MODELS[model] = create_model(
-                f"{model.__name__}Params",
+                f"_{model.__name__}ParamsOnly",
                 __module__=model.__module__,
                 params=(annotation, info),
             )

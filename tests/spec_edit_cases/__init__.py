@@ -1,0 +1,1 @@
+"""Schema-edit cases by topic (each module has ``CASES``)."""
