@@ -654,8 +654,8 @@ def _inputs(
         if not name.endswith("Request") or result not in objects:
             raise fail(
                 f'input request "{method}" ({name}) has no result definition: the'
-                f" client's answer to it must be \"{result}\" (hint: name the answer"
-                f' \"{result}\" and list it in the responses\' union)',
+                f' client\'s answer to it must be "{result}" (hint: name the answer'
+                f' "{result}" and list it in the responses\' union)',
                 schema.child("$defs", name),
             )
         out.append(

@@ -22,10 +22,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pexpect
 import pytest
 
 from tests.spec_edits import Case, all_cases
-from tests.support import spec_cases
+from tests.support import example_cli, spec_cases
 from tests.support.waiting import until
 
 CASES = all_cases()
@@ -138,7 +139,9 @@ async def test_h_added_notification_reaches_the_callback_and_the_handle(
     served: tuple[str, str], revision: str
 ) -> None:
     package, url = served
-    models = _module(f"{package}.models_{'ext' if revision.startswith('ext') else '2025'}")
+    models = _module(
+        f"{package}.models_{'ext' if revision.startswith('ext') else '2025'}"
+    )
     called: list[Any] = []
     iterated: list[Any] = []
     async with _client(
@@ -179,3 +182,44 @@ async def test_h_server_refuses_a_notification_its_model_refuses(
         with pytest.raises(client_module.TaskFailed) as raised:
             await client.call_tool("notifying_badly", {}, timeout=60)
     assert "ValueError" in str(raised.value)
+
+
+_SAMPLING_TOOLS = """
+@server.tool(task_support="required")
+async def sampling(ctx: ToolContext, arguments: dict) -> str:
+    answer = await ctx.request_input(
+        "sampling/createMessage",
+        {{
+            "messages": [
+                {{"role": "user", "content": {{"type": "text", "text": "Hi?"}}}}
+            ],
+            "maxTokens": 5,
+        }},
+    )
+    return f"sampled {{answer['content']['text']}}"
+"""
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "ext-2026-07-28"])
+def test_terminal_client_prints_an_input_request_it_has_no_form_for_and_reads_json(
+    spec_packages: tuple[Path, dict[str, Case]], tmp_path: Path, revision: str
+) -> None:
+    """``examples/client.py`` answers any input method of its package's tables: one
+    without a form (here ``sampling/createMessage``) is printed as JSON and answered
+    with a JSON object typed on the terminal (it used to be refused)."""
+    packages, _ = spec_packages
+    with spec_cases.serve(packages, CASES["h_progress"], _SAMPLING_TOOLS) as url:
+        child = example_cli.spawn(url, revision, tmp_path / "ids.db", "sampling")
+        child.expect("asks for input with sampling/createMessage")
+        child.expect(r"Answer \(a JSON object\): ")
+        child.sendline("[1]")
+        child.expect("must be a JSON object")
+        child.sendline(
+            '{"role": "assistant", "model": "m",'
+            ' "content": {"type": "text", "text": "hello"}}'
+        )
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0, example_cli.output(child)
+    assert "sampled hello" in example_cli.output(child)
+    example_cli.assert_no_traceback(child)

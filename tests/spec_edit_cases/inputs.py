@@ -52,7 +52,10 @@ def _confirmation(raw: Schema, *, with_result: bool = True) -> Schema:
             "description": "The client's answer to confirmation/create.",
             "type": "object",
             "properties": {
-                "confirmed": {"description": "Whether it was confirmed.", "type": "boolean"}
+                "confirmed": {
+                    "description": "Whether it was confirmed.",
+                    "type": "boolean",
+                }
             },
             "required": ["confirmed"],
         }

@@ -16,6 +16,7 @@ from ..jsonrpc import INTERNAL_ERROR, JsonRpcError
 from ..protocol import TaskSnapshot
 from .codec import status_name, to_wire, wire_value
 from .errors import (
+    InputNotHandled,
     InvalidResponse,
     TaskCancelled,
     TaskEnded,
@@ -114,8 +115,15 @@ class Wait(Generic[R]):
         return self.handle.push_acknowledged and live
 
     async def start(self) -> None:
-        """Begin the wait (open the push stream when there is one)."""
-        if self.client.subscribe and self.client.can_listen():
+        """Begin the wait (open the push stream when there is one, and the client
+        subscribes, takes the schema's notifications in a callback, or the handle's
+        are iterated)."""
+        wanted = (
+            self.client.subscribe
+            or self.client.notifications.callback is not None
+            or self.handle.wants_notifications
+        )
+        if wanted and self.client.can_listen():
             self.listen = asyncio.ensure_future(self._listen())
 
     async def settle(self, task: TaskSnapshot, status: str) -> None:
@@ -156,7 +164,11 @@ class Wait(Generic[R]):
             )
             handle.fail(TasksClientError(f"task {task.task_id} {message}"))
             return
-        responses = await self.client.inputs.answer_all(pending, task.task_id)
+        try:
+            responses = await self.client.inputs.answer_all(pending, task.task_id)
+        except InputNotHandled as error:
+            handle.fail(error)
+            return
         if responses:
             await self.client.update_task(task.task_id, responses)
             handle.answered.update(responses)

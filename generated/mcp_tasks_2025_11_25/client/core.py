@@ -23,25 +23,31 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel
 
 from ..jsonrpc import METHOD_NOT_FOUND, JsonRpcError, RequestId, json_object
-from ..protocol import TaskSnapshot, TaskState
+from ..protocol import InputHandlers, TaskSnapshot, TaskState
 from ..revision import INPUT_CAPABILITIES, RevisionTables
 from ..task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .calls import ToolCalls
 from .codec import int_field, parse_time
 from .errors import (
     CapabilityNotDeclared,
+    InputNotHandled,
     MethodNotFound,
     TaskNotFound,
 )
 from .handle import StatusCallback, TaskHandle
 from .http import HttpTransport
 from .inputs import InputAnswerer, InputHandler
-from .notifications import ListenDrain, NotificationRouter, ProgressCallback
+from .notifications import (
+    ListenDrain,
+    NotificationCallback,
+    NotificationRouter,
+    ProgressCallback,
+)
 from .results import ResultReader
 from .tasks import TaskRequests
 from .transport import Transport
@@ -79,8 +85,18 @@ class ClientCore(Generic[R]):
       task's TTL passed (default: the revision's ``ttl_backstop_default``).
     * ``transport_retries``: how many failed polls in a row (connection errors) a wait
       retries, after pauses of 1, 2, 4, ... poll intervals, before it fails.
-    * ``elicitation_handler``, ``sampling_handler``, ``roots_handler``: answer input
-      requests; each one that is set is declared in the client capabilities.
+    * ``input_handlers``: input request method -> its handler, for every method of
+      the schema's input-request union (``protocol.INPUT_METHODS``; typed by
+      ``protocol.InputHandlers``: each handler gets the params as their generated
+      model in ``ctx.request`` and returns the result model). Each one is declared in
+      the client capabilities; a task asking for input with a method that has no
+      handler ends the wait at once with :class:`InputNotHandled`.
+    * ``elicitation_handler``, ``sampling_handler``, ``roots_handler``: shorthands for
+      ``input_handlers`` entries of those three methods (naming a method both ways is
+      a ``TypeError``).
+    * ``on_notification``: gets each notification of the schema that the runtime has
+      no role for (``notifications/tasks/progress``, ...) as its generated model;
+      where they come by subscription, a wait then subscribes to its task.
     * ``clock``, ``sleep`` and ``wall_clock``: monotonic time, sleep and Unix time
       sources (tests inject fakes).
 
@@ -124,7 +140,7 @@ class ClientCore(Generic[R]):
 
     def __init__(
         self,
-        transport: Transport,
+        transport: Transport | str,
         *,
         store: TaskIdStore | None = None,
         client_info: Mapping[str, Any] | None = None,
@@ -136,6 +152,8 @@ class ClientCore(Generic[R]):
         elicitation_handler: InputHandler | None = None,
         sampling_handler: InputHandler | None = None,
         roots_handler: InputHandler | None = None,
+        input_handlers: InputHandlers | None = None,
+        on_notification: NotificationCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         wall_clock: Callable[[], float] = time.time,
@@ -145,8 +163,11 @@ class ClientCore(Generic[R]):
         subscribe: bool = False,
         max_input_rounds: int = 16,
     ) -> None:
-        """Configure the client; nothing is sent yet."""
+        """Configure the client (``transport``: a transport, or the server's MCP URL
+        for HTTP); nothing is sent yet."""
         tables = self.tables
+        if isinstance(transport, str):
+            transport = HttpTransport(transport)
         self.transport = transport
         self.store: TaskIdStore = store if store is not None else SqliteTaskIdStore()
         self.client_info = dict(
@@ -165,16 +186,23 @@ class ClientCore(Generic[R]):
         self.max_input_rounds = max_input_rounds
         self.transport_retries = transport_retries
         self.clock, self.sleep, self.wall_clock = clock, sleep, wall_clock
-        handlers = (elicitation_handler, sampling_handler, roots_handler)
-        self.inputs = InputAnswerer(
-            tables,
-            {
-                method: handler
-                for method, handler in zip(INPUT_CAPABILITIES, handlers, strict=True)
-                if handler is not None
-            },
+        handlers: dict[str, InputHandler] = dict(
+            cast("Mapping[str, InputHandler]", input_handlers or {})
         )
+        shorthands = (elicitation_handler, sampling_handler, roots_handler)
+        for method, handler in zip(INPUT_CAPABILITIES, shorthands, strict=True):
+            if handler is None:
+                continue
+            if method in handlers:
+                name = f"{INPUT_CAPABILITIES[method]}_handler"
+                raise TypeError(
+                    f"{method} has a handler in input_handlers and in {name}: give"
+                    " it one"
+                )
+            handlers[method] = handler
+        self.inputs = InputAnswerer(tables, handlers)
         """The input handlers (a part: answers input requests)."""
+        self.inputs.unhandled = self._input_not_handled
         self.handlers: dict[str, InputHandler] = self.inputs.handlers
         """Input request method -> its handler (the :attr:`inputs` part's)."""
         self.results = ResultReader(
@@ -185,6 +213,7 @@ class ClientCore(Generic[R]):
             tables, self.decode
         )
         """Routes the server's notifications to the waits and callbacks (a part)."""
+        self.notifications.callback = on_notification
         self.drains = ListenDrain()
         """The finished waits' subscriptions left for the server to end (a part)."""
         self.calls: ToolCalls[R] = ToolCalls(self)
@@ -201,6 +230,13 @@ class ClientCore(Generic[R]):
         if self.stateless and isinstance(transport, HttpTransport):
             transport.use_stateless(tables.protocol_version)
         self.setup()
+
+    def _input_not_handled(self, error: InputNotHandled) -> None:
+        """A server-to-client input request was refused for want of a handler: the
+        waits on its task end at once with ``error``."""
+        for handle in list(self.notifications.watchers.get(error.task_id or "", ())):
+            if not handle.done:
+                handle.fail(error)
 
     @property
     def stateless(self) -> bool:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar, cast
+
+from pydantic import BaseModel
 
 from ..jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, METHOD_NOT_FOUND, JsonRpcError
 from ..protocol import TaskFields
@@ -139,7 +141,7 @@ class TaskServerCore:
         self.custom_handlers: dict[str, CustomHandler] = {}
         """Handlers of methods the runtime has no role for, by method name."""
         self.registry = ToolRegistry()
-        self.replies = Replies(self.tables.models)
+        self.replies = Replies(self.tables.models, self.tables.inputs)
         self.views = TaskViews(self)
         self.lifecycle = Lifecycle(self)
         self.replicas = Replicas(self)
@@ -337,6 +339,12 @@ class TaskServerCore:
     ) -> None:
         """``notifications/progress`` of a tool (see ``Notifications.progress``)."""
         await self.notifications.progress(ctx, progress, total, message)
+
+    async def send_notification(
+        self, ctx: ToolContext, method: str, params: Mapping[str, Any] | BaseModel
+    ) -> None:
+        """A schema notification of a tool (see ``Notifications.schema_note``)."""
+        await self.notifications.schema_note(ctx, method, params)
 
     async def set_task_fields(self, task_id: str, fields: TaskFields) -> None:
         """Store values of ``protocol.TaskFields`` on a live task, by wire name."""

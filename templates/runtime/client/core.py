@@ -33,12 +33,12 @@ from .calls import ToolCalls
 from .codec import int_field, parse_time
 from .errors import (
     CapabilityNotDeclared,
+    InputNotHandled,
     MethodNotFound,
     TaskNotFound,
 )
 from .handle import StatusCallback, TaskHandle
 from .http import HttpTransport
-from .errors import InputNotHandled
 from .inputs import InputAnswerer, InputHandler
 from .notifications import (
     ListenDrain,

@@ -55,8 +55,7 @@ class InputAnswerer:
         """The client capabilities the handlers declare: one entry per handler (the
         capability of its method in the revision's input table)."""
         return {
-            self.tables.input_method(method).capability: {}
-            for method in self.handlers
+            self.tables.input_method(method).capability: {} for method in self.handlers
         }
 
     async def answer(
@@ -114,7 +113,9 @@ class InputAnswerer:
         if method not in self.handlers:
             if self.unhandled is not None:
                 self.unhandled(
-                    InputNotHandled(method, task_id if isinstance(task_id, str) else None)
+                    InputNotHandled(
+                        method, task_id if isinstance(task_id, str) else None
+                    )
                 )
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         answer = await self.answer(
