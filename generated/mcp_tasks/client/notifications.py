@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 from ..jsonrpc import json_object
 from ..protocol import SchemaNotification, TaskSnapshot
 from ..revision import MethodSpec, RevisionTables
-from .errors import InvalidResponse
+from .errors import InputNotHandled, InvalidResponse
 
 if TYPE_CHECKING:
     from .handle import TaskHandle
@@ -93,6 +93,13 @@ class NotificationRouter(Generic[R]):
             queues.discard(queue)
             if not queues:
                 del self.notes[task_id]
+
+    def fail_waits(self, error: InputNotHandled) -> None:
+        """A server-to-client input request was refused for want of a handler: the
+        waits on its task end at once with ``error``."""
+        for handle in list(self.watchers.get(error.task_id or "", ())):
+            if not handle.done:
+                handle.fail(error)
 
     def note_task(self, params: Mapping[str, Any]) -> str | None:
         """The task a notification names: its params' task ID field, else the

@@ -29,13 +29,12 @@ from pydantic import BaseModel
 
 from ..jsonrpc import METHOD_NOT_FOUND, JsonRpcError, RequestId, json_object
 from ..protocol import InputHandlers, TaskSnapshot, TaskState
-from ..revision import INPUT_CAPABILITIES, RevisionTables
+from ..revision import RevisionTables
 from ..task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .calls import ToolCalls
 from .codec import int_field, parse_time
 from .errors import (
     CapabilityNotDeclared,
-    InputNotHandled,
     MethodNotFound,
     TaskNotFound,
 )
@@ -85,18 +84,12 @@ class ClientCore(Generic[R]):
       task's TTL passed (default: the revision's ``ttl_backstop_default``).
     * ``transport_retries``: how many failed polls in a row (connection errors) a wait
       retries, after pauses of 1, 2, 4, ... poll intervals, before it fails.
-    * ``input_handlers``: input request method -> its handler, for every method of
-      the schema's input-request union (``protocol.INPUT_METHODS``; typed by
-      ``protocol.InputHandlers``: each handler gets the params as their generated
-      model in ``ctx.request`` and returns the result model). Each one is declared in
-      the client capabilities; a task asking for input with a method that has no
-      handler ends the wait at once with :class:`InputNotHandled`.
-    * ``elicitation_handler``, ``sampling_handler``, ``roots_handler``: shorthands for
-      ``input_handlers`` entries of those three methods (naming a method both ways is
-      a ``TypeError``).
-    * ``on_notification``: gets each notification of the schema that the runtime has
-      no role for (``notifications/tasks/progress``, ...) as its generated model;
-      where they come by subscription, a wait then subscribes to its task.
+    * ``input_handlers``: input method (of ``protocol.INPUT_METHODS``) -> its
+      handler (typed by ``protocol.InputHandlers``), declared in the capabilities;
+      input with a method that has none ends the wait with :class:`InputNotHandled`.
+      ``elicitation_handler``, ``sampling_handler`` and ``roots_handler`` are
+      shorthands (naming a method both ways is a ``TypeError``).
+    * ``on_notification``: gets the schema's notifications (no runtime role) as models.
     * ``clock``, ``sleep`` and ``wall_clock``: monotonic time, sleep and Unix time
       sources (tests inject fakes).
 
@@ -163,8 +156,7 @@ class ClientCore(Generic[R]):
         subscribe: bool = False,
         max_input_rounds: int = 16,
     ) -> None:
-        """Configure the client (``transport``: a transport, or the server's MCP URL
-        for HTTP); nothing is sent yet."""
+        """Configure the client (``transport``: or an HTTP URL); nothing is sent."""
         tables = self.tables
         if isinstance(transport, str):
             transport = HttpTransport(transport)
@@ -186,23 +178,12 @@ class ClientCore(Generic[R]):
         self.max_input_rounds = max_input_rounds
         self.transport_retries = transport_retries
         self.clock, self.sleep, self.wall_clock = clock, sleep, wall_clock
-        handlers: dict[str, InputHandler] = dict(
-            cast("Mapping[str, InputHandler]", input_handlers or {})
+        self.inputs = InputAnswerer.of(
+            tables,
+            cast("Mapping[str, InputHandler]", input_handlers or {}),
+            (elicitation_handler, sampling_handler, roots_handler),
         )
-        shorthands = (elicitation_handler, sampling_handler, roots_handler)
-        for method, handler in zip(INPUT_CAPABILITIES, shorthands, strict=True):
-            if handler is None:
-                continue
-            if method in handlers:
-                name = f"{INPUT_CAPABILITIES[method]}_handler"
-                raise TypeError(
-                    f"{method} has a handler in input_handlers and in {name}: give"
-                    " it one"
-                )
-            handlers[method] = handler
-        self.inputs = InputAnswerer(tables, handlers)
         """The input handlers (a part: answers input requests)."""
-        self.inputs.unhandled = self._input_not_handled
         self.handlers: dict[str, InputHandler] = self.inputs.handlers
         """Input request method -> its handler (the :attr:`inputs` part's)."""
         self.results = ResultReader(
@@ -214,6 +195,7 @@ class ClientCore(Generic[R]):
         )
         """Routes the server's notifications to the waits and callbacks (a part)."""
         self.notifications.callback = on_notification
+        self.inputs.unhandled = self.notifications.fail_waits
         self.drains = ListenDrain()
         """The finished waits' subscriptions left for the server to end (a part)."""
         self.calls: ToolCalls[R] = ToolCalls(self)
@@ -230,13 +212,6 @@ class ClientCore(Generic[R]):
         if self.stateless and isinstance(transport, HttpTransport):
             transport.use_stateless(tables.protocol_version)
         self.setup()
-
-    def _input_not_handled(self, error: InputNotHandled) -> None:
-        """A server-to-client input request was refused for want of a handler: the
-        waits on its task end at once with ``error``."""
-        for handle in list(self.notifications.watchers.get(error.task_id or "", ())):
-            if not handle.done:
-                handle.fail(error)
 
     @property
     def stateless(self) -> bool:

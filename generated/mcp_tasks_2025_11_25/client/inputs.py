@@ -20,7 +20,7 @@ from ..jsonrpc import (
     JsonRpcError,
     json_object,
 )
-from ..revision import RevisionTables
+from ..revision import INPUT_CAPABILITIES, RevisionTables
 from .codec import answer_to_wire, to_wire
 from .errors import InputNotHandled
 
@@ -52,6 +52,29 @@ class InputAnswerer:
         """Input request method -> its handler (mutable: a handler may be added)."""
         self.unhandled: Callable[[InputNotHandled], None] | None = None
         """Told of a server-to-client request refused for want of a handler."""
+
+    @classmethod
+    def of(
+        cls,
+        tables: RevisionTables,
+        handlers: Mapping[str, InputHandler],
+        shorthands: tuple[InputHandler | None, ...],
+    ) -> InputAnswerer:
+        """The answerer of ``handlers`` plus the shorthand handlers of the methods of
+        ``INPUT_CAPABILITIES``, in order (``elicitation_handler``, ...); a method
+        given both ways is a ``TypeError``."""
+        merged = dict(handlers)
+        for method, handler in zip(INPUT_CAPABILITIES, shorthands, strict=True):
+            if handler is None:
+                continue
+            if method in merged:
+                name = f"{INPUT_CAPABILITIES[method]}_handler"
+                raise TypeError(
+                    f"{method} has a handler in input_handlers and in {name}: give"
+                    " it one"
+                )
+            merged[method] = handler
+        return cls(tables, merged)
 
     def capabilities(self) -> dict[str, Any]:
         """The client capabilities the handlers declare: one entry per handler (the
