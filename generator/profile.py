@@ -794,13 +794,6 @@ def check(
         )
         if n in names
     }
-    notify_names = {
-        n
-        for m in methods
-        if m.notification and m.sender == "server" and m.role == "custom"
-        for n in (m.params_model,)
-        if n in names
-    }
     return ir.Protocol(
         package=package.name,
         revision=profile.revision,
@@ -822,7 +815,6 @@ def check(
                 set(variant_names)
                 | extra_names
                 | input_names
-                | notify_names
                 | {m.message for m in methods}
             )
         ),
