@@ -244,12 +244,17 @@ InputHandlers = TypedDict(
     "InputHandlers",
     {
         "elicitation/create": TypedInputHandler[
-            ElicitRequestURLParams | ElicitRequestFormParams, ElicitResult
+            ElicitRequestURLParams | ElicitRequestFormParams,
+            ElicitResult,
         ],
         "sampling/createMessage": TypedInputHandler[
-            CreateMessageRequestParams, CreateMessageResult
+            CreateMessageRequestParams,
+            CreateMessageResult,
         ],
-        "roots/list": TypedInputHandler[dict[str, Any], dict[str, Any]],
+        "roots/list": TypedInputHandler[
+            dict[str, Any],
+            dict[str, Any],
+        ],
     },
     total=False,
 )

@@ -250,11 +250,16 @@ InputHandlers = TypedDict(
     "InputHandlers",
     {
         "sampling/createMessage": TypedInputHandler[
-            CreateMessageRequestParams, CreateMessageResult
+            CreateMessageRequestParams,
+            CreateMessageResult,
         ],
-        "roots/list": TypedInputHandler[ListRootsRequestParams, ListRootsResult],
+        "roots/list": TypedInputHandler[
+            ListRootsRequestParams,
+            ListRootsResult,
+        ],
         "elicitation/create": TypedInputHandler[
-            ElicitRequestFormParams | ElicitRequestURLParams, ElicitResult
+            ElicitRequestFormParams | ElicitRequestURLParams,
+            ElicitResult,
         ],
     },
     total=False,
