@@ -617,7 +617,9 @@ def _inputs(
 ) -> tuple[ir.InputMethod, ...]:
     """The input requests the server may send: the members of the schema's
     input-request union (``profile.input_union``), or the runtime's defaults."""
-    objects = {m.name: m for m in package.models if isinstance(m, ir.ObjectModel)}
+    objects: dict[str, ir.ObjectModel] = {
+        m.name: m for m in package.models if isinstance(m, ir.ObjectModel)
+    }
     union = next(
         (
             m
@@ -627,21 +629,24 @@ def _inputs(
         None,
     )
     if union is None:
-        return tuple(
-            ir.InputMethod(
-                name=method,
-                capability=capability,
-                request=request if request in objects else "",
-                params=(
-                    _params_annotation(_field(objects[request], "params").annotation)
-                    if request in objects
-                    and _field(objects[request], "params") is not None
-                    else "dict[str, Any]"
-                ),
-                result=result if result in objects else "",
+        defaults: list[ir.InputMethod] = []
+        for method, (capability, request, result) in DEFAULT_INPUTS.items():
+            model = objects.get(request)
+            params = _field(model, "params") if model is not None else None
+            defaults.append(
+                ir.InputMethod(
+                    name=method,
+                    capability=capability,
+                    request=request if model is not None else "",
+                    params=(
+                        _params_annotation(params.annotation)
+                        if params is not None
+                        else "dict[str, Any]"
+                    ),
+                    result=result if result in objects else "",
+                )
             )
-            for method, (capability, request, result) in DEFAULT_INPUTS.items()
-        )
+        return tuple(defaults)
     out: list[ir.InputMethod] = []
     for name in re.findall(r"[A-Za-z_]\w*", _params_annotation(union.annotation)):
         member = objects.get(name)
