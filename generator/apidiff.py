@@ -76,6 +76,10 @@ handle any code error-code-removed / -changed          breaking    breaking
 ``ErrorCode.X`` references fail =====================================  ==========
 ==========  ==============================
 
+``extension-changed``: the identifier of the Tasks extension a package declares changed
+(or Tasks became, or stopped being, an extension); breaking for client and server, which
+find each other's Tasks support by it.
+
 Rename heuristics (documented because they are guesses). Within one object, a field
 removed and a field added are one renamed field when (1) their attribute names are equal
 (only the wire name changed, e.g. ``_meta`` -> ``meta``), or (2) their wire names are
@@ -93,14 +97,14 @@ message class (``TaskStatusNotification``) or one name is a path prefix of the o
 
 from __future__ import annotations
 
-import ast
 import math
 import re
 from dataclasses import dataclass
 from typing import Literal
 
 from mcptasks_gen import ir
-from mcptasks_gen.naming import py_str, split_top_level
+from mcptasks_gen import typeexpr as tx
+from mcptasks_gen.naming import py_str
 
 Verdict = Literal["breaking", "compatible"]
 Flow = Literal["client->server", "server->client", "both", ""]
@@ -109,6 +113,7 @@ COMPATIBLE: Verdict = "compatible"
 
 # Report sections, in output order, and the change kinds each holds.
 CATEGORIES: tuple[tuple[str, str], ...] = (
+    ("extension", "Extension identifier"),
     ("methods", "Methods and notifications"),
     ("errors", "Error codes"),
     ("types", "Types"),
@@ -116,6 +121,7 @@ CATEGORIES: tuple[tuple[str, str], ...] = (
     ("values", "Enum and literal values"),
 )
 _CATEGORY_OF = {
+    "extension": "extension",
     "method": "methods",
     "error": "errors",
     "type": "types",
@@ -188,43 +194,45 @@ class Diff:
 # -- annotations -----------------------------------------------------------------------
 
 
-def _args(term: str) -> list[str]:
-    """The arguments of ``Head[a, b]``."""
-    return split_top_level(term[term.index("[") + 1 : -1], ",")
+Terms = frozenset[tx.Type]
+"""A type as a set of canonical union members: no ``Annotated``, no forward quotes, one
+``Literal`` per value, list and map arguments canonical themselves."""
 
 
-def terms(annotation: str) -> frozenset[str]:
+def terms(annotation: tx.Type) -> Terms:
     """An annotation as a set of canonical union members (order and ``Annotated``
     dropped)."""
-    text = annotation.strip()
-    if (
-        len(text) > 1 and text[0] == text[-1] and text[0] in "'\""
-    ):  # a forward reference
-        text = text[1:-1]
-    out: set[str] = set()
-    for part in split_top_level(text, "|"):
-        if part.startswith("Annotated["):
-            out |= terms(_args(part)[0])
-        elif part.startswith("Literal["):
-            out |= {f"Literal[{_literal(v)}]" for v in _args(part)}
-        elif part.startswith(("list[", "dict[")):
-            head = part[: part.index("[")]
-            out.add(f"{head}[{', '.join(_canonical(a) for a in _args(part))}]")
+    if isinstance(annotation, tx.Forward):
+        annotation = annotation.inner
+    out: set[tx.Type] = set()
+    for part in tx.members(annotation):
+        if isinstance(part, tx.Annotated):
+            out |= terms(part.inner)
+        elif isinstance(part, tx.Literal):
+            out |= {tx.Literal((v,)) for v in part.values}
+        elif isinstance(part, tx.Generic) and part.base in ("list", "dict"):
+            out.add(tx.Generic(part.base, tuple(_canonical(a) for a in part.args)))
         else:
             out.add(part)
     return frozenset(out)
 
 
-def _literal(value: str) -> str:
-    """A literal value in one spelling (``'a'`` and ``"a"`` are the same value)."""
-    try:
-        return py_str(ast.literal_eval(value))
-    except (ValueError, SyntaxError):
-        return value
+def _sorted(members: frozenset[tx.Type]) -> list[tx.Type]:
+    """Members in the order of their text (as the report shows them)."""
+    return sorted(members, key=lambda t: t.render())
 
 
-def _canonical(annotation: str) -> str:
-    return " | ".join(sorted(terms(annotation)))
+def _canonical(annotation: tx.Type) -> tx.Type:
+    return tx.union(_sorted(terms(annotation)), dedupe=False)
+
+
+def _text(members: frozenset[tx.Type] | list[tx.Type]) -> str:
+    """Members as the report writes them: sorted, joined with ``|``."""
+    return " | ".join(sorted(t.render() for t in members))
+
+
+def _generic(t: tx.Type, base: str) -> bool:
+    return isinstance(t, tx.Generic) and t.base == base
 
 
 def _combine(relations: list[str]) -> str:
@@ -236,23 +244,25 @@ def _combine(relations: list[str]) -> str:
     return "different"
 
 
-def relation(old: frozenset[str], new: frozenset[str]) -> str:
+def relation(old: Terms, new: Terms) -> str:
     """How a set of union members changed: same, wider, narrower or different."""
     if old == new:
         return "same"
-    if "Any" in new and "Any" not in old:
+    if tx.ANY in new and tx.ANY not in old:
         return "wider"
-    if "Any" in old and "Any" not in new:
+    if tx.ANY in old and tx.ANY not in new:
         return "narrower"
     removed, added = set(old - new), set(new - old)
     inner: list[str] = []
-    for head in ("list[", "dict["):
-        gone = [t for t in removed if t.startswith(head)]
-        came = [t for t in added if t.startswith(head)]
+    for head in ("list", "dict"):
+        gone = [t for t in removed if _generic(t, head)]
+        came = [t for t in added if _generic(t, head)]
         if len(gone) == 1 and len(came) == 1:
             removed.discard(gone[0])
             added.discard(came[0])
-            inner.append(relation(terms(_args(gone[0])[-1]), terms(_args(came[0])[-1])))
+            a, b = gone[0], came[0]
+            assert isinstance(a, tx.Generic) and isinstance(b, tx.Generic)
+            inner.append(relation(terms(a.args[-1]), terms(b.args[-1])))
     own = (
         "same"
         if not removed and not added
@@ -261,50 +271,74 @@ def relation(old: frozenset[str], new: frozenset[str]) -> str:
     return _combine([own, *inner])
 
 
-def _literals(members: frozenset[str]) -> frozenset[str] | None:
-    """The literal values when every member (``None`` aside) is a ``Literal``, else
-    ``None``."""
-    values = members - {"None"}
-    if values and all(m.startswith("Literal[") for m in values):
-        return frozenset(m[len("Literal[") : -1] for m in values)
+def _literals(members: Terms) -> frozenset[str] | None:
+    """The literal values (as Python source) when every member (``None`` aside) is a
+    ``Literal``, else ``None``."""
+    values = members - {tx.NONE}
+    if values and all(isinstance(m, tx.Literal) for m in values):
+        return frozenset(
+            py_str(v) for m in values if isinstance(m, tx.Literal) for v in m.values
+        )
     return None
 
 
-def _value_terms(f: ir.Field) -> frozenset[str]:
+def _value_terms(f: ir.Field) -> Terms:
     """The members of a field's type; the ``None`` an optional field always allows is
     dropped."""
     members = terms(f.annotation)
-    return members - {"None"} if not f.required else members
+    return members - {tx.NONE} if not f.required else members
 
 
-def show(annotation: str, models: dict[str, ir.Model]) -> str:
+def show(annotation: tx.Type, models: dict[str, ir.Model]) -> tx.Type:
     """An annotation with long unions, lists and maps spelled by the name of their root
     class.
 
     normalize spells a union in place wherever it is used; named again, a field typed
     with a union compares equal across packages and the union's own changes are reported
-    once, on its class.
+    once, on its class. A root's type is found as a part of the annotation, or as a run
+    of members of one of its unions (``A | B`` in ``A | B | None``); longer roots first.
     """
     out = annotation
     roots = sorted(
         (
-            m
+            (len(text), m.name, m.annotation)
             for m in models.values()
-            if isinstance(m, ir.RootModel) and len(m.annotation) > 40
+            if isinstance(m, ir.RootModel) and len(text := m.annotation.render()) > 40
         ),
-        key=lambda m: (-len(m.annotation), m.name),
+        key=lambda r: (-r[0], r[1]),
     )
-    for root in roots:
-        if root.annotation in out:
-            out = out.replace(root.annotation, root.name)
+    for _, name, root in roots:
+        out = _replace(out, root, tx.Name(name))
     return out
 
 
-_NAME = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
+def _replace(t: tx.Type, part: tx.Type, name: tx.Name) -> tx.Type:
+    """``t`` with each occurrence of ``part`` as ``name``, outermost first."""
+    if t == part:
+        return name
+    if isinstance(t, tx.Union):
+        run = tx.members(part)
+        items: list[tx.Type] = []
+        i = 0
+        while i < len(t.items):
+            if len(run) > 1 and t.items[i : i + len(run)] == run:
+                items.append(name)
+                i += len(run)
+            else:
+                items.append(_replace(t.items[i], part, name))
+                i += 1
+        return tx.union(items, dedupe=False)
+    if isinstance(t, tx.Generic):
+        return tx.Generic(t.base, tuple(_replace(a, part, name) for a in t.args))
+    if isinstance(t, tx.Annotated):
+        return tx.Annotated(_replace(t.inner, part, name), t.metadata)
+    if isinstance(t, tx.Forward):
+        return tx.Forward(_replace(t.inner, part, name))
+    return t
 
 
-def _referenced(annotation: str, names: set[str]) -> set[str]:
-    return {n for n in _NAME.findall(annotation) if n in names}
+def _referenced(annotation: tx.Type, names: set[str]) -> set[str]:
+    return tx.names(annotation) & names
 
 
 # -- verdicts --------------------------------------------------------------------------
@@ -338,7 +372,7 @@ def _flows(pkg: ir.Package) -> dict[str, set[str]]:
     models: dict[str, ir.Model] = {m.name: m for m in pkg.models}
     names = set(models)
 
-    def refs(annotation: str) -> set[str]:
+    def refs(annotation: tx.Type) -> set[str]:
         return _referenced(annotation, names) | _referenced(
             show(annotation, models), names
         )
@@ -543,13 +577,13 @@ class _Comparer:
             constant=False,
         )
 
-    def same_shape(self, old: frozenset[str], new: frozenset[str]) -> bool:
+    def same_shape(self, old: Terms, new: Terms) -> bool:
         """Whether two types are one object class each, with the same fields (a
         renamed class)."""
         if len(old) != 1 or len(new) != 1 or old == new:
             return False
-        a, b = self.old_models.get(next(iter(old))), self.new_models.get(
-            next(iter(new))
+        a, b = _model(next(iter(old)), self.old_models), _model(
+            next(iter(new)), self.new_models
         )
         return (
             isinstance(a, ir.ObjectModel)
@@ -561,8 +595,8 @@ class _Comparer:
         self,
         subject: str,
         owner: str,
-        old: frozenset[str],
-        new: frozenset[str],
+        old: Terms,
+        new: Terms,
         old_text: str,
         new_text: str,
         *,
@@ -591,7 +625,7 @@ class _Comparer:
             )
             return
         old_values, new_values = _literals(old), _literals(new)
-        nullable_same = ("None" in old) == ("None" in new)
+        nullable_same = (tx.NONE in old) == (tx.NONE in new)
         if old_values is not None and new_values is not None and nullable_same:
             if constant:
                 self.add(
@@ -628,20 +662,18 @@ class _Comparer:
                 )
             return
         shown_old, shown_new = old_text, new_text
-        gained = sorted(new - old)
-        lost = sorted(old - new)
+        gained = new - old
+        lost = old - new
         parts = []
         if (
             how in ("wider", "narrower")
             and len(gained) + len(lost) <= 4
-            and not any(
-                "[" in t for t in (*gained, *lost) if not t.startswith("Literal[")
-            )
+            and not any(isinstance(t, tx.Generic) for t in (*gained, *lost))
         ):
             if gained:
-                parts.append("now also " + " | ".join(gained))
+                parts.append("now also " + _text(gained))
             if lost:
-                parts.append("no longer " + " | ".join(lost))
+                parts.append("no longer " + _text(lost))
         note = (
             f" ({'; '.join(parts)})"
             if parts
@@ -728,7 +760,7 @@ class _Comparer:
                     "field-added",
                     f"{name}.{f.wire_name}",
                     f"required field {f.wire_name}:"
-                    f" {show(f.annotation, self.new_models)} added to {name}",
+                    f" {show(f.annotation, self.new_models).render()} added to {name}",
                     BREAKING,
                     COMPATIBLE,
                     owner=name,
@@ -739,7 +771,7 @@ class _Comparer:
                     "field-added",
                     f"{name}.{f.wire_name}",
                     f"optional field {f.wire_name}:"
-                    f" {show(f.annotation, self.new_models)} added to {name}",
+                    f" {show(f.annotation, self.new_models).render()} added to {name}",
                     COMPATIBLE,
                     COMPATIBLE,
                     owner=name,
@@ -812,16 +844,16 @@ class _Comparer:
         )
         old_terms, new_terms = terms(before), terms(after)
         if not a.required:
-            old_terms -= {"None"}
+            old_terms -= {tx.NONE}
         if not b.required:
-            new_terms -= {"None"}
+            new_terms -= {tx.NONE}
         self.retyped(
             subject,
             owner,
             old_terms,
             new_terms,
-            before,
-            after,
+            before.render(),
+            after.render(),
             kind="field-retyped",
             constant=a.constant or b.constant,
         )
@@ -902,6 +934,33 @@ class _Comparer:
 
     # -- methods and error codes -------------------------------------------------------
 
+    def extension(self) -> None:
+        """The extension identifier the packages declare: peers find each other's
+        Tasks support by it, so any change breaks both sides."""
+        a, b = self.old.extension_id, self.new.extension_id
+        if a == b:
+            return
+        detail = (
+            f"extension identifier {a} changed to {b}: each side declares and looks"
+            " for the new one"
+            if a and b
+            else (
+                f"Tasks now come as the extension {b}: each side declares and looks"
+                " for it"
+                if b
+                else f"Tasks no longer come as the extension {a}"
+            )
+        )
+        self.add_role(
+            "extension-changed",
+            b or a,
+            detail,
+            BREAKING,
+            BREAKING,
+            old=a,
+            new=b,
+        )
+
     def methods(self) -> None:
         """Methods and notifications added, removed, renamed, or with new
         params/results."""
@@ -950,7 +1009,7 @@ class _Comparer:
                 self.add_role(
                     "method-removed",
                     m.name,
-                    f"request {m.name} ({m.message} -> {m.result}) removed",
+                    f"request {m.name} ({m.message} -> {m.result.render()}) removed",
                     BREAKING,
                     COMPATIBLE,
                     old=m.name,
@@ -969,8 +1028,8 @@ class _Comparer:
                 self.add_role(
                     "method-added",
                     m.name,
-                    f"new request {m.name} ({m.message} -> {m.result}); servers must"
-                    " handle it",
+                    f"new request {m.name} ({m.message} ->"
+                    f" {m.result.render()}); servers must handle it",
                     COMPATIBLE,
                     BREAKING,
                     new=m.name,
@@ -996,7 +1055,13 @@ class _Comparer:
                 self.signature("result", b.name, a.result, b.result)
 
     def signature(
-        self, part: str, method: str, old: str, new: str, *, notification: bool = False
+        self,
+        part: str,
+        method: str,
+        old: tx.Type,
+        new: tx.Type,
+        *,
+        notification: bool = False,
     ) -> None:
         """A method's params or result type: same, same fields under a new class, or
         changed.
@@ -1005,15 +1070,16 @@ class _Comparer:
         notification (the same direction as the message's ``params`` field); results by
         the server.
         """
-        shown_old, shown_new = show(old, self.old_models), show(new, self.new_models)
-        old_terms, new_terms = terms(shown_old), terms(shown_new)
+        old_shown, new_shown = show(old, self.old_models), show(new, self.new_models)
+        old_terms, new_terms = terms(old_shown), terms(new_shown)
+        shown_old, shown_new = old_shown.render(), new_shown.render()
         how = relation(old_terms, new_terms)
         if how == "same":
             return
         kind = f"method-{part}-changed"
-        if self.same_shape(old_terms - {"None"}, new_terms - {"None"}) and (
-            "None" in old_terms
-        ) == ("None" in new_terms):
+        if self.same_shape(old_terms - {tx.NONE}, new_terms - {tx.NONE}) and (
+            tx.NONE in old_terms
+        ) == (tx.NONE in new_terms):
             producer, consumer = BREAKING, COMPATIBLE
             detail = (
                 f"{method} {part} class {shown_old} -> {shown_new} (same fields on the"
@@ -1076,11 +1142,11 @@ def _kind_label(model: ir.Model) -> str:
     members = terms(model.annotation)
     if len(members) > 1:
         return "union"
-    only = next(iter(members), "")
+    only = next(iter(members), None)
     return (
         "list"
-        if only.startswith("list[")
-        else "map" if only.startswith("dict[") else "type alias"
+        if only is not None and _generic(only, "list")
+        else "map" if only is not None and _generic(only, "dict") else "type alias"
     )
 
 
@@ -1090,19 +1156,19 @@ def _shape(model: ir.Model, cmp: _Comparer) -> str:
     return ""
 
 
-def _short(annotation: str) -> str:
+def _short(annotation: tx.Type) -> str:
     """A union annotation without ``Annotated``/``Field`` noise, members sorted."""
     members = terms(annotation)
-    return " | ".join(sorted(members)) if len(members) > 1 else annotation
+    return _text(members) if len(members) > 1 else annotation.render()
 
 
 def _values(values: frozenset[str]) -> str:
     return " | ".join(sorted(values))
 
 
-def _strip_none(f: ir.Field) -> str:
+def _strip_none(f: ir.Field) -> tx.Type:
     """The annotation without the ``| None`` every optional field carries."""
-    return f.annotation.removesuffix(" | None") if not f.required else f.annotation
+    return tx.without_none(f.annotation) if not f.required else f.annotation
 
 
 def _same_concept(a: ir.Field, b: ir.Field) -> bool:
@@ -1111,8 +1177,8 @@ def _same_concept(a: ir.Field, b: ir.Field) -> bool:
     if a.name == b.name:
         return True
     return _concept(a.wire_name) == _concept(b.wire_name) and _value_terms(a) - {
-        "None"
-    } == _value_terms(b) - {"None"}
+        tx.NONE
+    } == _value_terms(b) - {tx.NONE}
 
 
 def _pair_renames(
@@ -1150,10 +1216,17 @@ def _match_all(
     return matched
 
 
-def _single_class(annotation: str, models: dict[str, ir.Model]) -> ir.Model | None:
-    members = terms(annotation) - {"None"}
+def _model(term: tx.Type, models: dict[str, ir.Model]) -> ir.Model | None:
+    """The class a canonical member names, if it is a plain name of one."""
+    if isinstance(term, tx.Name) and not term.module:
+        return models.get(term.name)
+    return None
+
+
+def _single_class(annotation: tx.Type, models: dict[str, ir.Model]) -> ir.Model | None:
+    members = terms(annotation) - {tx.NONE}
     if len(members) == 1:
-        return models.get(next(iter(members)))
+        return _model(next(iter(members)), models)
     return None
 
 
@@ -1162,7 +1235,7 @@ def _single_object(f: ir.Field, models: dict[str, ir.Model]) -> ir.ObjectModel |
     return model if isinstance(model, ir.ObjectModel) else None
 
 
-def _signature(model: ir.ObjectModel) -> frozenset[tuple[str, frozenset[str], bool]]:
+def _signature(model: ir.ObjectModel) -> frozenset[tuple[str, Terms, bool]]:
     return frozenset(
         (f.wire_name, terms(f.annotation), f.required) for f in model.fields
     )
@@ -1186,6 +1259,7 @@ _ORDER = {key: i for i, (key, _) in enumerate(CATEGORIES)}
 def compare(old: ir.Package, new: ir.Package) -> Diff:
     """All changes from ``old`` to ``new``, in report order (section, subject, kind)."""
     cmp = _Comparer(old, new)
+    cmp.extension()
     cmp.methods()
     cmp.error_codes()
     cmp.types()

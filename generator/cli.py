@@ -27,6 +27,7 @@ from mcptasks_gen.config import (
     targets_from_pyproject,
 )
 from mcptasks_gen.errors import GenError, Location, fail
+from mcptasks_gen.extension import check_form
 from mcptasks_gen.revisions import DEFAULT_SCHEMAS, REGISTRY
 
 GENERATE_HELP = """Generate a typed Python package for MCP Tasks from a JSON Schema.
@@ -144,6 +145,14 @@ def run() -> None:
     ),
 )
 @click.option(
+    "--extension-id",
+    metavar="ID",
+    help=(
+        "The Tasks extension's identifier (<reverse-dns>/<name>), where the schema's"
+        " title and description name none or several."
+    ),
+)
+@click.option(
     "--check",
     is_flag=True,
     help="Write nothing; exit 1 with a unified diff when the output is stale.",
@@ -163,6 +172,7 @@ def generate(
     revision: str | None,
     templates: Path | None,
     statuses: tuple[str, ...],
+    extension_id: str | None,
     check: bool,
     force: bool,
 ) -> None:
@@ -174,7 +184,17 @@ def generate(
     enabled = gc.isenabled()
     gc.disable()
     try:
-        _generate(schemas, output, package, revision, templates, statuses, check, force)
+        _generate(
+            schemas,
+            output,
+            package,
+            revision,
+            templates,
+            statuses,
+            check,
+            force,
+            extension_id=extension_id,
+        )
     finally:
         if enabled:
             gc.enable()
@@ -189,11 +209,21 @@ def _generate(
     statuses: tuple[str, ...],
     check: bool,
     force: bool,
+    *,
+    extension_id: str | None = None,
 ) -> None:
     from mcptasks_gen import pipeline, write
 
     try:
-        targets = _targets(schemas, output, package, revision, templates, statuses)
+        targets = _targets(
+            schemas,
+            output,
+            package,
+            revision,
+            templates,
+            statuses,
+            extension_id=extension_id,
+        )
         stale = 0
         for i, target in enumerate(targets):
             if i:
@@ -232,6 +262,8 @@ def _targets(
     revision: str | None,
     templates: Path | None,
     statuses: tuple[str, ...] = (),
+    *,
+    extension_id: str | None = None,
 ) -> tuple[Target, ...]:
     """Resolve what to generate: explicit options, else pyproject targets, else the
     default."""
@@ -244,8 +276,11 @@ def _targets(
         bool(schemas)
         or any(v is not None for v in (output, package, revision, templates))
         or bool(statuses)
+        or extension_id is not None
     )
     classified = check_statuses(list(statuses), Location(file="--status"))
+    if extension_id is not None:
+        check_form(extension_id, Location(file="--extension-id"))
     if not explicit:
         config = find_pyproject(cwd)
         if config is not None:
@@ -276,6 +311,8 @@ def _targets(
     if templates is not None:
         command.append(f"--templates {templates}")
     command.extend(f"--status {status}={klass}" for status, klass in classified)
+    if extension_id is not None:
+        command.append(f"--extension-id {extension_id}")
     return (
         Target(
             schema=sources[0][0],
@@ -287,6 +324,7 @@ def _targets(
             regenerate=" ".join(command),
             statuses=classified,
             also=tuple(sources[1:]),
+            extension_id=extension_id or "",
         ),
     )
 

@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from mcptasks_gen.errors import Location, fail
+from mcptasks_gen.extension import check_form
 from mcptasks_gen.naming import PyIdent
 from mcptasks_gen.revisions import DEFAULT_SCHEMA, names, resolve
 
@@ -33,7 +34,15 @@ def _tomllib() -> ModuleType:
 
 CONFIG_TABLE = "mcptasks-gen"
 _TARGET_KEYS = frozenset(
-    {"schema", "output", "package", "revision", "templates", "statuses"}
+    {
+        "schema",
+        "output",
+        "package",
+        "revision",
+        "templates",
+        "statuses",
+        "extension_id",
+    }
 )
 STATUS_CLASSES = ("active", "input", "terminal")
 _TOP_KEYS = frozenset({"targets"})
@@ -63,6 +72,9 @@ class Target:
     also: tuple[
         tuple[Path, str], ...
     ] = ()  # more schemas (path, label), one per other revision
+    extension_id: str = ""
+    """The Tasks extension's identifier, when the target gives it ("": the one the
+    extension schema's title or description names)."""
 
     @property
     def sources(self) -> tuple[Target, ...]:
@@ -273,6 +285,11 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
                 regenerate="mcptasks-gen generate",
                 statuses=statuses,
                 also=tuple(zip(schemas[1:], names[1:], strict=True)),
+                extension_id=(
+                    check_form(entry["extension_id"], here.child("extension_id"))
+                    if "extension_id" in entry
+                    else ""
+                ),
             )
         )
     seen: dict[Path, int] = {}

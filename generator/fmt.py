@@ -53,11 +53,22 @@ def _mode() -> black.Mode:
 
 def _format(text: str) -> str:
     """Format one file; a parse failure comes back as its message behind a NUL
-    marker."""
+    marker.
+
+    One pass of black's formatter, not ``black.format_str``: that runs a second pass
+    over every file the first pass changed, for the rare layouts where a trailing comma
+    the first pass added changes how optional parentheses split. The renderer leaves
+    all layout to black, so every rendered file would pay for it twice; on the code the
+    templates make the second pass changes nothing (a test checks it on the goldens,
+    and ``black --check`` on them in the quality tests)."""
     import black
 
+    once = getattr(black, "_format_str_once", None)
     try:
-        return black.format_str(text, mode=_mode())
+        if once is None:  # not the pinned black
+            return black.format_str(text, mode=_mode())
+        result: str = once(text, mode=_mode())
+        return result
     except black.parsing.InvalidInput as exc:
         return "\0" + str(exc).splitlines()[0]
 

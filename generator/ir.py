@@ -12,18 +12,21 @@ Tree::
       error_codes: ErrorCode... files: OutputFile...     which files the package has and
       which template renders each
 
-No I/O and no jinja here; every value is final (identifiers validated, annotations and
-literals rendered as Python source, tuples sorted where order is not meaningful).
+No I/O and no jinja here; every value is final (identifiers validated, literals rendered
+as Python source, tuples sorted where order is not meaningful). Types are
+``typeexpr.Type`` trees: the templates render them (``| py``), every other stage walks
+them.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
+from mcptasks_gen import typeexpr as tx
 from mcptasks_gen.errors import Location
-from mcptasks_gen.naming import ClassName, PyIdent, py_str, qualify, split_top_level
+from mcptasks_gen.naming import ClassName, PyIdent, py_str
+from mcptasks_gen.typeexpr import Type
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,12 +35,20 @@ class Field:
 
     name: PyIdent
     wire_name: str
-    annotation: str
+    annotation: Type
     required: bool
-    default: str  # Python source of the default value ("None" for optional fields)
     constant: bool  # a required ``const``: defaulted to its value and always sent
     doc: str
     loc: Location
+    const_value: str | int | bool | None = None  # the value of a constant field
+
+    @property
+    def default(self) -> str:
+        """Python source of the default value: the constant's, ``None`` for an
+        optional field, "" for none."""
+        if self.constant:
+            return py_str(self.const_value)
+        return "" if self.required else "None"
 
     @property
     def wire_literal(self) -> str:
@@ -98,7 +109,7 @@ class RootModel:
     kind: Literal["root"] = "root"
     name: ClassName
     doc: str
-    annotation: str
+    annotation: Type
     discriminator: str  # the property a union is discriminated on, "" when none
     loc: Location
 
@@ -145,8 +156,8 @@ class Method:
     literal: str  # the wire name as a Python literal
     notification: bool
     message: ClassName  # the whole request/notification model
-    params: str  # annotation of ``params``
-    result: str  # annotation of the result ("None" for notifications)
+    params: Type  # type of ``params``
+    result: Type  # type of the result (``None`` for notifications)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -208,6 +219,9 @@ class Package:
     dispatches: tuple[
         Dispatch, ...
     ] = ()  # unions picked by a pinned property: models.py defines ``_Dispatch``
+    extension_id: str = ""
+    """The identifier of the Tasks extension the package declares ("" when the
+    revision is not an extension): the one the schema names, or the target's."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -245,7 +259,7 @@ class TaskField:
 
     name: PyIdent
     wire_name: str
-    annotation: str
+    annotation: Type
     typing: tuple[str, ...] = ()  # names from ``typing`` the annotation uses (``Any``)
     models: tuple[str, ...] = ()  # model classes the annotation names
     modules: tuple[
@@ -260,7 +274,7 @@ class Kwarg:
 
     name: PyIdent
     wire_name: str
-    annotation: str
+    annotation: Type
     required: bool
 
 
@@ -273,9 +287,9 @@ class ProtocolMethod:
     sender: str  # "client" or "server"
     notification: bool
     message: ClassName
-    params: str
+    params: Type
     params_model: str  # the params class ("" when params is not one object model)
-    result: str
+    result: Type
     python_name: PyIdent
     kwargs: tuple[Kwarg, ...]
 
@@ -283,7 +297,7 @@ class ProtocolMethod:
     def result_model(self) -> bool:
         """Whether the result is a generated model (not a plain object, not a
         notification)."""
-        return self.result not in ("dict[str, Any]", "None")
+        return self.result not in (tx.DICT_ANY, tx.NONE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -295,7 +309,7 @@ class InputMethod:
     name: str  # the method, e.g. "elicitation/create"
     capability: str  # the client capability that declares a handler for it
     request: str  # the request model ("" when the schema has none)
-    params: str  # annotation of the request's params ("dict[str, Any]": none)
+    params: Type  # the request's params (``dict[str, Any]``: no model)
     result: str  # the result model ("" when the schema has none)
 
 
@@ -360,6 +374,12 @@ class Protocol:
     def notifications(self) -> tuple[ProtocolMethod, ...]:
         """Notifications the server sends."""
         return tuple(m for m in self.methods if m.notification and m.sender == "server")
+
+    @property
+    def input_any(self) -> bool:
+        """Whether the ``InputHandlers`` table names ``Any`` (an input method without
+        a params or a result model)."""
+        return any(not i.result or "Any" in tx.names(i.params) for i in self.inputs)
 
     @property
     def schema_notifications(self) -> tuple[ProtocolMethod, ...]:
@@ -450,17 +470,17 @@ class Bundle:
         for revision in self.revisions:
             module = f"models_{revision.protocol.suffix}"
             for extra in revision.protocol.task_extras:
-                annotation = qualify(extra.annotation, extra.models, module)
+                annotation = tx.qualify(extra.annotation, extra.models, module)
                 modules = (module,) if extra.models else ()
                 seen = merged.get(extra.name)
                 if seen is not None:
                     parts = dict.fromkeys(
-                        split_top_level(f"{seen.annotation} | {annotation}", "|")
+                        (*tx.members(seen.annotation), *tx.members(annotation))
                     )
-                    annotation = " | ".join(
+                    annotation = tx.union(
                         [
-                            *(p for p in parts if p != "None"),
-                            *(["None"] if "None" in parts else []),
+                            *(p for p in parts if p != tx.NONE),
+                            *([tx.NONE] if tx.NONE in parts else []),
                         ]
                     )
                     modules = tuple(sorted({*seen.modules, *modules}))
@@ -491,27 +511,26 @@ class Bundle:
         )
 
     @property
-    def input_handlers(self) -> tuple[tuple[str, str, str], ...]:
-        """The input methods of every revision, once each: (method, params annotation,
-        result annotation), the models named through their revision's module and
-        joined into unions where the revisions differ."""
-        merged: dict[str, tuple[dict[str, None], dict[str, None]]] = {}
+    def input_handlers(self) -> tuple[tuple[str, Type, Type], ...]:
+        """The input methods of every revision, once each: (method, params type,
+        result type), the models named through their revision's module and joined
+        into unions where the revisions differ."""
+        merged: dict[str, tuple[list[Type], list[Type]]] = {}
         for revision in self.revisions:
             module = f"models_{revision.protocol.suffix}"
             names = {m.name for m in revision.package.models}
             for method in revision.protocol.inputs:
-                used = tuple(
-                    n for n in re.findall(r"[A-Za-z_]\w*", method.params) if n in names
+                params = tx.qualify(
+                    method.params, tx.names(method.params) & names, module
                 )
-                params = qualify(method.params, used, module)
                 result = (
-                    f"{module}.{method.result}" if method.result else "dict[str, Any]"
+                    tx.Name(method.result, module) if method.result else tx.DICT_ANY
                 )
-                seen = merged.setdefault(method.name, ({}, {}))
-                seen[0].update(dict.fromkeys(split_top_level(params, "|")))
-                seen[1][result] = None
+                seen = merged.setdefault(method.name, ([], []))
+                seen[0].extend(tx.members(params))
+                seen[1].append(result)
         return tuple(
-            (name, " | ".join(params), " | ".join(results))
+            (name, tx.union(params), tx.union(results))
             for name, (params, results) in merged.items()
         )
 
@@ -519,7 +538,7 @@ class Bundle:
     def input_any(self) -> bool:
         """Whether the package-level ``InputHandlers`` names ``Any``."""
         return any(
-            "Any" in re.findall(r"\w+", f"{params} {result}")
+            "Any" in tx.names(params) | tx.names(result)
             for _, params, result in self.input_handlers
         )
 
@@ -530,9 +549,10 @@ class Bundle:
         return tuple(
             sorted(
                 {
-                    part.split(".")[0]
+                    node.module
                     for _, params, result in self.input_handlers
-                    for part in re.findall(r"models_\w+\.", f"{params} {result}")
+                    for node in (*tx.walk(params), *tx.walk(result))
+                    if isinstance(node, tx.Name) and node.module
                 }
             )
         )

@@ -6,7 +6,6 @@ Output: ``PyIdent`` and ``ClassName`` strings that are guaranteed to be valid.
 
 from __future__ import annotations
 
-import ast
 import functools
 import keyword
 import re
@@ -168,62 +167,3 @@ def _double_quoted(char: str) -> str:
     if char == '"':
         return '\\"'
     return repr(char)[1:-1]
-
-
-@functools.cache
-def _syntax(separator: str) -> re.Pattern[str]:
-    """The characters ``split_top_level`` acts on for ``separator`` (the rest are
-    skipped in C)."""
-    return re.compile("[\"'()\\[\\]{}" + re.escape(separator) + "]")
-
-
-def split_top_level(
-    text: str, separator: str, *, keep_empty: bool = False
-) -> list[str]:
-    """Python source ``text`` split at ``separator`` where it stands outside brackets
-    and strings (a ``=`` only where it is an assignment, not part of ``==``, ``<=``
-    or ``!=``), stripped; empty parts are dropped unless ``keep_empty``."""
-    syntax = _syntax(separator)
-    parts: list[str] = []
-    depth = 0
-    quote = ""
-    start = 0
-    for match in syntax.finditer(text):
-        i = match.start()
-        char = text[i]
-        if quote:
-            if char == quote and text[i - 1] != "\\":
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == separator and depth == 0:
-            if separator == "=" and (
-                text[i + 1 : i + 2] == "=" or text[i - 1 : i] in "=<>!"
-            ):
-                continue
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return parts if keep_empty else [part for part in parts if part]
-
-
-def qualify(annotation: str, names: tuple[str, ...], module: str) -> str:
-    """Python source ``annotation`` with each of ``names`` it uses written
-    ``module.name``."""
-    if not names:
-        return annotation
-    wanted = set(names)
-
-    class Qualify(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            if node.id not in wanted:
-                return node
-            return ast.Attribute(
-                value=ast.Name(id=module, ctx=ast.Load()), attr=node.id, ctx=node.ctx
-            )
-
-    return ast.unparse(Qualify().visit(ast.parse(annotation, mode="eval")))

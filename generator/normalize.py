@@ -25,7 +25,6 @@ Decisions made here and nowhere else:
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
@@ -35,7 +34,8 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from mcptasks_gen import __version__, ir
+from mcptasks_gen import __version__, extension, ir
+from mcptasks_gen import typeexpr as tx
 from mcptasks_gen.config import Target
 from mcptasks_gen.errors import Location, fail
 from mcptasks_gen.extract import Surface, ref_name
@@ -55,12 +55,12 @@ from mcptasks_gen.naming import (
 # A JSON number may be integral or not, and keeps its spelling through a round trip:
 # pydantic would turn the ``1`` of a ``float`` field into ``1.0``, so ``int`` is tried
 # first.
-_PRIMITIVES = {
-    "string": "str",
-    "integer": "int",
-    "number": "int | float",
-    "boolean": "bool",
-    "null": "None",
+_PRIMITIVES: dict[str, tx.Type] = {
+    "string": tx.STR,
+    "integer": tx.INT,
+    "number": tx.Union((tx.INT, tx.Name("float"))),
+    "boolean": tx.Name("bool"),
+    "null": tx.NONE,
 }
 _ANNOTATION_KEYS = (
     "description",
@@ -303,7 +303,7 @@ class _Normalizer:
             self.cx.deps.setdefault(self.cx.building[-1], set()).add(cls)
         return cls
 
-    def _reference(self, name: str) -> str:
+    def _reference(self, name: str) -> tx.Type:
         """The annotation for a reference to a definition.
 
         Unions and scalars are spelled out in place (so a field holds the variant
@@ -317,14 +317,14 @@ class _Normalizer:
             model = self.cx.models[cls]
             if (
                 isinstance(model, ir.RootModel)
-                and _depth(model.annotation) <= _MAX_INLINE_DEPTH
+                and tx.depth(model.annotation) <= _MAX_INLINE_DEPTH
             ):
                 if self.cx.building:
                     self.cx.deps.setdefault(self.cx.building[-1], set()).update(
                         self.cx.deps.get(cls, ())
                     )
                 return model.annotation
-        return self._use(cls)
+        return tx.Name(self._use(cls))
 
     # -- definitions -------------------------------------------------------------------
 
@@ -423,22 +423,16 @@ class _Normalizer:
             annotation = self.annotation(
                 prop, prop_loc, class_name(cls, pascal(wire) or "Value")
             )
-            if constant and pinned is not None:
-                default = py_str(pinned[0])
-            elif is_required:
-                default = ""
-            else:
-                default = "None"
-                if not _nullable(annotation):
-                    annotation += " | None"
+            if not is_required and not tx.nullable(annotation):
+                annotation = tx.optional(annotation)
             fields.append(
                 ir.Field(
                     name=ident,
                     wire_name=wire,
                     annotation=annotation,
                     required=is_required,
-                    default=default,
                     constant=constant,
+                    const_value=pinned[0] if constant and pinned is not None else None,
                     doc=docstring(prop.get("description", "")),
                     loc=prop_loc,
                 )
@@ -455,12 +449,11 @@ class _Normalizer:
 
     def annotation(
         self, node: Any, loc: Location, ctx: ClassName, *, top: bool = False
-    ) -> str:
-        """The Python annotation for a schema node; ``ctx`` names inline classes it
-        needs."""
+    ) -> tx.Type:
+        """The Python type for a schema node; ``ctx`` names inline classes it needs."""
         if node is True or node == {}:
             self.cx.typing.add("Any")
-            return "Any"
+            return tx.ANY
         if node is False or node == _NOTHING or not isinstance(node, dict):
             raise fail("a schema that matches nothing cannot be generated", loc)
         if "$ref" in node:
@@ -483,36 +476,32 @@ class _Normalizer:
             values = self._enum_values(node)
             if values is not None:
                 self.cx.typing.add("Literal")
-                return f"Literal[{', '.join(py_str(v) for v in values)}]"
+                return tx.Literal(tuple(values))
             return self._union(node, loc, ctx)
         types = node.get("type")
         if isinstance(types, list):
             parts = [
                 self.annotation({**node, "type": t}, loc, ctx, top=top) for t in types
             ]
-            return " | ".join(dict.fromkeys(parts))
+            return tx.union(parts)
         if types == "array":
             items = node.get("items", {})
             item = self.annotation(items, loc.child("items"), class_name(ctx, "Item"))
-            return self._constrained(
-                f"list[{item}]",
-                node,
-                "array",
-                loc,
-            )
+            return self._constrained(tx.Generic("list", (item,)), node, "array", loc)
         if types == "object" or "properties" in node:
             annotation = self._inline_or_union(node, loc, ctx, top)
+            first = tx.members(annotation)[0]
             return (
                 self._constrained(annotation, node, "object", loc)
-                if annotation.startswith("dict[")
+                if isinstance(first, tx.Generic) and first.base == "dict"
                 else annotation
             )
         if types in _PRIMITIVES:
             return self._constrained(_PRIMITIVES[types], node, types, loc)
         self.cx.typing.add("Any")
-        return "Any"
+        return tx.ANY
 
-    def _literal(self, node: dict[str, Any], loc: Location) -> str:
+    def _literal(self, node: dict[str, Any], loc: Location) -> tx.Type:
         """``const`` or ``enum``: a ``Literal`` of the values (``| None`` for null)."""
         keyword = "const" if "const" in node else "enum"
         values = [node["const"]] if keyword == "const" else node["enum"]
@@ -526,26 +515,25 @@ class _Normalizer:
                     " strings, integers, booleans and null can be a Python Literal",
                     at,
                 )
-        named = [
-            py_str(v)
-            for _, v in dict.fromkeys((type(v), v) for v in values if v is not None)
-        ]
+        named = tuple(
+            v for _, v in dict.fromkeys((type(v), v) for v in values if v is not None)
+        )
         if not named:
-            return "None"
+            return tx.NONE
         self.cx.typing.add("Literal")
-        literal = f"Literal[{', '.join(named)}]"
-        return literal + " | None" if None in values and keyword == "enum" else literal
+        literal = tx.Literal(named)
+        return tx.optional(literal) if None in values and keyword == "enum" else literal
 
     def _constrained(
-        self, annotation: str, node: dict[str, Any], json_type: str, loc: Location
-    ) -> str:
+        self, annotation: tx.Type, node: dict[str, Any], json_type: str, loc: Location
+    ) -> tx.Type:
         """``annotation`` with the node's validation keywords for ``json_type`` as
         constraints.
 
         ``load`` has checked each keyword's JSON type (a string pattern, non-negative
         integer lengths, numeric bounds); what is left to check here is what a JSON type
         cannot say."""
-        args = []
+        args: list[tuple[str, int | float | str]] = []
         for keyword, name in _CONSTRAINTS.get(json_type, ()):
             if keyword not in node:
                 continue
@@ -569,16 +557,16 @@ class _Normalizer:
                     raise fail("multipleOf must be greater than 0", loc.child(keyword))
                 if json_type == "integer" and isinstance(value, float):
                     name, value = _integer_bound(name, value)
-            args.append(f"{name}={value!r}")
+            args.append((name, value))
         if not args:
             return annotation
         self.cx.typing.add("Annotated")
         self.cx.pydantic.add("Field")
-        return f"Annotated[{annotation}, Field({', '.join(args)})]"
+        return tx.Annotated(annotation, (tx.Constraints(tuple(args)),))
 
     def _inline_or_union(
         self, node: dict[str, Any], loc: Location, ctx: ClassName, top: bool
-    ) -> str:
+    ) -> tx.Type:
         """An object node: a named inline model, a map, or (after distribution) a
         union."""
         if "anyOf" in node or "oneOf" in node:
@@ -588,10 +576,10 @@ class _Normalizer:
             values = self.annotation(
                 value, loc.child("additionalProperties"), class_name(ctx, "Value")
             )
-            return f"dict[str, {values}]"
+            return tx.Generic("dict", (tx.STR, values))
         if "properties" not in node and not _closed(node):
             self.cx.typing.add("Any")
-            return "dict[str, Any]"
+            return tx.DICT_ANY
         if top:
             raise AssertionError("top-level objects are models, not annotations")
         while ctx in RESERVED_NAMES:
@@ -604,9 +592,9 @@ class _Normalizer:
                 )
             finally:
                 self.cx.building.pop()
-        return self._use(ctx)
+        return tx.Name(self._use(ctx))
 
-    def _union(self, node: dict[str, Any], loc: Location, ctx: ClassName) -> str:
+    def _union(self, node: dict[str, Any], loc: Location, ctx: ClassName) -> tx.Type:
         """``anyOf``/``oneOf``: a plain union, or a discriminated one when it can be.
 
         When only some branches are objects (a content block or a list of them), the
@@ -615,8 +603,8 @@ class _Normalizer:
         key = "anyOf" if "anyOf" in node else "oneOf"
         branches = node[key]
         discriminator = self._discriminator_of(node, loc)
-        tagged: list[str] = []
-        parts: list[str] = []
+        tagged: list[tx.Type] = []
+        parts: list[tx.Type] = []
         for i, branch in enumerate(branches):
             branch_loc = loc.child(key, i)
             name = ctx
@@ -653,14 +641,11 @@ class _Normalizer:
                     ),
                 )
         if discriminator is None:
-            return self._dispatched(node, key, loc, ctx, parts) or " | ".join(
-                dict.fromkeys(parts)
-            )
+            return self._dispatched(node, key, loc, ctx, parts) or tx.union(parts)
         self.cx.typing.add("Annotated")
         self.cx.pydantic.add("Field")
-        union = (
-            f'Annotated[{" | ".join(dict.fromkeys(tagged))},'
-            f' Field(discriminator="{field_ident(discriminator)}")]'
+        union = tx.Annotated(
+            tx.union(tagged), (tx.Discriminated(field_ident(discriminator)),)
         )
         others = list(dict.fromkeys(parts))
         arrays = [
@@ -674,11 +659,16 @@ class _Normalizer:
             # bad block is reported once, not once more as "not a list".
             self.cx.pydantic.update(("Discriminator", "Tag"))
             self.cx.json_kind = True
-            return (
-                f'Annotated[Annotated[{union}, Tag("object")] | Annotated[{others[0]},'
-                ' Tag("array")], Discriminator(_json_kind)]'
+            return tx.Annotated(
+                tx.Union(
+                    (
+                        tx.Annotated(union, (tx.Tag("object"),)),
+                        tx.Annotated(others[0], (tx.Tag("array"),)),
+                    )
+                ),
+                (tx.PickedBy("_json_kind"),),
             )
-        return " | ".join([union, *others])
+        return tx.union([union, *others], dedupe=False)
 
     def _dispatched(
         self,
@@ -686,8 +676,8 @@ class _Normalizer:
         key: str,
         loc: Location,
         ctx: ClassName,
-        annotations: list[str],
-    ) -> str | None:
+        annotations: list[tx.Type],
+    ) -> tx.Type | None:
         """A union of object members that all pin one property to string constants,
         which pydantic's own discriminator cannot pick (members share a value, or may
         leave the property out): the annotation with a ``_Dispatch``, or ``None``.
@@ -702,14 +692,16 @@ class _Normalizer:
         if (
             len(branches) < 2
             or len(set(annotations)) != len(annotations)
-            or not all(a.isidentifier() for a in annotations)
+            or not all(isinstance(a, tx.Name) and not a.module for a in annotations)
         ):
             return None
         targets = [
             self._object_target(b, loc.child(key, i)) for i, b in enumerate(branches)
         ]
         members = [
-            (a, t) for a, t in zip(annotations, targets, strict=True) if t is not None
+            (a.name, t)
+            for a, t in zip(annotations, targets, strict=True)
+            if t is not None and isinstance(a, tx.Name)
         ]
         if len(members) != len(branches):
             return None
@@ -768,7 +760,9 @@ class _Normalizer:
             ("Annotated", "Callable", "TYPE_CHECKING", "Union", "cast", "get_args")
         )
         self.cx.pydantic.update(("Discriminator", "GetCoreSchemaHandler", "Tag"))
-        return f"Annotated[{' | '.join(annotations)}, {dispatch.name}]"
+        return tx.Annotated(
+            tx.union(annotations, dedupe=False), (tx.Dispatched(dispatch.name),)
+        )
 
     def _narrowing(
         self, prop: str, group: list[tuple[str, dict[str, Any]]]
@@ -1004,7 +998,7 @@ class _Normalizer:
                 position.get(d, -1) >= position[name]
                 for d in self.cx.deps.get(name, ())
             ):
-                model = replace(model, annotation=py_str(model.annotation))
+                model = replace(model, annotation=tx.Forward(model.annotation))
                 forward.append(name)
             models.append(model)
         return tuple(models), tuple(forward)
@@ -1090,18 +1084,6 @@ def _field_idents(wires: list[str]) -> dict[str, PyIdent]:
         used.add(ident)
         idents[wire] = ident
     return {w: idents[w] for w in wires}
-
-
-def _depth(annotation: str) -> int:
-    """How deeply an annotation nests brackets."""
-    deepest = depth = 0
-    for char in annotation:
-        if char == "[":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char == "]":
-            depth -= 1
-    return deepest
 
 
 def _recursive_defs(surface: Surface) -> frozenset[str]:
@@ -1194,10 +1176,6 @@ def _closed(node: dict[str, Any]) -> bool:
     return extra is False or extra == _NOTHING
 
 
-def _nullable(annotation: str) -> bool:
-    return annotation == "Any" or annotation.endswith("| None") or annotation == "None"
-
-
 def _json_types(node: dict[str, Any]) -> set[str]:
     """The JSON types a node names with ``type`` (none when it names no type)."""
     types = node.get("type")
@@ -1264,16 +1242,16 @@ def _methods(
         if not isinstance(message, ir.ObjectModel):
             continue
         params = next(
-            (f.annotation for f in message.fields if f.wire_name == "params"), "None"
+            (f.annotation for f in message.fields if f.wire_name == "params"), tx.NONE
         )
         notification = "id" not in {f.wire_name for f in message.fields}
-        result = "None"
+        result: tx.Type = tx.NONE
         if not notification and def_name.endswith("Request"):
             result_name = def_name.removesuffix("Request") + "Result"
             result = (
-                classes[result_name]
+                tx.Name(classes[result_name])
                 if result_name in classes and classes[result_name] in models
-                else "dict[str, Any]"
+                else tx.DICT_ANY
             )
         methods.append(
             ir.Method(
@@ -1289,7 +1267,7 @@ def _methods(
 
 
 def _places(
-    annotation: str, dispatches: dict[str, ir.Dispatch]
+    annotation: tx.Type, dispatches: dict[str, ir.Dispatch]
 ) -> list[tuple[str, frozenset[str], bool]]:
     """Where an annotation uses classes: each name, with the property a union it is a
     member of is discriminated on (its names; empty when none) and whether it is at
@@ -1297,62 +1275,37 @@ def _places(
     union)."""
     found: list[tuple[str, frozenset[str], bool]] = []
 
-    def pinned(meta: ast.expr) -> frozenset[str] | None:
+    def pinned(meta: tx.Metadata) -> frozenset[str] | None:
         """The property a union's ``Annotated`` metadata discriminates it on, if any."""
-        if (
-            isinstance(meta, ast.Call)
-            and isinstance(meta.func, ast.Name)
-            and meta.func.id == "Field"
-        ):
-            for keyword in meta.keywords:
-                if keyword.arg == "discriminator" and isinstance(
-                    keyword.value, ast.Constant
-                ):
-                    return frozenset({str(keyword.value.value)})
-        if isinstance(meta, ast.Name) and meta.id in dispatches:
-            dispatch = dispatches[meta.id]
+        if isinstance(meta, tx.Discriminated):
+            return frozenset({meta.attribute})
+        if isinstance(meta, tx.Dispatched) and meta.name in dispatches:
+            dispatch = dispatches[meta.name]
             return frozenset(dispatch.names) if dispatch.always_present else frozenset()
         return None
 
-    def walk(node: ast.expr, on: frozenset[str], top: bool) -> None:
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            walk(ast.parse(node.value, mode="eval").body, on, top)
-        elif isinstance(node, ast.Name):
-            found.append((node.id, on, top))
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            walk(node.left, on, top)
-            walk(node.right, on, top)
-        elif (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "Annotated"
-            and isinstance(node.slice, ast.Tuple)
-        ):
-            inner, *metas = node.slice.elts
-            tags = [
-                m
-                for m in metas
-                if isinstance(m, ast.Call)
-                and isinstance(m.func, ast.Name)
-                and m.func.id == "Tag"
-            ]
+    def walk(node: tx.Type, on: frozenset[str], top: bool) -> None:
+        if isinstance(node, tx.Forward):
+            walk(node.inner, on, top)
+        elif isinstance(node, tx.Name):
+            found.append((node.name, on, top))
+        elif isinstance(node, tx.Union):
+            for item in node.items:
+                walk(item, on, top)
+        elif isinstance(node, tx.Annotated):
+            metas = node.metadata
+            tags = [m for m in metas if isinstance(m, tx.Tag)]
             picks = [p for p in map(pinned, metas) if p is not None]
             if tags and len(tags) == len(metas):
-                walk(
-                    inner, on, top
-                )  # a member of a union picked by a callable: still that member
+                # a member of a union picked by a callable: still that member
+                walk(node.inner, on, top)
             else:
-                walk(inner, picks[0] if picks else frozenset(), top)
-        elif isinstance(node, ast.Subscript) and not (
-            isinstance(node.value, ast.Name) and node.value.id == "Literal"
-        ):
-            args = (
-                node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            )
-            for arg in args:
+                walk(node.inner, picks[0] if picks else frozenset(), top)
+        elif isinstance(node, tx.Generic):
+            for arg in node.args:
                 walk(arg, frozenset(), False)
 
-    walk(ast.parse(annotation, mode="eval").body, frozenset(), True)
+    walk(annotation, frozenset(), True)
     return found
 
 
@@ -1411,7 +1364,7 @@ def normalize(
     models = _count_constants(models, normalizer.cx.dispatches)
     by_name: dict[str, ir.Model] = {m.name: m for m in models}
     methods = _methods(normalizer, by_name)
-    if methods and any(m.result == "dict[str, Any]" for m in methods):
+    if methods and any(m.result == tx.DICT_ANY for m in methods):
         normalizer.cx.typing.add("Any")
     revision = surface.revision
     exports = sorted(
@@ -1429,11 +1382,20 @@ def normalize(
     pydantic_imports = sorted(
         normalizer.cx.pydantic | {"BaseModel", "ConfigDict", "RootModel"}
     )
+    extension_id = (
+        extension.extension_id(surface.doc.raw, target.extension_id, surface.doc.loc)
+        if revision.is_extension
+        else ""
+    )
     return ir.Package(
         name=PyIdent(target.package),
         revision=revision.id,
         is_extension=revision.is_extension,
-        title=revision.title,
+        title=(
+            revision.title.replace(revision.profile.extension_id, extension_id)
+            if extension_id
+            else revision.title
+        ),
         schema_name=target.schema_label,
         schema_sha256=surface.doc.sha256,
         generator_version=__version__,
@@ -1457,4 +1419,5 @@ def normalize(
         dispatches=tuple(
             sorted(normalizer.cx.dispatches.values(), key=lambda d: d.name)
         ),
+        extension_id=extension_id,
     )

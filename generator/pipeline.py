@@ -56,6 +56,13 @@ def package(target: Target) -> ir.Bundle:
             package=models, protocol=protocol(models, source)
         )
     ordered = tuple(revisions[r] for r in REGISTRY if r in revisions)
+    if target.extension_id and not any(r.package.is_extension for r in ordered):
+        raise fail(
+            f'an extension identifier is configured ("{target.extension_id}"), but no'
+            " schema of the target is the Tasks extension (only its package declares"
+            " one)",
+            Location(file=target.schema_label),
+        )
     _check_shared(ordered, target)
     files = output_files(
         target.templates, tuple(REGISTRY[r.package.revision] for r in ordered)

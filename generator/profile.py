@@ -17,7 +17,6 @@ the runtime needs is in the schema.
 
 from __future__ import annotations
 
-import ast
 import json
 import keyword
 import re
@@ -25,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mcptasks_gen import ir
-from mcptasks_gen.errors import Location, fail
-from mcptasks_gen.naming import ClassName, PyIdent, snake, split_top_level
+from mcptasks_gen import typeexpr as tx
+from mcptasks_gen.errors import GenError, Location, fail
+from mcptasks_gen.naming import ClassName, PyIdent, snake
 
 StatusClass = str  # one of config.STATUS_CLASSES: "active", "input" or "terminal"
 
@@ -40,6 +40,9 @@ class MethodRole:
     role: str  # create, get, update, cancel, list, result, notify, subscribe
     sender: str  # "client" or "server"
     required: bool
+    message: str = ""
+    """The definition of the request or notification in the revision's schema
+    (``GetTaskRequest``): where a missing method is looked for first."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,15 +188,16 @@ def _object(package: ir.Package, name: str) -> ir.ObjectModel | None:
     return model if isinstance(model, ir.ObjectModel) else None
 
 
-def _members(annotation: str) -> list[str]:
-    """The class names in a union annotation (``Annotated[A | B, Field(...)]``)."""
-    if annotation[:1] in "'\"":
-        annotation = str(ast.literal_eval(annotation))  # a forward reference
-    inner = annotation.removeprefix("Annotated[").partition(", Field(")[0]
+def _members(annotation: tx.Type) -> list[str]:
+    """The names in a union annotation (``Annotated[A | B, Field(...)]``)."""
+    if isinstance(annotation, tx.Forward):
+        annotation = annotation.inner
+    if isinstance(annotation, tx.Annotated):
+        annotation = annotation.inner
     return [
-        part.strip()
-        for part in inner.split("|")
-        if re.fullmatch(r"[A-Za-z_]\w*", part.strip())
+        m.name
+        for m in tx.members(annotation)
+        if isinstance(m, tx.Name) and not m.module
     ]
 
 
@@ -289,8 +293,8 @@ def _variants(
             ),
             None,
         )
-        if status is not None:
-            by_status[ast.literal_eval(status.default)] = member
+        if status is not None and isinstance(status.const_value, str):
+            by_status[status.const_value] = member
     stray = sorted(set(by_status) - set(values))
     if stray:
         raise fail(
@@ -308,45 +312,27 @@ def _variants(
     return tuple(ir.Variant(status=v, model=ClassName(by_status[v])) for v in values)
 
 
-def _base_type(annotation: str) -> str:
-    """The type of an annotation without ``Annotated[...]`` and ``| None``."""
-    node = ast.parse(annotation.strip("'\""), mode="eval").body
-    while True:
-        if (
-            isinstance(node, ast.BinOp)
-            and isinstance(node.op, ast.BitOr)
-            and isinstance(node.right, ast.Constant)
-            and node.right.value is None
-        ):
-            node = node.left
-        elif (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "Annotated"
-            and isinstance(node.slice, ast.Tuple)
-        ):
-            node = node.slice.elts[0]
-        else:
-            return ast.unparse(node)
+_EXPECTED: Mapping[str, tx.Type] = {
+    "str": tx.STR,
+    "int": tx.INT,
+    "str | int": tx.Union((tx.STR, tx.INT)),
+    "list[str]": tx.Generic("list", (tx.STR,)),
+}
+"""The types of ``WIRE_TYPES`` that a field's type must equal (the others are kinds:
+``model``, ``list``, ``dict``, ``Any``)."""
 
 
-def _fits(annotation: str, expected: str) -> bool:
+def _fits(annotation: tx.Type, expected: str) -> bool:
     """Whether a field typed ``annotation`` is what the runtime expects
     (``WIRE_TYPES``)."""
-    base = _base_type(annotation)
+    base = tx.base(annotation)
     if expected in ("list", "dict"):
-        return base.startswith(f"{expected}[")
+        return isinstance(base, tx.Generic) and base.base == expected
     if expected == "model":
-        return re.fullmatch(r"[A-Z]\w*", base) is not None
-    if expected == "str" and base.startswith("Literal["):
-        values = (
-            ast.literal_eval(base.removeprefix("Literal")) if base.endswith("]") else ()
-        )
-        return all(
-            isinstance(v, str)
-            for v in (values if isinstance(values, list) else [values])
-        )
-    return expected == "Any" or base == expected
+        return tx.is_class_name(base)
+    if expected == "str" and isinstance(base, tx.Literal):
+        return all(isinstance(v, str) for v in base.values)
+    return expected == "Any" or base == _EXPECTED.get(expected)
 
 
 def _needs(model: ir.ObjectModel, wires: tuple[str, ...]) -> dict[str, ir.Field]:
@@ -395,7 +381,8 @@ def _needs(model: ir.ObjectModel, wires: tuple[str, ...]) -> dict[str, ir.Field]
             }.get(expected, expected)
             raise fail(
                 f'the runtime needs field "{wire}" of "{model.name}" to be {kind}, not'
-                f" {_base_type(found.annotation)} (a changed type needs a new runtime"
+                f" {tx.base(found.annotation).render()} (a changed type needs a new"
+                " runtime"
                 " profile)",
                 model.loc.child("properties", wire),
             )
@@ -449,21 +436,6 @@ _BUILTIN_TYPES = frozenset(
 )
 
 
-class _WithoutMetadata(ast.NodeTransformer):
-    """``Annotated[T, ...]`` as ``T``, at any depth."""
-
-    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
-        self.generic_visit(node)
-        if (
-            isinstance(node.value, ast.Name)
-            and node.value.id == "Annotated"
-            and isinstance(node.slice, ast.Tuple)
-            and node.slice.elts
-        ):
-            return node.slice.elts[0]
-        return node
-
-
 def _typed_dict_field(model_field: ir.Field, models: set[str]) -> ir.TaskField:
     """An optional task field as a key of ``TaskFields``: its type without the
     ``Annotated`` metadata of the model's field (constraints and discriminators that
@@ -471,23 +443,23 @@ def _typed_dict_field(model_field: ir.Field, models: set[str]) -> ir.TaskField:
     nothing), with the ``typing`` names and model classes it uses. A name of any other
     kind (none is known) makes it ``Any``, so that the module always imports."""
     annotation = model_field.annotation
-    if annotation[:1] in "'\"":
-        annotation = str(ast.literal_eval(annotation))  # a forward reference
-    tree = _WithoutMetadata().visit(ast.parse(annotation, mode="eval"))
-    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    if isinstance(annotation, tx.Forward):
+        annotation = annotation.inner
+    tree = tx.without_metadata(annotation)
+    names = tx.names(tree) - {"None"}
     typing = names & _TYPING_NAMES
     used = names & models
     if names - typing - used - _BUILTIN_TYPES:
         return ir.TaskField(
             name=model_field.name,
             wire_name=model_field.wire_name,
-            annotation="Any",
+            annotation=tx.ANY,
             typing=("Any",),
         )
     return ir.TaskField(
         name=model_field.name,
         wire_name=model_field.wire_name,
-        annotation=ast.unparse(tree),
+        annotation=tree,
         typing=tuple(sorted(typing)),
         models=tuple(sorted(used)),
     )
@@ -560,18 +532,15 @@ def _methods(
     package: ir.Package, profile: Profile, schema: Location
 ) -> tuple[ir.ProtocolMethod, ...]:
     roles = {r.method: r for r in profile.methods}
-    present = {m.name: m for m in package.methods}
-    for role in profile.methods:
-        if role.required and role.method not in present:
-            raise fail(
-                f'the {profile.revision} runtime needs method "{role.method}"'
-                f" ({role.role}), which the schema does not define",
-                schema.child("$defs"),
-            )
     out = []
     for method in package.methods:
         known = roles.get(method.name)
-        params_model = _object(package, method.params.removesuffix(" | None"))
+        params = tx.without_none(method.params)
+        params_model = (
+            _object(package, params.name)
+            if isinstance(params, tx.Name) and not params.module
+            else None
+        )
         kwargs = tuple(
             ir.Kwarg(
                 name=f.name,
@@ -603,13 +572,10 @@ def _methods(
     return tuple(out)
 
 
-def _params_annotation(annotation: str) -> str:
-    """The type of a request's ``params`` without ``Annotated`` metadata (a union's
-    dispatcher): what an input handler's context holds."""
-    annotation = annotation.removesuffix(" | None")
-    if annotation.startswith("Annotated[") and annotation.endswith("]"):
-        return split_top_level(annotation[len("Annotated[") : -1], ",")[0].strip()
-    return annotation
+def _params_annotation(annotation: tx.Type) -> tx.Type:
+    """The type of a request's ``params`` without ``| None`` and ``Annotated``
+    metadata (a union's dispatcher): what an input handler's context holds."""
+    return tx.without_metadata(tx.base(annotation))
 
 
 def _inputs(
@@ -641,14 +607,15 @@ def _inputs(
                     params=(
                         _params_annotation(params.annotation)
                         if params is not None
-                        else "dict[str, Any]"
+                        else tx.DICT_ANY
                     ),
                     result=result if result in objects else "",
                 )
             )
         return tuple(defaults)
     out: list[ir.InputMethod] = []
-    for name in re.findall(r"[A-Za-z_]\w*", _params_annotation(union.annotation)):
+    for member_type in tx.members(_params_annotation(union.annotation)):
+        name = _class_of(member_type)
         member = objects.get(name)
         method_field = _field(member, "method") if member is not None else None
         if member is None or method_field is None or not method_field.constant:
@@ -671,7 +638,7 @@ def _inputs(
                 params=(
                     _params_annotation(params.annotation)
                     if params is not None
-                    else "dict[str, Any]"
+                    else tx.DICT_ANY
                 ),
                 result=result,
             )
@@ -682,6 +649,96 @@ def _inputs(
 def _field(model: ir.ObjectModel, wire: str) -> ir.Field | None:
     """The field of ``model`` with wire name ``wire``, if any."""
     return next((f for f in model.fields if f.wire_name == wire), None)
+
+
+def _renamed(
+    package: ir.Package, profile: Profile, role: MethodRole
+) -> ir.Method | None:
+    """The method of the schema that is likely ``role``'s method renamed: one the
+    profile does not know, of the same kind (request or notification), found as
+    ``diff`` finds a renamed method. The first of these that holds for exactly one
+    method decides: its definition is the role's (only the method constant changed);
+    one name is a path prefix of the other; it is in the same namespace and its params
+    carry every field the runtime sends for the role."""
+    known = {r.method for r in profile.methods}
+    notification = role.role == "notify"
+    unknown = [
+        m
+        for m in package.methods
+        if m.name not in known and m.notification == notification
+    ]
+    wires = set(profile.params_fields.get(role.role, ()))
+
+    def carries(method: ir.Method) -> bool:
+        params = _object(package, _class_of(tx.without_none(method.params)))
+        return params is not None and wires <= {f.wire_name for f in params.fields}
+
+    namespace = role.method.rpartition("/")[0]
+    tiers = (
+        [m for m in unknown if role.message and m.message == role.message],
+        [
+            m
+            for m in unknown
+            if m.name.startswith(role.method + "/")
+            or role.method.startswith(m.name + "/")
+        ],
+        [
+            m
+            for m in unknown
+            if m.name.rpartition("/")[0] == namespace and wires and carries(m)
+        ],
+    )
+    for tier in tiers:
+        if tier:
+            return tier[0] if len(tier) == 1 else None
+    return None
+
+
+def _missing_method(
+    package: ir.Package, profile: Profile, role: MethodRole, schema: Location
+) -> GenError:
+    """The error for a method the runtime needs and the schema lacks: at the
+    definition that had it (its method constant when that changed), naming the
+    likely new method."""
+    kind = "notification" if role.role == "notify" else "request"
+    needs = (
+        f'the {profile.revision} runtime needs method "{role.method}" ({role.role}),'
+        " which the schema does not define"
+    )
+    keep = (
+        f'; the runtime calls it by that name: keep "{role.method}" (a renamed method'
+        " needs a new runtime profile)"
+    )
+    found = _renamed(package, profile, role)
+    if found is not None:
+        model = _object(package, found.message)
+        method = next(
+            (f for f in (model.fields if model else ()) if f.wire_name == "method"),
+            None,
+        )
+        where = (
+            method.loc
+            if method is not None
+            else (model.loc if model else schema.child("$defs", found.message))
+        )
+        was = (
+            f'its definition "{found.message}" now has method'
+            if found.message == role.message
+            else f'"{found.message}" has method'
+        )
+        return fail(f'{needs}: {was} "{found.name}", likely its new name{keep}', where)
+    if role.message and not any(m.name == role.message for m in package.models):
+        return fail(
+            f'{needs}: its definition "{role.message}" is gone and no other {kind}'
+            " looks like it",
+            schema.child("$defs", role.message),
+        )
+    return fail(f"{needs} (no other {kind} looks like it)", schema.child("$defs"))
+
+
+def _class_of(t: tx.Type) -> str:
+    """The name ``t`` is, when it is a plain name ("" otherwise)."""
+    return t.name if isinstance(t, tx.Name) and not t.module else ""
 
 
 def _python_name(method: str) -> PyIdent:
@@ -703,11 +760,11 @@ def _literal(value: object) -> str:
     return repr(value)
 
 
-def _optional(annotation: str) -> str:
+def _optional(annotation: tx.Type) -> tx.Type:
     return (
         annotation
-        if annotation.endswith("| None") or annotation == "Any"
-        else f"{annotation} | None"
+        if tx.ends_with_none(annotation) or annotation == tx.ANY
+        else tx.optional(annotation)
     )
 
 
@@ -748,6 +805,10 @@ def check(
 
     ``statuses`` classifies statuses the profile does not know (already checked by
     ``config.check_statuses``)."""
+    present = {m.name for m in package.methods}
+    for role in profile.methods:
+        if role.required and role.method not in present:
+            raise _missing_method(package, profile, role, schema)
     for name in profile.required_models:
         if not any(m.name == name for m in package.models):
             raise fail(
@@ -769,14 +830,11 @@ def check(
     client_names: set[str] = set()
     server_names: set[str] = set()
     for method in methods:
+        result = _class_of(method.result)
         used = {
             method.params_model,
-            method.result,
-            *(
-                w
-                for k in method.kwargs
-                for w in re.findall(r"[A-Za-z_]\w*", k.annotation)
-            ),
+            result,
+            *(w for k in method.kwargs for w in tx.names(k.annotation)),
         }
         if method.sender == "client" and not method.notification:
             client_names.update(n for n in used if n in names)
@@ -785,25 +843,19 @@ def check(
             and not method.notification
             and method.sender == "client"
         ):
-            server_names.update(
-                n for n in (method.params_model, method.result) if n in names
-            )
+            server_names.update(n for n in (method.params_model, result) if n in names)
     extra_names = {name for f in extra for name in f.models}
     input_names = {
         n
         for i in inputs
-        for n in (
-            i.request,
-            i.result,
-            *re.findall(r"[A-Za-z_]\w*", i.params),
-        )
+        for n in (i.request, i.result, *tx.names(i.params))
         if n in names
     }
     return ir.Protocol(
         package=package.name,
         revision=profile.revision,
         protocol_version=profile.protocol_version,
-        extension_id=profile.extension_id,
+        extension_id=package.extension_id,
         stateless=profile.stateless,
         status_enum=ClassName(profile.status_enum),
         initial=profile.initial,

@@ -14,7 +14,6 @@ import hashlib
 import io
 import os
 import pickle
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,8 +24,8 @@ import jinja2.bccache
 from mcptasks_gen import ir
 from mcptasks_gen.config import cache_root, package_folder, write_cached
 from mcptasks_gen.errors import Location, fail
-from mcptasks_gen.naming import split_top_level
 from mcptasks_gen.revisions import REGISTRY, Revision, runtime_adapters
+from mcptasks_gen.typeexpr import Type
 
 PACKAGE_DIR = "package"
 RUNTIME_DIR = "runtime"
@@ -65,7 +64,7 @@ def environment(override: Path | None) -> jinja2.Environment:
         optimized=False,
     )
     env.filters["indent_doc"] = _indent_doc
-    env.filters["fit"] = fit
+    env.filters["py"] = _py
     env.bytecode_cache = CompiledTemplates(
         cache_root() / "jinja" / _compile_settings(env)
     )
@@ -174,141 +173,33 @@ def _compile_settings(env: jinja2.Environment) -> str:
     return f"{jinja2.__version__}-{sys.implementation.cache_tag}-{digest}"
 
 
-LINE_LENGTH = 88
-"""black's default line length, which the formatter uses."""
-
-
-def fit(line: str, indent: int = 0, reserve: int = 0) -> str:
-    """Lay out one statement the way black would, so that black has nothing to change.
-
-    As it is when it fits. Else, for ``target: annotation = value``: split inside the
-    value's last brackets when what comes before them fits; else the value in
-    parentheses; else split inside the annotation's last brackets; else the annotation
-    in parentheses. Any other statement is split inside its last brackets. Brackets are
-    split into one line of contents when that fits, else one element a line (at commas,
-    with a trailing comma; else at ``|``). ``indent`` is where the statement starts; the
-    lines after the first are indented relative to it; ``reserve`` characters follow the
-    statement on its line (a comma). Formatting only: black formats the result all the
-    same, and where this misses, black's second pass fixes it.
-    """
-    if indent + len(line) + reserve <= LINE_LENGTH:
-        return line
-    if line.endswith(":"):
-        return _split_last(line[:-1], indent) + ":"
-    parts = split_top_level(line, "=", keep_empty=True)
-    if len(parts) == 2 and parts[0] and parts[1]:
-        return _assignment(parts[0].rstrip(), parts[1].strip(), indent)
-    return _split_last(line, indent)
-
-
-def _split_last(code: str, indent: int) -> str:
-    """``code`` split inside its last pair of brackets (unchanged when it has none)."""
-    opening = _opening(code) if code[-1:] in (")", "]", "}") else -1
-    if opening < 0:
-        return code
-    return code[: opening + 1] + _inside(code[opening + 1 : -1], indent) + code[-1]
-
-
-def _assignment(target: str, value: str, indent: int) -> str:
-    opening = _opening(value) if value[-1:] in (")", "]", "}") else -1
-    if opening >= 0 and indent + len(target) + 3 + opening + 1 <= LINE_LENGTH:
-        return f"{target} = {_split_last(value, indent)}"
-    if opening >= 0 and indent + len(target) + 4 <= LINE_LENGTH:
-        elements = split_top_level(value[opening + 1 : -1], ",")
-        exploded = (
-            value[: opening + 1]
-            + "".join(f"\n    {_element(e, indent + 4)}," for e in elements)
-            + "\n"
-            + value[-1]
-        )
-        return f"{target} = (\n    " + exploded.replace("\n", "\n    ") + "\n)"
-    name, colon, annotation = target.partition(":")
-    annotation = annotation.strip()
-    if not colon:
-        return f"{target} = {value}"
-    rest = f"] = {value}"
-    if annotation.endswith("]") and indent + len(rest) <= LINE_LENGTH:
-        bracket = _opening(annotation)
-        return (
-            f"{name}: {annotation[: bracket + 1]}"
-            + _inside(annotation[bracket + 1 : -1], indent)
-            + rest
-        )
-    return (
-        f"{name}: (\n    {annotation}\n) ="
-        f" {_split_last(value, indent) if opening >= 0 else value}"
-    )
-
-
-def _inside(body: str, indent: int) -> str:
-    """The contents of a split bracket pair: from the newline after the opening
-    bracket to the newline before the closing one."""
-    if indent + 4 + len(body) <= LINE_LENGTH and not body.rstrip().endswith(","):
-        return f"\n    {body}\n"
-    elements = split_top_level(body, ",")
-    if len(elements) > 1 or body.rstrip().endswith(","):
-        return (
-            "".join(f"\n    {_nested(_element(e, indent + 4))}," for e in elements)
-            + "\n"
-        )
-    return f"\n    {_nested(_element(body, indent + 4))}\n"
-
-
-def _element(text: str, indent: int) -> str:
-    """One element inside brackets: split at its ``|`` operators first, else inside its
-    last brackets (lines after the first relative to ``indent``)."""
-    if indent + len(text) <= LINE_LENGTH:
-        return text
-    operands = split_top_level(text, "|")
-    if len(operands) > 1:
-        return _element(operands[0], indent) + "".join(
-            "\n" + _element("| " + o, indent) for o in operands[1:]
-        )
-    return _split_last(text, indent)
-
-
-def _nested(text: str) -> str:
-    return text.replace("\n", "\n    ")
-
-
-_BRACKETS_AND_QUOTES = re.compile(r"""[()\[\]{}'"]""")
-
-
-def _opening(text: str) -> int:
-    """The index of the bracket that the last character of ``text`` closes (-1:
-    none)."""
-    depth = 0
-    quote = ""
-    for i in reversed([match.start() for match in _BRACKETS_AND_QUOTES.finditer(text)]):
-        char = text[i]
-        if quote:
-            if char == quote and (i == 0 or text[i - 1] != "\\"):
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in ")]}":
-            depth += 1
-        elif char in "([{":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
+def _py(t: Type) -> str:
+    """A type as Python source: the one place a type tree becomes annotation text."""
+    return t.render()
 
 
 def _indent_doc(text: str, width: int = 4, indent: bool = True) -> str:
-    """A docstring's text as black leaves it: continuation lines indented by ``width``
-    (unless ``indent`` is false: the caller indents them), and the closing quotes on a
-    line of their own when the last line of a multi-line docstring leaves no room for
-    them (formatting only)."""
-    pad = " " * width
-    lines = text.split("\n")
-    body = "\n".join(
-        line if not line or i == 0 or not indent else pad + line
-        for i, line in enumerate(lines)
-    )
-    if len(lines) > 1 and width + len(lines[-1]) + 3 > LINE_LENGTH:
-        body += "\n" + (pad if indent else "")
-    return body
+    """A docstring's text with its continuation lines indented by ``width``, so that
+    the text stays the same when the docstring is indented; black lays out the rest.
+
+    An attribute docstring (``indent`` false: the caller indents it) is a plain string
+    statement to black, which leaves it as it is: its closing quotes go on a line of
+    their own here when its last line leaves no room for them, as black does for the
+    docstrings of classes."""
+    if indent:
+        pad = " " * width
+        return "\n".join(
+            line if not line or i == 0 else pad + line
+            for i, line in enumerate(text.split("\n"))
+        )
+    last = text.rpartition("\n")[2]
+    if "\n" in text and width + len(last) + 3 > _LINE_LENGTH:
+        return text + "\n"
+    return text
+
+
+_LINE_LENGTH = 88
+"""black's line length, which the formatter uses."""
 
 
 def _check_python(source: str, filename: str) -> None:

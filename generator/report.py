@@ -20,9 +20,9 @@ it. Markdown is for a pull request description: a summary line and one table per
 ``changes``
     a list, in report order, of ``{"kind", "category", "subject", "client", "server",
     "flow", "old", "new", "detail"}``: ``kind`` as listed in ``apidiff``
-    (``field-renamed``, ``method-removed``, ...), ``category`` one of ``methods``,
-    ``errors``, ``types``, ``fields``, ``values``; ``client`` and ``server`` are
-    ``"breaking"`` or ``"compatible"``; ``flow`` is ``client->server``,
+    (``field-renamed``, ``method-removed``, ...), ``category`` one of ``extension``,
+    ``methods``, ``errors``, ``types``, ``fields``, ``values``; ``client`` and
+    ``server`` are ``"breaking"`` or ``"compatible"``; ``flow`` is ``client->server``,
     ``server->client``, ``both`` or ``""`` (methods, error codes); ``old``/``new`` hold
     the old and new name, type or value (``""`` when none); ``detail`` is one English
     sentence and may be reworded between versions.

@@ -134,19 +134,40 @@ _PROFILE_2025_11_25 = Profile(
     variant_union="",
     snapshot_models=(),
     methods=(
-        MethodRole(method="tasks/get", role="get", sender="client", required=True),
         MethodRole(
-            method="tasks/result", role="result", sender="client", required=True
+            method="tasks/get",
+            role="get",
+            sender="client",
+            required=True,
+            message="GetTaskRequest",
         ),
-        MethodRole(method="tasks/list", role="list", sender="client", required=True),
         MethodRole(
-            method="tasks/cancel", role="cancel", sender="client", required=True
+            method="tasks/result",
+            role="result",
+            sender="client",
+            required=True,
+            message="GetTaskPayloadRequest",
+        ),
+        MethodRole(
+            method="tasks/list",
+            role="list",
+            sender="client",
+            required=True,
+            message="ListTasksRequest",
+        ),
+        MethodRole(
+            method="tasks/cancel",
+            role="cancel",
+            sender="client",
+            required=True,
+            message="CancelTaskRequest",
         ),
         MethodRole(
             method="notifications/tasks/status",
             role="notify",
             sender="server",
             required=False,
+            message="TaskStatusNotification",
         ),
     ),
     status_roles={
@@ -253,19 +274,47 @@ _PROFILE_EXTENSION = Profile(
     variant_union="DetailedTask",
     snapshot_models=("CreateTaskResult",),
     methods=(
-        MethodRole(method="tasks/get", role="get", sender="client", required=True),
         MethodRole(
-            method="tasks/update", role="update", sender="client", required=False
+            method="tasks/get",
+            role="get",
+            sender="client",
+            required=True,
+            message="GetTaskRequest",
         ),
         MethodRole(
-            method="tasks/cancel", role="cancel", sender="client", required=True
+            method="tasks/update",
+            role="update",
+            sender="client",
+            required=False,
+            message="UpdateTaskRequest",
         ),
-        MethodRole(method="tasks/list", role="list", sender="client", required=False),
         MethodRole(
-            method="tasks/result", role="result", sender="client", required=False
+            method="tasks/cancel",
+            role="cancel",
+            sender="client",
+            required=True,
+            message="CancelTaskRequest",
         ),
         MethodRole(
-            method="notifications/tasks", role="notify", sender="server", required=False
+            method="tasks/list",
+            role="list",
+            sender="client",
+            required=False,
+            message="ListTasksRequest",
+        ),
+        MethodRole(
+            method="tasks/result",
+            role="result",
+            sender="client",
+            required=False,
+            message="GetTaskPayloadRequest",
+        ),
+        MethodRole(
+            method="notifications/tasks",
+            role="notify",
+            sender="server",
+            required=False,
+            message="TaskStatusNotification",
         ),
     ),
     status_roles=_PROFILE_2025_11_25.status_roles,

@@ -335,7 +335,10 @@ ROUND_1: tuple[Case, ...] = (
 )
 """The first round's edits (their tests are in ``test_spec_edits.py``)."""
 
-CASE_MODULES: tuple[str, ...] = ("tests.spec_edit_cases.inputs",)
+CASE_MODULES: tuple[str, ...] = (
+    "tests.spec_edit_cases.extid",
+    "tests.spec_edit_cases.inputs",
+)
 """Modules with more cases (each has ``CASES: tuple[Case, ...]``), one a topic."""
 
 

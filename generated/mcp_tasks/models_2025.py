@@ -156,15 +156,18 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
 
     def to_wire(self) -> Any:
         """The JSON-ready form of the wrapped value."""
-        root: object = self.root
-        if isinstance(root, McpModel):
+        root: Any = self.root
+        # ``wire_keys`` marks an ``McpModel``: cheaper than ``isinstance``, which goes
+        # through ``ABCMeta`` (pydantic's metaclass derives from it)
+        keys: frozenset[str] | None = getattr(root, "wire_keys", None)
+        if keys is not None:
             # the model's own serializer: the same output as this wrapper's, without
             # going through the wrapper and the union it declares (``McpModel.to_wire``,
             # inline: one Python call less)
             wire: dict[str, Any] = root.__pydantic_serializer__.to_python(
                 root, mode="json", exclude_unset=True
             )
-            if not wire.keys() >= root.wire_keys:
+            if not wire.keys() >= keys:
                 root.__pydantic_fields_set__.update(root.wire_constants)
                 wire = root.__pydantic_serializer__.to_python(
                     root, mode="json", exclude_unset=True

@@ -156,15 +156,18 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
 
     def to_wire(self) -> Any:
         """The JSON-ready form of the wrapped value."""
-        root: object = self.root
-        if isinstance(root, McpModel):
+        root: Any = self.root
+        # ``wire_keys`` marks an ``McpModel``: cheaper than ``isinstance``, which goes
+        # through ``ABCMeta`` (pydantic's metaclass derives from it)
+        keys: frozenset[str] | None = getattr(root, "wire_keys", None)
+        if keys is not None:
             # the model's own serializer: the same output as this wrapper's, without
             # going through the wrapper and the union it declares (``McpModel.to_wire``,
             # inline: one Python call less)
             wire: dict[str, Any] = root.__pydantic_serializer__.to_python(
                 root, mode="json", exclude_unset=True
             )
-            if not wire.keys() >= root.wire_keys:
+            if not wire.keys() >= keys:
                 root.__pydantic_fields_set__.update(root.wire_constants)
                 wire = root.__pydantic_serializer__.to_python(
                     root, mode="json", exclude_unset=True
@@ -521,10 +524,7 @@ class CancelledTask(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -567,10 +567,7 @@ class CompletedTask(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -749,10 +746,7 @@ class CreateTaskResult(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -939,10 +933,7 @@ class FailedTask(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1033,10 +1024,7 @@ class GetTaskResultCancelled(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1091,10 +1079,7 @@ class GetTaskResultCompleted(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1152,10 +1137,7 @@ class GetTaskResultFailed(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1213,10 +1195,7 @@ class GetTaskResultInputRequired(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1280,10 +1259,7 @@ class GetTaskResultWorking(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1407,10 +1383,7 @@ class InputRequiredTask(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1830,10 +1803,7 @@ class Task(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1924,10 +1894,7 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -1975,10 +1942,7 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -2029,10 +1993,7 @@ class TaskStatusNotificationParamsFailed(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -2083,10 +2044,7 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -2143,10 +2101,7 @@ class TaskStatusNotificationParamsWorking(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 
@@ -2567,10 +2522,7 @@ class UpdateTaskRequestParams(McpModel):
     """Identifier of the task being answered."""
 
     input_responses: dict[str, CreateMessageResult | ListRootsResult | ElicitResult] = (
-        Field(
-            validation_alias="inputResponses",
-            serialization_alias="inputResponses",
-        )
+        Field(validation_alias="inputResponses", serialization_alias="inputResponses")
     )
     """Answers keyed by input request id; the server SHOULD ignore keys that are not outstanding and MAY accept a partial set."""
 
@@ -2622,10 +2574,7 @@ class WorkingTask(McpModel):
     """When the task last changed, as an ISO 8601 timestamp."""
 
     ttl_ms: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = (
-        Field(
-            validation_alias="ttlMs",
-            serialization_alias="ttlMs",
-        )
+        Field(validation_alias="ttlMs", serialization_alias="ttlMs")
     )
     """Lifetime in milliseconds counted from createdAt, after which the server may discard the task; null means unlimited. May change while the task runs."""
 

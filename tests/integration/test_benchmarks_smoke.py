@@ -42,7 +42,7 @@ SMOKE = {
         "p99 ratio",
     ),
     "server_throughput": (["server_throughput.py", "--smoke"], "dual server"),
-    "client_requests": (["client_requests.py", "--smoke"], "mcp_tasks_2025_11_25"),
+    "client_requests": (["client_requests.py", "--smoke"], "server_ext, inline"),
     "create_cost": (["create_cost.py", "--smoke"], "redis  finished"),
     "push_throughput": (["push_throughput.py", "--smoke"], "tasks/s ratio 4 vs 1"),
     "push_stress": (["push_stress.py", "--smoke"], "no hang in 2 runs"),

@@ -27,6 +27,7 @@ Every wait has a deadline; nothing sleeps to order events.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -399,6 +400,44 @@ async def test_subscription_on_another_replica_gets_a_lost_terminal_state(
             what="the completed state on replica B's subscription",
         )
     await asyncio.wait_for(stream, DEADLINE_S)
+
+
+class CancelEatingStore(RedisTaskStore):
+    """A real Redis store whose ``unfinished`` (a lease round's first read), once
+    ``armed``, sets ``entered`` and waits, and returns its reply even when its task is
+    cancelled meanwhile (once), as redis-py 8.1 sometimes does for a command whose
+    reply was on its way."""
+
+    armed = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.entered = asyncio.Event()
+
+    async def unfinished(self) -> list[TaskRecord]:
+        if self.armed:
+            self.armed = False
+            self.entered.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.Event().wait()
+        return await super().unfinished()
+
+
+async def test_close_ends_a_lease_round_that_ate_its_cancellation(
+    redis_server: RedisHandle,
+) -> None:
+    """``close`` cancels the lease rounds while one is inside a store call that
+    returns normally instead of raising ``CancelledError``: the round loop must end
+    anyway (it used to go on, and ``close`` waited for it forever: the hang of the
+    lost-terminal-state test about once in eight runs)."""
+    store = CancelEatingStore(
+        redis_server.url, prefix="eats-cancel:", check_persistence=False
+    )
+    server = TasksServer("replica-a", store=store, limits=Limits(lease_s=0.3))
+    await server.start()
+    store.armed = True
+    await asyncio.wait_for(store.entered.wait(), DEADLINE_S)
+    await asyncio.wait_for(server.close(), DEADLINE_S)
 
 
 async def test_stale_push_after_the_terminal_one_does_not_hide_it() -> None:

@@ -1,1 +1,1 @@
-"""Schema-edit cases by topic (each module has ``CASES``)."""
+"""Schema-edit cases, one module a topic."""

@@ -20,6 +20,7 @@ from mcptasks_gen import apidiff, ir, pipeline, report
 from mcptasks_gen.cli import main
 from mcptasks_gen.config import Target
 from mcptasks_gen.naming import ClassName, PyIdent
+from tests.support.typetext import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = Path("schema/2025-11-25/schema.json")
@@ -128,9 +129,8 @@ def new_field(
     return ir.Field(
         name=PyIdent(name or wire.lower()),
         wire_name=wire,
-        annotation=annotation if required else annotation + " | None",
+        annotation=parse(annotation if required else annotation + " | None"),
         required=required,
-        default="" if required else "None",
         constant=False,
         doc="",
         loc=Location(file="test"),
@@ -256,7 +256,7 @@ def test_added_literal_value_in_a_request_breaks_servers_only(ext: ir.Package) -
         ext,
         "ElicitResult",
         "action",
-        annotation="Literal['accept', 'cancel', 'decline', 'defer']",
+        annotation=parse("Literal['accept', 'cancel', 'decline', 'defer']"),
     )
     change = find(apidiff.compare(ext, changed), "value-added", "ElicitResult.action")
     assert (change.new, change.flow) == ('"defer"', "client->server")
@@ -305,8 +305,7 @@ def test_optional_to_required_and_back(ext: ir.Package) -> None:
         "GetTaskResultWorking",
         "statusMessage",
         required=True,
-        default="",
-        annotation="str",
+        annotation=parse("str"),
     )
     assert verdicts(
         find(
@@ -360,7 +359,7 @@ def test_retyped_field_wider_narrower_other(ext: ir.Package) -> None:
     working = "GetTaskResultWorking"
     wider = find(
         apidiff.compare(
-            ext, edit_field(ext, working, "createdAt", annotation="str | int")
+            ext, edit_field(ext, working, "createdAt", annotation=parse("str | int"))
         ),
         "field-retyped",
         f"{working}.createdAt",
@@ -370,14 +369,16 @@ def test_retyped_field_wider_narrower_other(ext: ir.Package) -> None:
     )  # clients read it
     narrower = find(
         apidiff.compare(
-            edit_field(ext, working, "createdAt", annotation="str | int"), ext
+            edit_field(ext, working, "createdAt", annotation=parse("str | int")), ext
         ),
         "field-retyped",
         f"{working}.createdAt",
     )
     assert verdicts(narrower) == ("compatible", "breaking")
     other = find(
-        apidiff.compare(ext, edit_field(ext, working, "createdAt", annotation="int")),
+        apidiff.compare(
+            ext, edit_field(ext, working, "createdAt", annotation=parse("int"))
+        ),
         "field-retyped",
         f"{working}.createdAt",
     )
@@ -387,8 +388,10 @@ def test_retyped_field_wider_narrower_other(ext: ir.Package) -> None:
 def test_union_variant_added(ext: ir.Package) -> None:
     union = next(m for m in ext.models if m.name == "GetTaskResult")
     assert isinstance(union, ir.RootModel)
-    grown = union.annotation.replace(
-        "GetTaskResultCancelled", "GetTaskResultCancelled | WorkingTask2", 1
+    grown = parse(
+        union.annotation.render().replace(
+            "GetTaskResultCancelled", "GetTaskResultCancelled | WorkingTask2", 1
+        )
     )
     change = find(
         apidiff.compare(ext, edit_model(ext, "GetTaskResult", annotation=grown)),
@@ -516,6 +519,7 @@ def test_json_keys_are_stable(forward: apidiff.Diff) -> None:
         )
     }
     assert {c["category"] for c in doc["changes"]} <= {
+        "extension",
         "methods",
         "errors",
         "types",
@@ -741,41 +745,31 @@ def test_pre_commit_hook_runs_the_check() -> None:
 def test_annotation_terms_and_relations() -> None:
     """Union members are compared as sets: order, ``Annotated`` and quoting do not
     matter."""
-    assert apidiff.terms("Literal['a|b', 'c'] | None") == {
+
+    def terms(text: str) -> frozenset[str]:
+        return frozenset(t.render() for t in apidiff.terms(parse(text)))
+
+    assert terms("Literal['a|b', 'c'] | None") == {
         'Literal["a|b"]',
         'Literal["c"]',
         "None",
     }
-    assert apidiff.terms("Literal['c']") == apidiff.terms(
-        'Literal["c"]'
+    assert apidiff.terms(parse("Literal['c']")) == apidiff.terms(
+        parse('Literal["c"]')
     )  # one value, either spelling
-    assert apidiff.terms('Annotated[B | A, Field(discriminator="status")]') == {
-        "A",
-        "B",
-    }
-    assert (
-        apidiff.terms("'list[B | A]'")
-        == apidiff.terms("list[A | B]")
-        == {"list[A | B]"}
-    )
-    assert (
-        apidiff.relation(apidiff.terms("list[A]"), apidiff.terms("list[A | B]"))
-        == "wider"
-    )
-    assert (
-        apidiff.relation(
-            apidiff.terms("dict[str, A | B]"), apidiff.terms("dict[str, A]")
-        )
-        == "narrower"
-    )
-    assert (
-        apidiff.relation(apidiff.terms("A | list[B]"), apidiff.terms("C | list[B | D]"))
-        == "different"
-    )
-    assert (
-        apidiff.relation(apidiff.terms("dict[str, Any]"), apidiff.terms("Any"))
-        == "wider"
-    )
+    assert terms('Annotated[B | A, Field(discriminator="status")]') == {"A", "B"}
+    assert apidiff.terms(parse("'list[B | A]'")) == apidiff.terms(
+        parse("list[A | B]")
+    ) and terms("list[A | B]") == {"list[A | B]"}
+    assert terms("Literal[1] | Literal[True]") == {"Literal[1]", "Literal[True]"}
+
+    def relation(old: str, new: str) -> str:
+        return apidiff.relation(apidiff.terms(parse(old)), apidiff.terms(parse(new)))
+
+    assert relation("list[A]", "list[A | B]") == "wider"
+    assert relation("dict[str, A | B]", "dict[str, A]") == "narrower"
+    assert relation("A | list[B]", "C | list[B | D]") == "different"
+    assert relation("dict[str, Any]", "Any") == "wider"
 
 
 def test_notification_params_are_judged_from_the_sender(ext: ir.Package) -> None:
@@ -786,7 +780,7 @@ def test_notification_params_are_judged_from_the_sender(ext: ir.Package) -> None
     method = next(m for m in ext.methods if m.notification)
     message = next(m for m in ext.models if m.name == method.message)
     assert isinstance(message, ir.ObjectModel)
-    wider = method.params + " | dict[str, Any]"
+    wider = parse(method.params.render() + " | dict[str, Any]")
     new = edit_field(ext, message.name, "params", annotation=wider)
     new = dataclasses.replace(
         new,

@@ -61,6 +61,7 @@ def _package(tmp_path: Path, defs: dict[str, Any]) -> ir.Package:
         json.dumps(
             {
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "description": "Extension Identifier: io.modelcontextprotocol/tasks",
                 "$defs": {"UpdateTaskRequest": REQUEST, **defs},
             }
         )
@@ -83,9 +84,9 @@ def _annotation(package: ir.Package, cls: str, wire: str | None = None) -> str:
     model = next(m for m in package.models if m.name == cls)
     if wire is None:
         assert isinstance(model, ir.RootModel)
-        return model.annotation.strip("'\"")
+        return model.annotation.render().strip("'\"")
     assert isinstance(model, ir.ObjectModel)
-    return next(f.annotation for f in model.fields if f.wire_name == wire)
+    return next(f.annotation.render() for f in model.fields if f.wire_name == wire)
 
 
 def _block(kind: str, **props: Any) -> dict[str, Any]:

@@ -259,3 +259,17 @@ def test_lists_follow_a_blank_line() -> None:
                 stray.append(f"{path.relative_to(ROOT)}:{number}")
             previous = line
     assert not stray, f"lists right after a paragraph line: {stray}"
+
+
+def test_the_documented_file_counts_are_the_goldens() -> None:
+    """ "has N files" and "wrote N of N files" in the docs match the one-revision
+    golden package's file count."""
+    package = ROOT / "generated" / "mcp_tasks_ext"
+    count = sum(
+        1 for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    )
+    text = (DOCS / "package.md").read_text() + (DOCS / "spec-changes.md").read_text()
+    claims = re.findall(r"has (\d+) files|wrote (\d+) of (\d+) files", text)
+    assert claims
+    for claim in claims:
+        assert {int(n) for n in claim if n} == {count}, (claim, count)

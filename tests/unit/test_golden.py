@@ -203,3 +203,21 @@ def test_core_2026_07_28_is_refused_with_one_line(shared: Path) -> None:
     assert (
         "no Tasks definitions found" in result.stderr and "extension" in result.stderr
     )
+
+
+def test_rendered_files_are_stable_under_black(
+    rendered: dict[str, dict[str, str]],
+) -> None:
+    """The formatter runs black's first pass only (``fmt._format``); black's second pass
+    (what ``black.format_str`` and ``black --check`` do) finds nothing to change in any
+    rendered file."""
+    import black
+
+    from mcptasks_gen import fmt
+
+    for package, files in rendered.items():
+        for name, text in files.items():
+            if not name.endswith(".py") or (RUNTIME / name).is_file():
+                continue
+            body = fmt._split_header(text)[1]
+            assert black.format_str(body, mode=fmt._mode()) == body, f"{package}/{name}"

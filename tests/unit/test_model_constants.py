@@ -279,6 +279,7 @@ def _hooked(tmp_path: Path, defs: dict[str, Any]) -> dict[str, bool]:
         json.dumps(
             {
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "description": "Extension Identifier: io.modelcontextprotocol/tasks",
                 "$defs": {"UpdateTaskRequest": request, **defs},
             }
         )

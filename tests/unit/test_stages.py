@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mcptasks_gen import ir, render, write
+from mcptasks_gen import typeexpr as tx
 from mcptasks_gen.config import Target
 from mcptasks_gen.detect import detect, scan
 from mcptasks_gen.errors import GenError, Location
@@ -34,7 +35,12 @@ def _schema(tmp_path: Path, defs: dict[str, Any]) -> Path:
     path = tmp_path / "schema.json"
     path.write_text(
         json.dumps(
-            {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
+            {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                # what an extension schema's package declares
+                "description": "Extension Identifier: io.modelcontextprotocol/tasks",
+                "$defs": defs,
+            }
         )
     )
     return path
@@ -203,13 +209,13 @@ def test_inline_params_get_a_place_name_and_constants_default(tmp_path: Path) ->
     request = _model(package, "UpdateTaskRequest")
     assert isinstance(request, ir.ObjectModel)
     method = next(f for f in request.fields if f.wire_name == "method")
-    assert (method.annotation, method.default, method.constant) == (
+    assert (method.annotation.render(), method.default, method.constant) == (
         'Literal["tasks/update"]',
         '"tasks/update"',
         True,
     )
     assert (
-        next(f for f in request.fields if f.wire_name == "params").annotation
+        next(f for f in request.fields if f.wire_name == "params").annotation.render()
         == "UpdateTaskRequestParams"
     )
     params = _model(package, "UpdateTaskRequestParams")
@@ -220,7 +226,7 @@ def test_inline_params_get_a_place_name_and_constants_default(tmp_path: Path) ->
     )
     assert [m.name for m in package.methods] == ["tasks/update"] and package.methods[
         0
-    ].result == "dict[str, Any]"
+    ].result == tx.DICT_ANY
 
 
 def test_all_of_with_any_of_becomes_a_discriminated_union(tmp_path: Path) -> None:
@@ -256,7 +262,7 @@ def test_all_of_with_any_of_becomes_a_discriminated_union(tmp_path: Path) -> Non
     assert isinstance(result, ir.RootModel) and result.discriminator == "status"
     # the variants sort after the union, so its base refers to them forward (quoted,
     # rebuilt)
-    assert result.annotation == repr(
+    assert result.annotation.render() == repr(
         "Annotated[GetTaskResultWorking | GetTaskResultDone,"
         ' Field(discriminator="status")]'
     )
@@ -267,7 +273,7 @@ def test_all_of_with_any_of_becomes_a_discriminated_union(tmp_path: Path) -> Non
     ] == ["_meta", "status", "taskId"]
     detailed = _model(package, "DetailedTask")
     assert isinstance(detailed, ir.RootModel)
-    assert detailed.annotation == repr(
+    assert detailed.annotation.render() == repr(
         'Annotated[WorkingTask | DoneTask, Field(discriminator="status")]'
     )  # inline copies are the definitions
 
@@ -286,7 +292,7 @@ def test_plain_look_alike_objects_are_not_merged(tmp_path: Path) -> None:
     request = _model(_package(tmp_path, defs), "UpdateTaskRequest")
     assert isinstance(request, ir.ObjectModel)
     assert (
-        next(f for f in request.fields if f.wire_name == "params").annotation
+        next(f for f in request.fields if f.wire_name == "params").annotation.render()
         == "UpdateTaskRequestParams"
     )
 
@@ -327,7 +333,9 @@ def test_enums_open_and_closed_objects_and_optional_fields(tmp_path: Path) -> No
     )
     task = _model(package, "Task")
     assert isinstance(task, ir.ObjectModel) and not task.closed
-    assert [(f.name, f.annotation, f.required, f.default) for f in task.fields] == [
+    assert [
+        (f.name, f.annotation.render(), f.required, f.default) for f in task.fields
+    ] == [
         ("status", "TaskStatus", True, ""),
         ("ttl", "int | None", True, ""),
         ("note", "str | None", False, "None"),
@@ -357,9 +365,8 @@ def test_field_macro_on_a_hand_built_node() -> None:
     field = ir.Field(
         name=PyIdent("task_id"),
         wire_name="taskId",
-        annotation="str",
+        annotation=tx.STR,
         required=True,
-        default="",
         constant=False,
         doc="The id.",
         loc=Location(file="f"),
@@ -448,152 +455,6 @@ def test_compiled_templates_are_kept_and_a_changed_template_is_compiled_again(
         .render(pkg="p")
         == "second p\n"
     )
-
-
-def _split_top_level_by_char(text: str, separator: str, keep_empty: bool) -> list[str]:
-    """The character-by-character scan ``split_top_level`` used to be: the oracle."""
-    parts: list[str] = []
-    depth, quote, start = 0, "", 0
-    for i, char in enumerate(text):
-        if quote:
-            if char == quote and text[i - 1] != "\\":
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == separator and depth == 0:
-            if separator == "=" and (
-                text[i + 1 : i + 2] == "=" or text[i - 1 : i] in "=<>!"
-            ):
-                continue
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return parts if keep_empty else [part for part in parts if part]
-
-
-def _opening_by_char(text: str) -> int:
-    depth, quote = 0, ""
-    for i in range(len(text) - 1, -1, -1):
-        char = text[i]
-        if quote:
-            if char == quote and (i == 0 or text[i - 1] != "\\"):
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in ")]}":
-            depth += 1
-        elif char in "([{":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
-def test_bracket_scans_skip_to_the_characters_they_act_on() -> None:
-    """``split_top_level`` and ``render._opening`` jump between brackets, quotes and the
-    separator with a regular expression; they give what the character-by-character scans
-    gave, on generated annotations and on arbitrary text made of the characters that
-    matter.
-    """
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    from mcptasks_gen.naming import split_top_level
-
-    samples = [
-        'x: Annotated[int | None, Field(description="a = b, (c]")] = None',
-        "a == b, c <= d",
-        "=x",
-        "f'a\\'b', [1, 2]",
-        "x | y[1 | 2]",
-    ]
-    for sample in samples:
-        for separator in ("=", ",", "|"):
-            for keep in (False, True):
-                assert split_top_level(
-                    sample, separator, keep_empty=keep
-                ) == _split_top_level_by_char(sample, separator, keep)
-        assert render._opening(sample) == _opening_by_char(sample)
-
-    @settings(max_examples=400, deadline=None)
-    @given(
-        st.text(alphabet="ab =,|()[]{}'\"\\<>!", max_size=40),
-        st.sampled_from(["=", ",", "|"]),
-        st.booleans(),
-    )
-    def same(text: str, separator: str, keep: bool) -> None:
-        assert split_top_level(
-            text, separator, keep_empty=keep
-        ) == _split_top_level_by_char(text, separator, keep)
-        assert render._opening(text) == _opening_by_char(text)
-
-    same()
-
-
-def test_fit_lays_out_long_statements_as_black_does() -> None:
-    """The template filter that keeps rendered code in black's form (one black pass)."""
-    import black
-
-    from mcptasks_gen import fmt
-
-    cases = [
-        (
-            (
-                "meta: MetaObject | None = Field(default=None,"
-                ' validation_alias="_meta", serialization_alias="_meta")'
-            ),
-            4,
-        ),
-        (
-            (
-                "last_modified: str | None = Field(default=None,"
-                ' validation_alias="lastModified", serialization_alias="lastModified")'
-            ),
-            4,
-        ),
-        (
-            (
-                "ttl_ms: Annotated[int, Field(ge=-9007199254740991,"
-                ' le=9007199254740991)] | None = Field(validation_alias="ttlMs",'
-                ' serialization_alias="ttlMs")'
-            ),
-            4,
-        ),
-        (
-            (
-                "poll_interval_ms: Annotated[int, Field(ge=-9007199254740991,"
-                " le=9007199254740991)] | None = Field(default=None,"
-                ' validation_alias="pollIntervalMs",'
-                ' serialization_alias="pollIntervalMs")'
-            ),
-            4,
-        ),
-        (
-            (
-                "values: dict[str, Annotated[CreateMessageRequest | ListRootsRequest |"
-                ' ElicitRequest, Field(discriminator="method")]] ='
-                ' Field(validation_alias="inputRequests",'
-                ' serialization_alias="inputRequests")'
-            ),
-            4,
-        ),
-        (
-            (
-                "class Detailed(McpRootModel['Annotated[WorkingTask | InputRequiredTask"
-                " | CompletedTask | FailedTask | CancelledTask,"
-                ' Field(discriminator="status")]\']):'
-            ),
-            0,
-        ),
-    ]
-    for line, indent in cases:
-        laid_out = render.fit(line, indent).replace("\n", "\n" + " " * indent)
-        source = f"class C:\n    {laid_out}\n" if indent else f"{laid_out}\n    pass\n"
-        assert black.format_str(source, mode=fmt._mode()) == source, line
 
 
 # -- write ----------------------------------------------------------------------------

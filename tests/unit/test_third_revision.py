@@ -57,8 +57,12 @@ EXT2 = replace(
 
 def ext2_schema(folder: Path) -> Path:
     """The extension's schema with ``tasks/pause`` (a copy of ``tasks/get``), the
-    third revision's marker."""
+    third revision's marker, naming the third revision's extension identifier."""
     raw = json.loads(SCHEMA_EXT.read_text())
+    for key in ("title", "description"):  # the identifier the package declares
+        raw[key] = raw[key].replace(
+            revisions.EXTENSION.profile.extension_id, EXT2.profile.extension_id
+        )
     request = copy.deepcopy(raw["$defs"]["GetTaskRequest"])
     request["allOf"][1]["properties"]["method"]["const"] = "tasks/pause"
     request["description"] = "Pauses a task."

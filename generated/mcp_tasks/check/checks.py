@@ -26,7 +26,7 @@ __all__ = ["all_runs", "parse_time"]
 async def _capability_declared(s: Session) -> str:
     exchange = s.log[0] if s.log else None
     caps = s.capabilities
-    if s.tables.extension_id:
+    if s.tables.is_extension:
         extensions = json_object(caps.get("extensions")) or {}
         if s.tables.extension_id not in extensions:
             raise CheckFailed(

@@ -92,6 +92,8 @@ class Wait(Generic[R]):
         self.listen: asyncio.Future[Any] | None = None
         """The running ``subscriptions/listen`` request (push)."""
         self.retry_after = -1
+        self.opening_until = 0.0
+        """Until when a subscription not yet answered counts as pushing."""
 
     def running(self) -> list[asyncio.Future[Any]]:
         """The side requests still running; the end of one wakes the loop."""
@@ -110,9 +112,17 @@ class Wait(Generic[R]):
         return status not in self.tables.active and type(task) is not state
 
     def pushed(self) -> bool:
-        """Whether the server pushes this task's states, so polling can wait."""
-        live = self.listen is not None and not self.listen.done()
-        return self.handle.push_acknowledged and live
+        """Whether the server pushes this task's states, so polling can wait: its
+        subscription is acknowledged, or still opening (not yet answered, for at
+        most ``default_poll_interval``), since a poll of a young task would only race
+        the subscription's first state (it cost a ``tasks/get`` per task to a client
+        whose event loop was busy)."""
+        handle = self.handle
+        if self.listen is None or self.listen.done():
+            return False
+        if handle.push_acknowledged:
+            return True
+        return not handle.push_answered and self.client.clock() < self.opening_until
 
     async def start(self) -> None:
         """Begin the wait (open the push stream when there is one, and the client
@@ -124,6 +134,7 @@ class Wait(Generic[R]):
             or self.handle.wants_notifications
         )
         if wanted and self.client.can_listen():
+            self.opening_until = self.client.clock() + self.client.default_poll_interval
             self.listen = asyncio.ensure_future(self._listen())
 
     async def settle(self, task: TaskSnapshot, status: str) -> None:
@@ -237,7 +248,7 @@ class Wait(Generic[R]):
             return
         finally:
             del client.subscriptions[listen_id]
-            handle.push_acknowledged = False
+            handle.push_acknowledged = handle.push_answered = False
             handle.wake()
 
     async def close(self) -> None:

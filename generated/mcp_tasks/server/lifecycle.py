@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from ..jsonrpc import INTERNAL_ERROR, JsonRpcError
 from ..protocol import TaskFields
@@ -53,16 +53,45 @@ CLOSE_FAILING_S = 1.0
 MAX_WRITE_ATTEMPTS = 100
 """How often one status write is retried after losing a race to another writer."""
 
+_PROTOCOL_CHECKS: dict[tuple[type, type], bool] = {}
+"""``isinstance`` of a store class against a store protocol, by both classes."""
+
+
+def implements(store: object, protocol: type) -> bool:
+    """``isinstance(store, protocol)``, remembered per class of store: checking a
+    runtime protocol looks up each of its members (20 to 50 µs a call on CPython
+    3.11), which a write paid several times."""
+    key = (type(store), protocol)
+    known = _PROTOCOL_CHECKS.get(key)
+    if known is None:
+        known = _PROTOCOL_CHECKS[key] = isinstance(store, protocol)
+    return known
+
+
+def replicated(store: object) -> TypeGuard[ReplicaStore]:
+    """Whether ``store`` is a ``ReplicaStore`` (``implements``)."""
+    return implements(store, ReplicaStore)
+
+
+def transitions(store: object) -> TypeGuard[TransitionStore]:
+    """Whether ``store`` is a ``TransitionStore`` (``implements``)."""
+    return implements(store, TransitionStore)
+
 
 async def every(
     wait: Callable[[], float],
     job: Callable[[], Awaitable[object]],
     what: str,
+    running: Callable[[], bool],
 ) -> None:
     """Run ``job`` forever, ``wait()`` seconds apart (lease rounds, the TTL sweep).
 
     A store outage (which the store logs once) or any other failure (logged here)
-    never ends the loop: the next round tries again.
+    never ends the loop: the next round tries again. Cancelling the loop ends it, and
+    so does a round that ends once ``running()`` is False (the server closes), also
+    when the job swallowed the cancellation (redis-py 8.1 may return a command's reply
+    to a task cancelled while it waited for it), which left ``close`` waiting for a
+    loop that went on.
     """
     while True:
         await asyncio.sleep(wait())
@@ -72,6 +101,8 @@ async def every(
             pass
         except Exception:  # keep going after a store failure
             _log.exception("%s failed", what)
+        if not running():  # closing: the job may have eaten the cancellation
+            return
 
 
 class Lifecycle:
@@ -104,6 +135,7 @@ class Lifecycle:
                 lambda: self.host.limits.sweep_interval_s,
                 self.purge_expired,
                 "purging expired tasks",
+                lambda: self.host.started,
             )
         )
 
@@ -161,9 +193,9 @@ class Lifecycle:
         store = self.host.store
         now = time.time()
         task_id = new_task_id()
-        if isinstance(store, ReplicaStore):
+        if replicated(self.host.store):
             # leased before it exists, so no replica ever sees it without a lease
-            await store.hold_leases(
+            await self.host.store.hold_leases(
                 [task_id], self.host.replicas.replica_id, self.host.replicas.lease_ms
             )
         try:
@@ -268,7 +300,7 @@ class Lifecycle:
                 now = max(time.time(), record.updated_at + 0.001)
                 updated = replace(record, updated_at=now, **changes)
                 store = self.host.store
-                if isinstance(store, TransitionStore):
+                if transitions(store):
                     if not await store.transition(
                         task_id,
                         frozenset({record.status}),

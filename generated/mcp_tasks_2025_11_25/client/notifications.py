@@ -186,6 +186,7 @@ class NotificationRouter(Generic[R]):
             ids = listed.get("taskIds")
             if held is not None and isinstance(ids, list):
                 held.push_acknowledged = held.task_id in cast("list[object]", ids)
+                held.push_answered = True
         elif subscription is not None and held is None:
             return
         elif method == notify:

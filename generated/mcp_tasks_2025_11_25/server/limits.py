@@ -38,6 +38,15 @@ class Limits:
       for less than an interval is seen finished at most about twice as long after
       it finished as it had run, for about three more ``tasks/get`` per task than a
       fixed hint. ``first_poll_interval_ms=poll_interval_ms`` gives a fixed hint;
+    - ``max_poll_hold_ms``: a ``tasks/get`` of a ``working`` task younger than its
+      longest hint is held until the task changes (a new status, message or field),
+      at most until the task is ``poll_interval_ms`` old and at most this long; it
+      then answers the state of that moment. So a client polling at the short first
+      hint learns of a tool that finishes at once as soon as it does, and one whose
+      task runs on polls next a whole interval later: no more requests than with a
+      fixed hint. A caller may have ``max_listens`` gets held at once (beyond, they
+      are answered at once); 0 turns holding off. Keep it below the clients' read
+      timeout (httpx: 5 s);
     - ``answer_within_ms``: where the revision lets the server answer a call with
       its result instead of a task (the extension), a task-capable tool that
       finishes within this many milliseconds of the call is answered inline, with
@@ -88,6 +97,7 @@ class Limits:
     first_poll_interval_ms: int | None = None
     poll_interval_growth: float = 2.0
     answer_within_ms: int = 0
+    max_poll_hold_ms: int = 2_000
     max_active_tasks: int = 100
     max_input_bytes: int = 1_048_576
     max_result_bytes: int = 4 * 1_048_576
@@ -120,6 +130,8 @@ class Limits:
             )
         if self.answer_within_ms < 0:
             raise ValueError("Limits.answer_within_ms must not be negative")
+        if self.max_poll_hold_ms < 0:
+            raise ValueError("Limits.max_poll_hold_ms must not be negative")
 
     def poll_interval_at(self, age_ms: float, longest: int | None) -> int | None:
         """The polling hint of a live task ``age_ms`` old whose longest hint is

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..jsonrpc import INTERNAL_ERROR, JsonRpcError
 from ..stores import ReplicaStore, Signal, StoreUnavailable, TaskRecord
-from .lifecycle import every
+from .lifecycle import every, replicated
 
 if TYPE_CHECKING:
     from .host import Host
@@ -54,6 +54,7 @@ class Replicas:
                     lambda: self.host.limits.lease_s / 3,
                     lambda: self.renew_leases(store),
                     "renewing worker leases",
+                    lambda: self.host.started,
                 )
             ),
             asyncio.create_task(
@@ -61,6 +62,7 @@ class Replicas:
                     lambda: self.host.limits.lease_s / 3,
                     self.fail_lost_tasks,
                     "checking worker leases",
+                    lambda: self.host.started,
                 )
             ),
         ]
@@ -75,7 +77,7 @@ class Replicas:
     async def share(self, record: TaskRecord) -> None:
         """Tell every replica (with a ``ReplicaStore``) or sibling (the other revisions
         of a dual server) about a stored change."""
-        if isinstance(self.host.store, ReplicaStore):
+        if replicated(self.host.store):
             await self.signal("status", record.task_id, record=asdict(record))
         else:
             for sibling in self.host.siblings:

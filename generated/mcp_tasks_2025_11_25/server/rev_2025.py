@@ -57,7 +57,6 @@ class TasksServer(TaskServerCore):
 
     tables = TABLES
 
-    uses_sessions = True
     cancel_message = "The task was cancelled by request."
 
     def revision_routes(self) -> dict[str, Route]:

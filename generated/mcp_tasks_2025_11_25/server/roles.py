@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -18,18 +19,84 @@ if TYPE_CHECKING:
 
 
 class TaskRoles:
-    """Serves the get, cancel and list roles for one server."""
+    """Serves the get, cancel and list roles for one server; ``holds`` are the
+    ``tasks/get`` calls of young tasks waiting for them to change."""
 
     def __init__(self, host: Host) -> None:
         self.host = host
+        self.holds: dict[str, set[asyncio.Future[None]]] = {}
+        """``tasks/get`` calls held until their young task changes, by task
+        (``Limits.max_poll_hold_ms``); woken by ``changed`` and ``close``."""
+        self.held: dict[str, int] = {}
+        """Held ``tasks/get`` calls by caller (``Notifications.caller``), at most
+        ``limits.max_listens``; a caller with none has no entry."""
 
     async def tasks_get(self, call: Call) -> dict[str, Any]:
-        """The task's current state (the variant of its status)."""
+        """The task's current state (the variant of its status); for a young
+        ``working`` task, once it changes (``Limits.max_poll_hold_ms``)."""
         record = await self.host.lifecycle.lookup(
             task_id_param(call.params), call.principal
         )
+        hold_s = self.hold_s(record)
+        if hold_s:
+            record = await self.hold(record, call, hold_s)
         self.host.emit_audit("retrieved", record.task_id, call.principal)
         return self.host.views.complete(self.host.views.wire(record))
+
+    async def hold(
+        self, record: TaskRecord, call: Call, timeout_s: float
+    ) -> TaskRecord:
+        """``record`` once it changed, or as it is after ``timeout_s`` seconds or when
+        the server closes; at once when its caller has ``limits.max_listens`` gets
+        held already."""
+        caller = self.host.notifications.caller(call.principal, call.request)
+        if self.held.get(caller, 0) >= self.host.limits.max_listens:
+            return record
+        task_id = record.task_id
+        waiter = asyncio.get_running_loop().create_future()
+        holds = self.holds.setdefault(task_id, set())
+        holds.add(waiter)
+        self.held[caller] = self.held.get(caller, 0) + 1
+        try:
+            # the task may have changed between the read and now: read it again
+            current = await self.host.lifecycle.lookup(task_id, call.principal)
+            if current.updated_at == record.updated_at and self.host.started:
+                await asyncio.wait((waiter,), timeout=timeout_s)
+                current = await self.host.lifecycle.lookup(task_id, call.principal)
+            return current
+        finally:
+            holds.discard(waiter)
+            if not holds and self.holds.get(task_id) is holds:
+                del self.holds[task_id]
+            left = self.held[caller] - 1
+            if left:
+                self.held[caller] = left
+            else:
+                del self.held[caller]
+
+    def hold_s(self, record: TaskRecord) -> float:
+        """How long a ``tasks/get`` of ``record`` may wait for it to change: until it
+        is as old as its longest polling hint, at most ``Limits.max_poll_hold_ms``;
+        0 unless it is ``working``."""
+        longest = record.poll_interval_ms
+        if longest is None or record.status != self.host.tables.working:
+            return 0.0
+        limit_ms = min(longest, self.host.limits.max_poll_hold_ms)
+        return max(0.0, record.created_at + limit_ms / 1000 - time.time())
+
+    def changed(self, task_id: str) -> None:
+        """A task changed (here, or told by a replica or a sibling): answer the
+        ``tasks/get`` calls held for it."""
+        for waiter in self.holds.pop(task_id, ()):
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def close(self) -> None:
+        """Answer every held ``tasks/get`` (the server closes)."""
+        for holds in self.holds.values():
+            for waiter in holds:
+                if not waiter.done():
+                    waiter.set_result(None)
 
     async def tasks_cancel(self, call: Call) -> dict[str, Any]:
         """Cancel a live task (stopping its worker, here or on another replica)."""

@@ -75,6 +75,9 @@ class TaskHandle(Generic[R]):
         self._seen: set[tuple[str, str, str | None]] = set()
         self.answered: set[str] = set()
         self.push_acknowledged = False
+        self.push_answered = False
+        """Whether the server answered the running subscription (acknowledged the
+        task or left it out)."""
         self.polls = 0
         """How many ``tasks/get`` the running wait has sent."""
         self.wants_notifications = False
@@ -262,6 +265,10 @@ class TaskHandle(Generic[R]):
                 self.polls += 1
                 try:
                     fresh = await client.get_task(task_id)
+                    # the next poll counts from the answer, which a server may hold
+                    # until a young task changes (as the spec's requests may take
+                    # their time)
+                    last_poll = client.clock()
                     failures = 0
                 except TaskNotFound as error:
                     finished = True

@@ -61,8 +61,9 @@ class TaskServerCore:
     ``dispatcher``, ...), serving the mechanism of each Tasks role the revision's
     tables name.
 
-    ``uses_sessions`` tells the HTTP app whether ``initialize`` opens a session that
-    later requests must name (2025-11-25) or every request stands alone (extension).
+    ``uses_sessions`` (the revision's tables: not ``stateless``) tells the HTTP app
+    whether ``initialize`` opens a session that later requests must name
+    (2025-11-25) or every request stands alone (extension).
 
     Options of one revision (the other ignores them): sessions (2025-11-25) -
     ``max_sessions`` open at once, ``max_sessions_per_client`` per principal (or, when
@@ -79,9 +80,14 @@ class TaskServerCore:
     (``tasks/list``) wherever the schema has it.
     """
 
-    uses_sessions: ClassVar[bool] = False
     tables: ClassVar[RevisionTables]
     """The revision's protocol tables (set by the revision's server class)."""
+
+    @property
+    def uses_sessions(self) -> bool:
+        """Whether ``initialize`` opens a session (the revision is not stateless)."""
+        return not self.tables.stateless
+
     cancel_message: ClassVar[str] = "Cancelled by request"
     """The ``statusMessage`` of a task cancelled through ``tasks/cancel``."""
 
@@ -238,9 +244,10 @@ class TaskServerCore:
 
     async def published(self, record: TaskRecord) -> None:
         """Called after every stored change (here, or told by a replica or a sibling):
-        wake the task's result-role waiters and send its new state to whoever hears
-        of it (``Notifications.published``)."""
+        wake the task's result-role waiters and held ``tasks/get`` calls, and send its
+        new state to whoever hears of it (``Notifications.published``)."""
         self.inputs.changed(record.task_id)
+        self.roles.changed(record.task_id)
         await self.notifications.published(record)
 
     async def handle(
@@ -468,6 +475,7 @@ class TaskServerCore:
         await self.lifecycle.stop()
         self.sessions.close_all()  # ends every session's streams
         self.inputs.close()  # wakes every result-role waiter
+        self.roles.close()  # answers every held tasks/get
         self.notifications.close()  # ends every subscription gracefully
         if self.owns_store:
             await self.store.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import sys
 import time
 from typing import Any
 
@@ -31,8 +32,13 @@ def serve(
     max_connections: int | None = 512,
     header_timeout_s: float | None = 10.0,
     body_timeout_s: float | None = 30.0,
+    announce: bool = True,
 ) -> None:
     """Serve ``server`` over streamable HTTP with uvicorn until interrupted.
+
+    Once it listens, one line on standard error says where (``listening on
+    http://127.0.0.1:8000/mcp``; the port the system chose when ``port`` is 0), unless
+    ``announce`` is False.
 
     On shutdown, open streams get ``shutdown_grace_s`` seconds before they are cut and
     the ``TasksServer`` closes.
@@ -88,8 +94,21 @@ def serve(
             loop = asyncio.get_running_loop()
             loop.set_exception_handler(overload.exception_handler)
             await super().startup(sockets)
+            if announce and self.started:
+                print(f"listening on {_listening_url(self, path)}", file=sys.stderr)
+                sys.stderr.flush()
 
     _Server(config).run()
+
+
+def _listening_url(server: Any, path: str) -> str:
+    """The URL a started uvicorn server listens on (its first socket)."""
+    for listener in getattr(server, "servers", []):
+        for sock in listener.sockets:
+            host, port = sock.getsockname()[:2]
+            shown = f"[{host}]" if ":" in host else host
+            return f"http://{shown}:{port}{path}"
+    return f"http://{server.config.host}:{server.config.port}{path}"
 
 
 OVERLOAD_REPORT_S = 60.0

@@ -1,11 +1,14 @@
 """How soon a client learns that a task finished: the poll interval grows with the
-task's age, and (extension) a call whose tool finishes at once can be answered inline.
+task's age, the ``tasks/get`` of a young task is held until the task changes, and
+(extension) a call whose tool finishes at once can be answered inline.
 
 Spec: S25 "The receiver MAY suggest pollInterval (ms). Requestors SHOULD honour it";
 X26 ``pollIntervalMs`` "MAY change over the task's life"; XD "A server may return
 CreateTaskResult instead of the normal result ... The decision is entirely the
 server's, made per request", while in 2025-11-25 a receiver that accepts a
-task-augmented request MUST answer with ``CreateTaskResult``.
+task-augmented request MUST answer with ``CreateTaskResult``. Nothing bounds how long
+a receiver takes to answer ``tasks/get`` (2025-11-25's ``tasks/result`` itself blocks
+until the task is terminal), and clients count the interval "from the latest response".
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from mcp_tasks_ext.server import (
 from mcp_tasks_ext.stores import InMemoryTaskStore, TaskRecord
 from tests.support.procs import free_port, run_server
 from tests.support.servers import error_of, ext_message, result_of
+from tests.support.waiting import until
 from tests.unit.server.test_2025_server import running as running_2025
 
 pytestmark = pytest.mark.anyio
@@ -71,6 +75,7 @@ def test_the_hint_is_twice_the_task_age_between_a_twentieth_and_the_interval() -
         {"first_poll_interval_ms": -1},
         {"poll_interval_ms": None, "first_poll_interval_ms": 10},
         {"answer_within_ms": -1},
+        {"max_poll_hold_ms": -1},
     ],
 )
 def test_limits_refuse_a_curve_that_makes_no_sense(settings: dict[str, Any]) -> None:
@@ -97,9 +102,8 @@ async def aged(server: Any, principal: str | None, age_s: float) -> str:
 
 
 async def test_extension_hints_grow_with_the_task_age() -> None:
-    server = TasksServer(
-        "hints", store=InMemoryTaskStore(), limits=Limits(poll_interval_ms=1_000)
-    )
+    limits = Limits(poll_interval_ms=1_000, max_poll_hold_ms=0)  # the curve alone
+    server = TasksServer("hints", store=InMemoryTaskStore(), limits=limits)
     release = asyncio.Event()
 
     @server.tool()
@@ -143,7 +147,9 @@ async def test_extension_hints_grow_with_the_task_age() -> None:
 
 
 async def test_2025_create_result_has_the_first_hint_and_hints_grow_with_age() -> None:
-    limits = server_2025.Limits(poll_interval_ms=400, sweep_interval_s=3600)
+    limits = server_2025.Limits(
+        poll_interval_ms=400, sweep_interval_s=3600, max_poll_hold_ms=0
+    )
     async with running_2025(limits=limits) as h:
         created = await h.start_task("gated")
         assert created["pollInterval"] == 20
@@ -151,6 +157,104 @@ async def test_2025_create_result_has_the_first_hint_and_hints_grow_with_age() -
         assert 200 <= (await h.get(young))["pollInterval"] < 400
         old = await aged(h.server, None, 3.0)
         assert (await h.get(old))["pollInterval"] == 400
+
+
+@asynccontextmanager
+async def gated_server(
+    **limits: Any,
+) -> AsyncIterator[tuple[TasksServer, asyncio.Event]]:
+    """An extension server with a tool that runs until the test sets its gate."""
+    server = TasksServer(
+        "held",
+        store=InMemoryTaskStore(),
+        limits=Limits(sweep_interval_s=3600, **limits),
+    )
+    gate = asyncio.Event()
+
+    @server.tool()
+    async def gated(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        await gate.wait()
+        return "released"
+
+    async with server:
+        yield server, gate
+    gate.set()
+
+
+def get(server: TasksServer, task_id: str, principal: str = "alice") -> Any:
+    """A ``tasks/get`` of ``task_id`` as ``principal``, answered in an asyncio task."""
+    message = ext_message("tasks/get", {"taskId": task_id})
+    return asyncio.ensure_future(
+        server.handle(message, RequestInfo(principal=principal))
+    )
+
+
+async def test_the_get_of_a_young_task_is_answered_when_the_task_changes() -> None:
+    """A minute-long interval: the first ``tasks/get`` waits for the tool and answers
+    its result at once, instead of ``working`` (the client would then wait for the
+    next hint)."""
+    async with gated_server(poll_interval_ms=60_000) as (server, gate):
+        created = result_of(await call(server, "gated"))
+        waiting = get(server, created["taskId"])
+        await until(lambda: bool(server.roles.holds), timeout=10, what="the get held")
+        assert not waiting.done()
+        gate.set()
+        got = result_of(await asyncio.wait_for(waiting, 10))
+        assert got["status"] == "completed"
+        assert got["result"]["content"] == [{"type": "text", "text": "released"}]
+        assert got["pollIntervalMs"] == 60_000
+        assert server.roles.holds == {} and server.roles.held == {}
+
+
+async def test_a_held_get_answers_once_the_task_is_an_interval_old() -> None:
+    """A task still running when it is ``poll_interval_ms`` old: the held get answers
+    ``working`` then, with the whole interval as its hint; a later get is not held."""
+    async with gated_server(poll_interval_ms=300) as (server, gate):
+        created = result_of(await call(server, "gated"))
+        got = result_of(await asyncio.wait_for(get(server, created["taskId"]), 10))
+        assert got["status"] == "working"
+        assert got["pollIntervalMs"] == 300
+        record = await server.store.get(created["taskId"])
+        assert record is not None and time.time() - record.created_at >= 0.3
+        started = time.monotonic()
+        again = result_of(await asyncio.wait_for(get(server, created["taskId"]), 10))
+        assert again["status"] == "working"
+        assert time.monotonic() - started < 0.3
+        assert server.roles.holds == {} and server.roles.held == {}
+
+
+async def test_held_gets_are_bounded_per_caller_and_by_max_poll_hold_ms() -> None:
+    """One caller may have ``max_listens`` gets held; the next is answered at once, as
+    are another caller's beyond theirs. ``max_poll_hold_ms=0`` holds none."""
+    async with gated_server(poll_interval_ms=60_000, max_listens=1) as (server, gate):
+        first = result_of(await call(server, "gated"))["taskId"]
+        second = result_of(await call(server, "gated"))["taskId"]
+        waiting = get(server, first)
+        await until(lambda: bool(server.roles.holds), timeout=10, what="the get held")
+        # alice's second get: answered at once, working
+        got = result_of(await asyncio.wait_for(get(server, second), 10))
+        assert got["status"] == "working"
+        assert not waiting.done()
+        gate.set()
+        assert result_of(await asyncio.wait_for(waiting, 10))["status"] == "completed"
+    async with gated_server(poll_interval_ms=60_000, max_poll_hold_ms=0) as (
+        server,
+        gate,
+    ):
+        created = result_of(await call(server, "gated"))
+        got = result_of(await asyncio.wait_for(get(server, created["taskId"]), 10))
+        assert got["status"] == "working" and got["pollIntervalMs"] == 3_000
+
+
+async def test_closing_the_server_answers_its_held_gets() -> None:
+    async with gated_server(poll_interval_ms=60_000) as (server, gate):
+        created = result_of(await call(server, "gated"))
+        waiting = get(server, created["taskId"])
+        await until(lambda: bool(server.roles.holds), timeout=10, what="the get held")
+        closing = asyncio.ensure_future(server.close())
+        got = await asyncio.wait_for(waiting, 10)
+        await asyncio.wait_for(closing, 10)
+        assert "result" in got or "error" in got
 
 
 @asynccontextmanager

@@ -31,6 +31,8 @@ from tests.support.procs import ServerHandle, free_port, run_server
 from tests.support.servers import ext_message, headers_for
 from tests.support.waiting import until_sync
 
+ROOT = Path(__file__).resolve().parents[3]
+
 SERVER = Path(__file__).resolve().parents[2] / "support" / "bounded_server.py"
 
 WAIT_S = 15.0
@@ -212,3 +214,22 @@ def test_running_out_of_descriptors_is_logged_once_and_the_server_recovers() -> 
     assert "accept() failed, out of file descriptors" in warnings[0]
     assert "Traceback" not in log, log
     assert "socket.accept() out of system resource" not in log, log
+
+
+def test_the_example_servers_say_where_they_listen() -> None:
+    """``serve`` prints one line on standard error once it listens: the URL a client
+    uses (the example servers start through it)."""
+    for example in ("server.py", "server_ext.py", "server_2025.py"):
+        port = free_port()
+        command = [
+            sys.executable,
+            str(ROOT / "examples" / example),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--memory",
+        ]
+        with run_server(command, port, url_path="/mcp") as handle:
+            wanted = f"listening on http://127.0.0.1:{port}/mcp"
+            until_sync(lambda h=handle, w=wanted: w in h.log_tail(2000), timeout=10)

@@ -295,6 +295,33 @@ def test_poll_interval_from_latest_response() -> None:
     run(scenario())
 
 
+def test_poll_interval_counts_from_the_answer_of_a_held_get() -> None:
+    """Digest C.2.6 ("the sleep is pollIntervalMs from the latest response"): a server
+    may hold a ``tasks/get`` of a young task until it changes (ours does, see
+    ``Limits.max_poll_hold_ms``); the next poll comes an interval after the answer, not
+    after the request (which made a held get cost one more poll at once)."""
+
+    async def scenario() -> None:
+        gets = [
+            task_ext("working", poll=1000, updated="a"),
+            task_ext("completed", result=TEXT_RESULT),
+        ]
+        server = Server(gets=gets)
+        client, peer, clock = make(server)
+        held = [0.9]
+
+        async def hold() -> None:  # the first get is answered 0.9 s after it was sent
+            if held:
+                clock.now += held.pop()
+
+        server.on_get = hold
+        await client.call_tool("job")
+        times = [s.at for s in peer.of("tasks/get")]
+        assert [round(t, 6) for t in times] == [0.5, 2.4]
+
+    run(scenario())
+
+
 def test_tasks_get_decoded_by_status_and_missing_result_type_is_complete() -> None:
     """Digest C.2.7: tasks get decoded by status and missing result type is complete."""
 
@@ -621,6 +648,42 @@ def test_unacknowledged_ids_keep_being_polled() -> None:
         client, peer, _ = make(server, subscribe=True)
         assert (await asyncio.wait_for(client.call_tool("job"), 5))["isError"] is False
         assert len(peer.of("tasks/get")) == 2
+
+    run(scenario())
+
+
+def test_no_poll_races_a_subscription_that_is_still_opening() -> None:
+    """The subscription's acknowledgement comes after the young task's first hint
+    (a busy client or server): the wait does not poll meanwhile, as the subscription
+    brings the state (it used to send a ``tasks/get`` per task then)."""
+
+    async def scenario() -> None:
+        server = Server(gets=[task_ext("working")])
+        client, peer, clock = make(server, subscribe=True, default_poll_interval=30)
+
+        async def on_listen(params: dict[str, Any]) -> dict[str, Any]:
+            assert server.peer is not None
+            # acknowledge only once the wait slept past the first hint (0.5 s) and
+            # began another sleep
+            await until(lambda: len(clock.sleeps) >= 2, interval=0, what="2 sleeps")
+            meta = {
+                "io.modelcontextprotocol/subscriptionId": (
+                    server.peer.of("subscriptions/listen")[0].id
+                )
+            }
+            await server.peer.to_client_notification(
+                "notifications/subscriptions/acknowledged",
+                {"_meta": meta, "notifications": {"taskIds": [TASK_ID]}},
+            )
+            done = task_ext("completed", updated="z", result=TEXT_RESULT)
+            await server.peer.to_client_notification(
+                "notifications/tasks", {"_meta": meta, **done}
+            )
+            return ACK
+
+        server.on_listen = on_listen
+        assert (await asyncio.wait_for(client.call_tool("job"), 5))["isError"] is False
+        assert peer.of("tasks/get") == []
 
     run(scenario())
 
