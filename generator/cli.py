@@ -19,6 +19,7 @@ from mcptasks_gen.config import (
     STDIN,
     STDIN_NAME,
     Target,
+    check_initial,
     check_package_name,
     check_revision,
     check_statuses,
@@ -141,7 +142,19 @@ def run() -> None:
     metavar="STATUS=CLASS",
     help=(
         "Classify a task status the runtime does not know: active, input or terminal"
-        " (repeatable)."
+        " (repeatable); REVISION:STATUS=CLASS (ext:rejected=terminal) classifies it in"
+        " that revision's schema only."
+    ),
+)
+@click.option(
+    "--initial-status",
+    "initial",
+    multiple=True,
+    metavar="[REVISION:]STATUS",
+    help=(
+        "The status of a new task, an active one (default: working), e.g. queued; the"
+        " task moves to working when its tool starts. REVISION:STATUS (ext:queued)"
+        " sets it for that revision only (repeatable)."
     ),
 )
 @click.option(
@@ -173,6 +186,7 @@ def generate(
     templates: Path | None,
     statuses: tuple[str, ...],
     extension_id: str | None,
+    initial: tuple[str, ...],
     check: bool,
     force: bool,
 ) -> None:
@@ -194,6 +208,7 @@ def generate(
             check,
             force,
             extension_id=extension_id,
+            initial=initial,
         )
     finally:
         if enabled:
@@ -211,6 +226,7 @@ def _generate(
     force: bool,
     *,
     extension_id: str | None = None,
+    initial: tuple[str, ...] = (),
 ) -> None:
     from mcptasks_gen import pipeline, write
 
@@ -223,6 +239,7 @@ def _generate(
             templates,
             statuses,
             extension_id=extension_id,
+            initial=initial,
         )
         stale = 0
         for i, target in enumerate(targets):
@@ -264,6 +281,7 @@ def _targets(
     statuses: tuple[str, ...] = (),
     *,
     extension_id: str | None = None,
+    initial: tuple[str, ...] = (),
 ) -> tuple[Target, ...]:
     """Resolve what to generate: explicit options, else pyproject targets, else the
     default."""
@@ -277,8 +295,10 @@ def _targets(
         or any(v is not None for v in (output, package, revision, templates))
         or bool(statuses)
         or extension_id is not None
+        or bool(initial)
     )
     classified = check_statuses(list(statuses), Location(file="--status"))
+    first = check_initial(list(initial), Location(file="--initial-status"))
     if extension_id is not None:
         check_form(extension_id, Location(file="--extension-id"))
     if not explicit:
@@ -313,6 +333,9 @@ def _targets(
     command.extend(f"--status {status}={klass}" for status, klass in classified)
     if extension_id is not None:
         command.append(f"--extension-id {extension_id}")
+    command.extend(
+        f"--initial-status {f'{rev}:' if rev else ''}{status}" for rev, status in first
+    )
     return (
         Target(
             schema=sources[0][0],
@@ -325,6 +348,7 @@ def _targets(
             statuses=classified,
             also=tuple(sources[1:]),
             extension_id=extension_id or "",
+            initial=first,
         ),
     )
 

@@ -42,6 +42,7 @@ _TARGET_KEYS = frozenset(
         "templates",
         "statuses",
         "extension_id",
+        "initial",
     }
 )
 STATUS_CLASSES = ("active", "input", "terminal")
@@ -75,6 +76,25 @@ class Target:
     extension_id: str = ""
     """The Tasks extension's identifier, when the target gives it ("": the one the
     extension schema's title or description names)."""
+    initial: tuple[
+        tuple[str, str], ...
+    ] = ()  # (revision id or "" for every revision, status): the status of a new task
+
+    def statuses_for(self, revision: str) -> dict[str, str]:
+        """The classifications that apply to ``revision`` (an id): the unqualified
+        ones and those qualified with it (``ext-2026-07-28:rejected``)."""
+        found: dict[str, str] = {}
+        for status, klass in self.statuses:
+            qualifier, _, name = status.rpartition(":")
+            if qualifier in ("", revision):
+                found[name] = klass
+        return found
+
+    def initial_for(self, revision: str) -> str | None:
+        """The configured initial status of ``revision`` (qualified beats
+        unqualified), or None for the profile's."""
+        chosen = dict(self.initial)
+        return chosen.get(revision, chosen.get(""))
 
     @property
     def sources(self) -> tuple[Target, ...]:
@@ -173,22 +193,50 @@ def check_revision(name: str | None, loc: Location) -> str | None:
     return revision.id
 
 
+def _qualified(name: str, loc: Location) -> tuple[str, str]:
+    """Split ``REVISION:NAME`` (``ext:rejected``) into the revision id and the name;
+    ``("", name)`` without a qualifier."""
+    qualifier, sep, rest = name.partition(":")
+    if not sep:
+        return "", name
+    revision = resolve(qualifier)
+    if revision is None or not rest:
+        known = ", ".join(names())
+        raise fail(
+            f'"{name}": "{qualifier}" is not a revision (expected REVISION:STATUS with'
+            f" one of {known})",
+            loc,
+        )
+    return revision.id, rest
+
+
 def check_statuses(value: object, loc: Location) -> tuple[tuple[str, str], ...]:
     """A status classification: a table (or ``STATUS=CLASS`` strings) mapping each
-    status the runtime does not know to ``active``, ``input`` or ``terminal``."""
+    status the runtime does not know to ``active``, ``input`` or ``terminal``.
+
+    A status may be qualified with a revision (``ext:rejected=terminal``, or in a
+    table a sub-table per revision: ``{ ext = { rejected = "terminal" } }``) to
+    classify it in that revision's schema only; it is returned as
+    ``<revision id>:<status>``."""
     pairs: list[tuple[str, object]] = []
     if isinstance(value, dict):
-        pairs = [(str(k), v) for k, v in value.items()]
+        for k, v in value.items():
+            if isinstance(v, dict):
+                revision, _ = _qualified(f"{k}:_", loc.child(str(k)))
+                pairs += [(f"{revision}:{s}", c) for s, c in v.items()]
+            else:
+                pairs.append((str(k), v))
     elif isinstance(value, (list, tuple)):
         for item in value:
             status, sep, text = str(item).partition("=")
             if not sep or not status:
                 raise fail(
                     f'invalid status classification "{item}" (expected STATUS=CLASS,'
-                    " e.g. paused=active)",
+                    " e.g. paused=active, or REVISION:STATUS=CLASS)",
                     loc,
                 )
-            pairs.append((status, text))
+            revision, status = _qualified(status, loc)
+            pairs.append((f"{revision}:{status}" if revision else status, text))
     else:
         raise fail("expected a table of status = class", loc)
     for status, klass in pairs:
@@ -199,6 +247,36 @@ def check_statuses(value: object, loc: Location) -> tuple[tuple[str, str], ...]:
                 loc.child(status),
             )
     return tuple(sorted((status, str(klass)) for status, klass in pairs))
+
+
+def check_initial(value: object, loc: Location) -> tuple[tuple[str, str], ...]:
+    """The status of a new task: a status (``queued``), ``REVISION:STATUS`` strings
+    (``ext:queued``), or in a target a table of revision = status. Returns
+    ``(revision id or "", status)`` pairs."""
+    pairs: list[tuple[str, str]] = []
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(v, str) or not v:
+                raise fail("expected a status name", loc.child(str(k)))
+            revision, _ = _qualified(f"{k}:{v}", loc.child(str(k)))
+            pairs.append((revision, v))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            pairs.append(_qualified(str(item), loc))
+    else:
+        raise fail("expected a status, or a table of revision = status", loc)
+    chosen: dict[str, str] = {}
+    for revision, status in pairs:
+        if not status or chosen.get(revision, status) != status:
+            raise fail(
+                f'two initial statuses for {revision or "every revision"}:'
+                f' "{chosen.get(revision)}" and "{status}"',
+                loc,
+            )
+        chosen[revision] = status
+    return tuple(sorted(chosen.items()))
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -274,6 +352,7 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
                 )
         templates = entry.get("templates")
         statuses = check_statuses(entry.get("statuses", {}), here.child("statuses"))
+        initial = check_initial(entry.get("initial", ()), here.child("initial"))
         targets.append(
             Target(
                 schema=schemas[0],
@@ -290,6 +369,7 @@ def targets_from_pyproject(path: Path, cwd: Path) -> tuple[Target, ...]:
                     if "extension_id" in entry
                     else ""
                 ),
+                initial=initial,
             )
         )
     seen: dict[Path, int] = {}

@@ -35,8 +35,9 @@ def protocol(package: ir.Package, target: Target) -> ir.Protocol:
     return check(
         package,
         REGISTRY[package.revision].profile,
-        dict(target.statuses),
+        target.statuses_for(package.revision),
         Location(file=target.schema_label),
+        target.initial_for(package.revision),
     )
 
 
@@ -64,6 +65,7 @@ def package(target: Target) -> ir.Bundle:
             Location(file=target.schema_label),
         )
     _check_shared(ordered, target)
+    _check_configured(ordered, target)
     files = output_files(
         target.templates, tuple(REGISTRY[r.package.revision] for r in ordered)
     )
@@ -85,6 +87,39 @@ def _check_shared(revisions: tuple[ir.Revision, ...], target: Target) -> None:
                     " one meaning per status",
                     Location(file=target.schema_label),
                 )
+
+
+def _check_configured(revisions: tuple[ir.Revision, ...], target: Target) -> None:
+    """Every status classification and initial status names a status of the
+    schema(s) it applies to: none is silently ignored."""
+    present = {
+        r.package.revision: {s.value for s in r.protocol.statuses} for r in revisions
+    }
+    for name, klass in target.statuses:
+        revision, _, status = name.rpartition(":")
+        option = Location(file="--status")
+        if revision and revision not in present:
+            raise fail(
+                f'"{name}={klass}" classifies a status of revision {revision}, which'
+                f" this package does not have (its revisions: {', '.join(present)})",
+                option,
+            )
+        where = [revision] if revision else list(present)
+        if not any(status in present[r] for r in where):
+            raise fail(
+                f'"{name}={klass}" classifies status "{status}", which no schema of'
+                f" {' or '.join(where)} lists: drop it, or add the status to the"
+                " schema's TaskStatus",
+                option,
+            )
+    for revision, status in target.initial:
+        if revision and revision not in present:
+            raise fail(
+                f'"{revision}:{status}" sets the initial status of revision'
+                f" {revision}, which this package does not have (its revisions:"
+                f" {', '.join(present)})",
+                Location(file="--initial-status"),
+            )
 
 
 def generate(target: Target) -> dict[str, str]:

@@ -223,7 +223,14 @@ def _classify(
     """Each status value's class: the profile's, or the target configuration's."""
     classes: dict[str, str] = {}
     for value in values:
-        known = profile.statuses.get(value) or extra.get(value)
+        known = profile.statuses.get(value)
+        if known is not None and value in extra:
+            raise fail(
+                f'status "{value}" is the {profile.revision} runtime\'s own ({known});'
+                " it cannot be classified again: drop its classification",
+                enum.loc,
+            )
+        known = known or extra.get(value)
         if known is None:
             raise fail(
                 f'status "{value}" is unknown to the {profile.revision} runtime;'
@@ -240,6 +247,33 @@ def _classify(
                 enum.loc,
             )
     return classes
+
+
+def _initial(
+    chosen: str | None,
+    profile: Profile,
+    classes: Mapping[str, str],
+    enum: ir.EnumModel,
+) -> str:
+    """The status of a new task: the configured one (an active status of the schema),
+    else the profile's."""
+    if chosen is None:
+        return profile.initial
+    if chosen not in classes:
+        raise fail(
+            f'initial status "{chosen}" is not a status of the {profile.revision}'
+            f" schema's {profile.status_enum} (add it there, or qualify the option with"
+            " the revision whose schema has it: --initial-status REVISION:"
+            f"{chosen})",
+            enum.loc,
+        )
+    if classes[chosen] != "active":
+        raise fail(
+            f'initial status "{chosen}" is {classes[chosen]}: a new task starts in an'
+            f' active status (classify it: statuses = {{ {chosen} = "active" }})',
+            enum.loc,
+        )
+    return chosen
 
 
 def _transitions(
@@ -478,6 +512,37 @@ def _fillable(model: ir.ObjectModel, known: tuple[str, ...]) -> None:
             )
 
 
+def _enterable(
+    package: ir.Package, profile: Profile, variant: ir.Variant, klass: str
+) -> None:
+    """Fail on a classified status that server code could never enter: its variant
+    requires a field the runtime cannot fill (``ToolContext.finish`` fills the task
+    fields and the status message; ``request_input`` the input requests too)."""
+    model = _object(package, variant.model)
+    if model is None:
+        return
+    known = set(profile.task_fields)
+    if klass == "input":
+        known.update(
+            profile.variant_fields.get(profile.status_roles["INPUT_REQUIRED"], ())
+        )
+    for f in model.fields:
+        if f.required and not f.constant and f.wire_name not in known:
+            enter = {
+                "terminal": "ctx.finish",
+                "input": "ctx.request_input",
+                "active": "ctx.set_status",
+            }[klass]
+            raise fail(
+                f'status "{variant.status}" ({klass}) could never be entered: the'
+                f' runtime cannot fill required field "{f.wire_name}" of'
+                f' "{model.name}" ({enter} fills only the fields the runtime'
+                " manages); make it optional (tool code then sets it with"
+                " ctx.set_fields) or drop it",
+                model.loc.child("properties", f.wire_name),
+            )
+
+
 def _wire_fields(
     package: ir.Package,
     profile: Profile,
@@ -497,6 +562,8 @@ def _wire_fields(
     fields: dict[str, tuple[str, ...]] = {}
     for variant in variants:
         status = variant.status
+        if status not in profile.statuses:
+            _enterable(package, profile, variant, classes[status])
         if status not in profile.statuses and classes[status] == "input":
             status = as_input
         fields[variant.model] = (
@@ -799,12 +866,17 @@ def _http_statuses(
 
 
 def check(
-    package: ir.Package, profile: Profile, statuses: Mapping[str, str], schema: Location
+    package: ir.Package,
+    profile: Profile,
+    statuses: Mapping[str, str],
+    schema: Location,
+    initial: str | None = None,
 ) -> ir.Protocol:
     """Check ``package`` against ``profile`` both ways; return the protocol tables.
 
     ``statuses`` classifies statuses the profile does not know (already checked by
-    ``config.check_statuses``)."""
+    ``config.check_statuses``); ``initial`` is the configured status of a new task
+    (None: the profile's)."""
     present = {m.name for m in package.methods}
     for role in profile.methods:
         if role.required and role.method not in present:
@@ -818,6 +890,7 @@ def check(
             )
     enum, values = _status_values(package, profile, schema)
     classes = _classify(values, profile, statuses, enum)
+    first = _initial(initial, profile, classes, enum)
     known, extra = _task_fields(package, profile, schema)
     variants = _variants(package, profile, values, schema)
     methods = _methods(package, profile, schema)
@@ -858,7 +931,7 @@ def check(
         extension_id=package.extension_id,
         stateless=profile.stateless,
         status_enum=ClassName(profile.status_enum),
-        initial=profile.initial,
+        initial=first,
         statuses=tuple(ir.Status(value=v, klass=classes[v]) for v in values),
         transitions=_transitions(classes, profile),
         variants=variants,

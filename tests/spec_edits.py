@@ -61,19 +61,22 @@ def _as_status(variant: dict[str, Any], status: str) -> dict[str, Any]:
     return copied
 
 
-def add_status(raw: Schema, status: str, like: str) -> Schema:
+def add_status(
+    raw: Schema, status: str, like: str, listed: tuple[str, ...] = STATUSES
+) -> Schema:
     """``status`` in the status enumeration, and a ``<Status>Task`` variant (a copy of
-    ``like``'s) in every union of task variants."""
+    ``like``'s) in every union of task variants. ``listed``: the statuses the schema
+    lists before the edit."""
     defs = raw["$defs"]
     source = f"#/$defs/{_camel(like)}Task"
     for node in nodes(raw):
-        if isinstance(node.get("enum"), list) and set(node["enum"]) == set(STATUSES):
+        if isinstance(node.get("enum"), list) and set(node["enum"]) == set(listed):
             node["enum"].append(status)
         branches = node.get("anyOf")
         if not isinstance(branches, list):
             continue
         consts = [b.get("const") for b in branches if isinstance(b, dict)]
-        if sorted(c for c in consts if c is not None) == sorted(STATUSES):
+        if sorted(c for c in consts if c is not None) == sorted(listed):
             branches.append({"type": "string", "const": status})
         if {"$ref": source} in branches:
             branches.append({"$ref": f"#/$defs/{_camel(status)}Task"})
@@ -338,6 +341,7 @@ ROUND_1: tuple[Case, ...] = (
 CASE_MODULES: tuple[str, ...] = (
     "tests.spec_edit_cases.extid",
     "tests.spec_edit_cases.inputs",
+    "tests.spec_edit_cases.statuses",
 )
 """Modules with more cases (each has ``CASES: tuple[Case, ...]``), one a topic."""
 

@@ -1,1 +1,1 @@
-"""Schema-edit cases, one module a topic."""
+"""Schema-edit cases, one module a topic (see ``tests.spec_edits.CASE_MODULES``)."""

@@ -83,8 +83,10 @@ class TaskCancelled(TasksClientError):
 
 
 class TaskEnded(TasksClientError):
-    """The task ended in a terminal status that carries no result (a configured extra
-    status)."""
+    """The task ended in a terminal status that carries no result: one the schema
+    added and the configuration classified as terminal (``rejected``), which the
+    tool entered with ``ctx.finish``. ``status`` names it; ``status_message`` is the
+    message the tool gave, if any."""
 
     def __init__(self, task_id: str, status: str, status_message: str | None) -> None:
         """Record the task ID, its final status and message."""

@@ -210,7 +210,16 @@ class Wait(Generic[R]):
             handle.fail(error)
             return
         except JsonRpcError as error:
-            handle.fail(TaskFailed(task_id, error.code, error.message, error.data))
+            task = handle.task
+            status = status_name(task.status) if task is not None else ""
+            if (
+                task is not None
+                and status in self.tables.terminal
+                and status not in (self.tables.completed, self.tables.failed)
+            ):  # ended without an outcome (the tool's ctx.finish): no result to give
+                handle.fail(TaskEnded(task_id, status, task.status_message))
+            else:
+                handle.fail(TaskFailed(task_id, error.code, error.message, error.data))
             return
         try:
             handle.finish(self.client.outcome(raw))

@@ -152,7 +152,12 @@ class InputRequests:
         )
 
     async def request_input(
-        self, ctx: ToolContext, method: str, params: dict[str, Any]
+        self,
+        ctx: ToolContext,
+        method: str,
+        params: dict[str, Any],
+        *,
+        status: str | None = None,
     ) -> dict[str, Any]:
         """Ask the client for input mid-flight and wait for the answer.
 
@@ -162,10 +167,10 @@ class InputRequests:
         answers with the update method (``wait_for_input``); else, with a result role,
         the request goes to the client as a server-to-client request on the result
         role's stream, or the session's GET stream (``ask_on_streams``); the task is
-        ``input_required`` meanwhile. Raises ``-32601`` when the schema has neither,
-        the revision's missing-capability error when the client did not declare the
-        capability the request needs, and ``-32602`` for a request the schema does not
-        allow.
+        in the input ``status`` (None: ``input_required``) meanwhile. Raises
+        ``-32601`` when the schema has neither, the revision's missing-capability
+        error when the client did not declare the capability the request needs, and
+        ``-32602`` for a request the schema does not allow.
         """
         params = self.checked_params(method, params)
         if ctx.task_id is None:
@@ -173,7 +178,8 @@ class InputRequests:
         if ctx.settling is not None:  # the client answers through the task
             ctx.settling.set()
         tables = self.host.tables
-        input_variant = tables.task_by_status[tables.input_required]
+        waiting = status or tables.input_required
+        input_variant = tables.task_by_status[waiting]
         by_update = (
             tables.has_role("update") and "input_requests" in input_variant.model_fields
         )
@@ -185,14 +191,16 @@ class InputRequests:
             )
         self.require_capability(ctx, method)
         if not by_update:
-            return await self.ask_on_streams(ctx, ctx.task_id, method, params)
+            return await self.ask_on_streams(
+                ctx, ctx.task_id, method, params, status=waiting
+            )
         prefix = method.split("/")[0]
         key = f"{prefix}-{secrets.token_hex(8)}"
         while key in ctx.issued_keys:
             key = f"{prefix}-{secrets.token_hex(8)}"
         ctx.issued_keys.add(key)
         return await self.wait_for_input(
-            ctx.task_id, key, {"method": method, "params": params}
+            ctx.task_id, key, {"method": method, "params": params}, status=waiting
         )
 
     def checked_params(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -257,18 +265,24 @@ class InputRequests:
         )
 
     async def wait_for_input(
-        self, task_id: str, key: str, request: dict[str, Any]
+        self,
+        task_id: str,
+        key: str,
+        request: dict[str, Any],
+        *,
+        status: str | None = None,
     ) -> dict[str, Any]:
         """Publish one input request under ``key`` in the task's ``inputRequests`` and
         wait for its answer through the update role.
 
-        The task is ``input_required`` while any key is outstanding.
+        The task is in the input ``status`` (None: ``input_required``) while any key
+        is outstanding.
         """
         answer: asyncio.Future[dict[str, Any]] = (
             asyncio.get_running_loop().create_future()
         )
         self.answers[(task_id, key)] = answer
-        input_required = self.host.tables.input_required
+        input_required = status or self.host.tables.input_required
         try:
 
             def ask(record: TaskRecord) -> dict[str, Any]:
@@ -338,11 +352,8 @@ class InputRequests:
             remaining = {
                 k: v for k, v in record.input_requests.items() if k not in answered
             }
-            status = (
-                self.host.tables.input_required
-                if remaining
-                else self.host.tables.working
-            )
+            # still waiting: in the input status it was asked in
+            status = record.status if remaining else self.host.tables.working
             # kept in the task too: the worker's replica may miss the signal below
             stored = {**record.answers, **answered}
             return {"status": status, "input_requests": remaining, "answers": stored}
@@ -367,7 +378,13 @@ class InputRequests:
         return elsewhere
 
     async def ask_on_streams(
-        self, ctx: ToolContext, task_id: str, method: str, params: dict[str, Any]
+        self,
+        ctx: ToolContext,
+        task_id: str,
+        method: str,
+        params: dict[str, Any],
+        *,
+        status: str | None = None,
     ) -> dict[str, Any]:
         """Send a task's input request to the client and wait for its result.
 
@@ -387,7 +404,7 @@ class InputRequests:
         try:
             if (
                 await self.host.lifecycle.update(
-                    task_id, status=self.host.tables.input_required
+                    task_id, status=status or self.host.tables.input_required
                 )
                 is None
             ):
@@ -487,5 +504,8 @@ class InputRequests:
                 stored.get("data"),
             )
         if record.result is None:
-            raise JsonRpcError(INTERNAL_ERROR, "Task was cancelled; it has no result")
+            raise JsonRpcError(
+                INTERNAL_ERROR,
+                f"Task ended in status {record.status!r}; it has no result",
+            )
         return self.host.views.complete(self.host.views.related(record.result, task_id))

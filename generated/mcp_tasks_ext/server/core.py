@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar, cast
-
-from pydantic import BaseModel
 
 from ..jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, METHOD_NOT_FOUND, JsonRpcError
 from ..protocol import TaskFields
@@ -347,12 +345,6 @@ class TaskServerCore:
         """``notifications/progress`` of a tool (see ``Notifications.progress``)."""
         await self.notifications.progress(ctx, progress, total, message)
 
-    async def send_notification(
-        self, ctx: ToolContext, method: str, params: Mapping[str, Any] | BaseModel
-    ) -> None:
-        """A schema notification of a tool (see ``Notifications.schema_note``)."""
-        await self.notifications.schema_note(ctx, method, params)
-
     async def set_task_fields(self, task_id: str, fields: TaskFields) -> None:
         """Store values of ``protocol.TaskFields`` on a live task, by wire name."""
         await self.lifecycle.set_fields(task_id, fields)
@@ -508,25 +500,9 @@ class TaskServerCore:
 
     def mount(self, sdk_server: Any) -> None:
         """Serve the tools and the Tasks methods from an official SDK's low-level
-        ``Server``.
-
-        On ``mcp`` 2.x (the Tasks extension), a ``Server.middleware`` entry answers
-        ``tools/list``, ``tools/call`` and ``tasks/*`` through ``handle`` (with the HTTP
-        headers, so routing headers and ``authenticate`` work), the SDK's
-        ``server/discover`` advertises the extension, and the SDK server's lifespan
-        starts and closes this server; everything else stays with the SDK. Needs
-        ``mcp>=2.3``.
-
-        On ``mcp`` 1.x (2025-11-25), request handlers answer ``tools/list``,
-        ``tools/call`` and the ``tasks/*`` requests through ``handle``, and the SDK's
-        capabilities gain ``tasks``. Input requests of a task travel on the pending
-        ``tasks/result`` response stream, as the SDK's ``related_request_id`` routes
-        them. The SDK runs its lifespan once per session, so start and close this
-        server in the application's lifespan (for example next to
-        ``StreamableHTTPSessionManager.run()``). Needs ``mcp>=1.23,<2``.
-
-        The SDK is imported here, never at import time.
-        """
+        ``Server``: ``mcp`` 2.x for the Tasks extension, ``mcp`` 1.x for 2025-11-25
+        (see ``sdk.mount`` for what each hosts). The SDK is imported here, never at
+        import time."""
         sdk: Any = importlib.import_module("..sdk", __package__)
         sdk.mount(self, sdk_server)
 

@@ -10,10 +10,8 @@ members (a test's stand-in, say).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
-
-from pydantic import BaseModel
 
 from ..jsonrpc import JsonRpcError
 from ..protocol import TaskFields
@@ -165,7 +163,3 @@ class Host(Protocol):
     async def request_input(
         self, ctx: ToolContext, method: str, params: dict[str, Any]
     ) -> dict[str, Any]: ...
-
-    async def send_notification(
-        self, ctx: ToolContext, method: str, params: Mapping[str, Any] | BaseModel
-    ) -> None: ...

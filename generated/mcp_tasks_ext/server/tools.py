@@ -242,25 +242,71 @@ class ToolContext:
         ``subscriptions/listen`` streams of the task; without a task, the call's own
         response stream. Nothing is sent once the task is terminal.
         """
-        await self._server.send_notification(self, method, params)
+        await self._server.notifications.schema_note(self, method, params)
 
     async def elicit(
-        self, message: str, requested_schema: dict[str, Any]
+        self,
+        message: str,
+        requested_schema: dict[str, Any],
+        *,
+        status: StatusName | None = None,
     ) -> dict[str, Any]:
         """Ask the user through the client (form elicitation); return the
-        ``ElicitResult``."""
+        ``ElicitResult``. ``status``: as for ``request_input``."""
         return await self.request_input(
             "elicitation/create",
             {"mode": "form", "message": message, "requestedSchema": requested_schema},
+            status=status,
         )
 
     async def request_input(
-        self, method: str, params: dict[str, Any]
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        status: StatusName | None = None,
     ) -> dict[str, Any]:
         """Ask the client for input mid-flight and wait for the answer.
 
-        As a task, the task is ``input_required`` until the client answers; how the
-        request travels follows the schema's method roles (see the server's
-        ``request_input``).
+        As a task, the task waits in ``status`` until the client answers: an input
+        status of the revision (``INPUT_STATUSES``), for example one the schema added
+        and the configuration classified as input (``awaiting_approval``); the
+        revision's ``input_required`` by default. How the request travels follows the
+        schema's method roles (see the server's ``request_input``). A status that is
+        not an input status raises ``ValueError``.
         """
-        return await self._server.request_input(self, method, params)
+        if status is not None and status not in self._server.tables.input:
+            raise ValueError(f"{status!r} is not an input status")
+        return await self._server.inputs.request_input(
+            self, method, params, status=status
+        )
+
+    async def finish(self, status: StatusName, message: str | None = None) -> None:
+        """End the task in a terminal ``status`` that carries no result or error: one
+        the schema added and the configuration classified as terminal (``rejected``),
+        or ``cancelled``; ``message`` becomes its ``statusMessage``.
+
+        The task never changes again: what the tool returns or raises afterwards is
+        dropped, and the client's wait ends with ``TaskEnded`` naming the status
+        (``TaskCancelled`` for ``cancelled``). To complete or fail the task, return or
+        raise instead: ``completed`` and ``failed`` raise ``ValueError``, as does a
+        status that is not terminal. Without a task (a synchronous call) it does
+        nothing.
+        """
+        tables = self._server.tables
+        if status not in tables.terminal:
+            raise ValueError(f"{status!r} is not a terminal status")
+        if status in (tables.completed, tables.failed):
+            raise ValueError(
+                f"{status!r} carries the tool's outcome: return a result or raise"
+                " instead of finishing the task in it"
+            )
+        if self.task_id is None:
+            return
+        changes: dict[str, Any] = {"status": status, "input_requests": {}}
+        if message is not None:
+            changes["status_message"] = message
+        ended = await self._server.move_task(self.task_id, **changes)
+        self.finished = True
+        if ended is not None:
+            self._server.emit_audit(status, self.task_id, ended.owner)

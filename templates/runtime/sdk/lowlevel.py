@@ -42,11 +42,26 @@ _SDK1_INPUT_RESULTS = {
 
 def mount(server: TaskServerCore, sdk_server: Any) -> None:
     """Serve ``server``'s tools and Tasks methods from an official SDK's low-level
-    ``Server``.
+    ``Server`` (``TasksServer.mount``).
 
     The SDK is told by the object: ``mcp`` 2.x (``Server.middleware``) hosts the Tasks
     extension, ``mcp`` 1.x (``Server.request_handlers``) hosts 2025-11-25, whose core
-    protocol it speaks. See ``TasksServer.mount``.
+    protocol it speaks.
+
+    On ``mcp`` 2.x (the Tasks extension), a ``Server.middleware`` entry answers
+    ``tools/list``, ``tools/call`` and ``tasks/*`` through ``handle`` (with the HTTP
+    headers, so routing headers and ``authenticate`` work), the SDK's
+    ``server/discover`` advertises the extension, and the SDK server's lifespan
+    starts and closes this server; everything else stays with the SDK. Needs
+    ``mcp>=2.3``.
+
+    On ``mcp`` 1.x (2025-11-25), request handlers answer ``tools/list``,
+    ``tools/call`` and the ``tasks/*`` requests through ``handle``, and the SDK's
+    capabilities gain ``tasks``. Input requests of a task travel on the pending
+    ``tasks/result`` response stream, as the SDK's ``related_request_id`` routes
+    them. The SDK runs its lifespan once per session, so start and close this
+    server in the application's lifespan (for example next to
+    ``StreamableHTTPSessionManager.run()``). Needs ``mcp>=1.23,<2``.
     """
     extension = server.tables.is_extension
     if hasattr(sdk_server, "middleware") and extension:

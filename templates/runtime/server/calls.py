@@ -138,6 +138,7 @@ class ToolCalls:
         try:
             try:
                 try:
+                    await self.started(task_id)
                     result = tool_result(await ctx.tool.handler(ctx, arguments))
                 finally:  # from here on the worker stores the outcome (see _resync)
                     self.host.lifecycle.storing.add(task_id)
@@ -186,6 +187,21 @@ class ToolCalls:
             self.host.lifecycle.storing.discard(task_id)
             self.host.lifecycle.contexts.pop(task_id, None)
             self.host.inputs.task_ended(task_id)
+
+    async def started(self, task_id: str) -> None:
+        """The tool starts: a task created in another initial status than
+        ``working`` (``queued``, configured) moves on to ``working``."""
+        tables = self.host.tables
+        if tables.initial != tables.working:
+
+            def start(record: TaskRecord) -> dict[str, Any] | None:
+                return (
+                    {"status": tables.working}
+                    if record.status == tables.initial
+                    else None
+                )
+
+            await self.host.lifecycle.mutate(task_id, start)
 
     def tool_wire(self, tool: Tool) -> dict[str, Any]:
         """A ``Tool`` entry for ``tools/list``, with its ``execution.taskSupport`` where
