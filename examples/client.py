@@ -14,7 +14,10 @@ extension) and speaks it; ``--revision`` pins one instead (the generator's alias
 While the task runs, a status line shows its status, ``statusMessage`` and the elapsed
 time. When the server needs input (elicitation) the client asks on the terminal and
 sends the answer; answers may also come from a pipe or a file, a line each, and the end
-of input (Ctrl-D at the terminal) declines the question. The tool result is printed as
+of input (Ctrl-D at the terminal) declines the question. Any other input request of the
+package's schema (its input-request union: sampling, roots, or a method a newer schema
+adds) is printed as JSON, and the answer is read as one JSON object on one line (the
+end of input then ends the client with exit status 3). The tool result is printed as
 JSON on stdout. Ctrl-C cancels the task
 (``tasks/cancel``) before exiting.
 
@@ -58,6 +61,7 @@ from mcp_tasks import SPEC_REVISIONS  # noqa: E402
 from mcp_tasks import client as api  # noqa: E402
 from mcp_tasks import task_ids as stores  # noqa: E402
 from mcp_tasks import transport as transports  # noqa: E402
+from mcp_tasks.protocol import REVISIONS  # noqa: E402
 
 
 class StatusLine:
@@ -330,6 +334,53 @@ def make_elicitation_handler(line: StatusLine) -> Any:
     return elicit
 
 
+def json_object_answer(text: str) -> dict[str, Any]:
+    """A typed answer to an input request: one JSON object."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise ValueError("not JSON: type one JSON object on one line") from None
+    if not isinstance(value, dict):
+        raise ValueError("must be a JSON object ({...})")
+    return value
+
+
+def make_json_handler(line: StatusLine) -> Any:
+    """The handler of an input request the client has no form for (any method of the
+    schema's input-request union but elicitation): print the request and read the
+    answer as a JSON object; the end of input gives up with an error."""
+
+    async def answer(context: Any) -> dict[str, Any]:
+        line.paused = True
+        line.clear()
+        try:
+            print(
+                f"\nThe server asks for input with {context.method}:\n"
+                + json.dumps(context.params, indent=2, ensure_ascii=False),
+                file=sys.stderr,
+            )
+            return await ask("Answer (a JSON object): ", json_object_answer)
+        except EndOfInput:
+            raise api.TasksClientError(
+                f"end of input: no answer to {context.method}"
+            ) from None
+        finally:
+            line.paused = False
+
+    return answer
+
+
+def input_handlers(line: StatusLine) -> dict[str, Any]:
+    """A handler for every input method of the package's revisions: a form for
+    elicitation, a JSON answer for any other."""
+    methods = {method for tables in REVISIONS.values() for method in tables.inputs} - {
+        "elicitation/create"
+    }
+    handlers = {method: make_json_handler(line) for method in sorted(methods)}
+    handlers["elicitation/create"] = make_elicitation_handler(line)
+    return handlers
+
+
 def to_json(result: Any) -> dict[str, Any]:
     return result.to_wire() if hasattr(result, "to_wire") else dict(result)
 
@@ -366,7 +417,7 @@ async def run(args: argparse.Namespace) -> int:
         args.url,
         revision=args.revision,
         store=store,
-        elicitation_handler=make_elicitation_handler(line),
+        input_handlers=input_handlers(line),
         cancel_on_abort=True,
     )
     ids: list[str] = []

@@ -328,6 +328,19 @@ class ProtocolMethod:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InputMethod:
+    """A request the server sends the client for input (a member of the schema's
+    input-request union, or one of the runtime's defaults where the schema has none).
+    """
+
+    name: str  # the method, e.g. "elicitation/create"
+    capability: str  # the client capability that declares a handler for it
+    request: str  # the request model ("" when the schema has none)
+    params: Type  # the request's params (``dict[str, Any]``: no model)
+    result: str  # the result model ("" when the schema has none)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Protocol:
     """The revision profile applied to the schema: the tables of the ``protocol``
     module."""
@@ -392,6 +405,8 @@ class Protocol:
         """The request params of ``role`` (a key of ``PARAM_ROLES``)."""
         return tuple(p for p in self.request_params if p.role == role)
 
+    inputs: tuple[InputMethod, ...] = ()  # the input requests the server may send
+
     @property
     def result_checks(self) -> tuple[ProtocolMethod, ...]:
         """Requests whose result model the checker validates: the client's, with a
@@ -402,6 +417,18 @@ class Protocol:
     def notifications(self) -> tuple[ProtocolMethod, ...]:
         """Notifications the server sends."""
         return tuple(m for m in self.methods if m.notification and m.sender == "server")
+
+    @property
+    def input_any(self) -> bool:
+        """Whether the ``InputHandlers`` table names ``Any`` (an input method without
+        a params or a result model)."""
+        return any(not i.result or "Any" in tx.names(i.params) for i in self.inputs)
+
+    @property
+    def schema_notifications(self) -> tuple[ProtocolMethod, ...]:
+        """Notifications the server sends that the runtime has no role for: tool code
+        sends them (``ToolContext.notify``), clients hand them to their callbacks."""
+        return tuple(m for m in self.notifications if m.role == "custom")
 
     @property
     def active(self) -> tuple[str, ...]:
@@ -584,14 +611,63 @@ class Bundle:
         return tuple(p for p in self.request_params if p.role == role)
 
     @property
+    def input_handlers(self) -> tuple[tuple[str, Type, Type], ...]:
+        """The input methods of every revision, once each: (method, params type,
+        result type), the models named through their revision's module and joined
+        into unions where the revisions differ."""
+        merged: dict[str, tuple[list[Type], list[Type]]] = {}
+        for revision in self.revisions:
+            module = f"models_{revision.protocol.suffix}"
+            names = {m.name for m in revision.package.models}
+            for method in revision.protocol.inputs:
+                params = tx.qualify(
+                    method.params, tx.names(method.params) & names, module
+                )
+                result = (
+                    tx.Name(method.result, module) if method.result else tx.DICT_ANY
+                )
+                seen = merged.setdefault(method.name, ([], []))
+                seen[0].extend(tx.members(params))
+                seen[1].append(result)
+        return tuple(
+            (name, tx.union(params), tx.union(results))
+            for name, (params, results) in merged.items()
+        )
+
+    @property
+    def input_any(self) -> bool:
+        """Whether the package-level ``InputHandlers`` names ``Any``."""
+        return any(
+            "Any" in tx.names(params) | tx.names(result)
+            for _, params, result in self.input_handlers
+        )
+
+    @property
+    def input_modules(self) -> tuple[str, ...]:
+        """The models modules that the package-level ``InputHandlers`` names classes
+        through."""
+        return tuple(
+            sorted(
+                {
+                    node.module
+                    for _, params, result in self.input_handlers
+                    for node in (*tx.walk(params), *tx.walk(result))
+                    if isinstance(node, tx.Name) and node.module
+                }
+            )
+        )
+
+    @property
     def protocol_imports(self) -> tuple[str, ...]:
         """The modules of the package that its ``protocol`` module imports (several
-        revisions): each revision's tables, and the models ``TaskFields`` names."""
+        revisions): each revision's tables, and the models ``TaskFields`` and
+        ``InputHandlers`` name."""
         return tuple(
             sorted(
                 {
                     *self.task_extra_modules,
                     *(m for p in self.request_params for m in p.field.modules),
+                    *self.input_modules,
                     *(f"protocol_{r.protocol.suffix}" for r in self.revisions),
                 }
             )

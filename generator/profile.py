@@ -113,6 +113,24 @@ class Profile:
     server_capabilities: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Role -> path in the server's capabilities that declares it: a server declares
     it when it serves the role; a client uses the role only where it is declared."""
+    input_union: str = ""
+    """The definition of the union of input requests a task may list (its members'
+    ``method`` constants are the input methods, each answered by the ``<X>Result`` of
+    its ``<X>Request``); "" where the schema has none: the runtime's default input
+    methods (``DEFAULT_INPUTS``), with the models the schema has for them."""
+
+
+DEFAULT_INPUTS: Mapping[str, tuple[str, str, str]] = {
+    "elicitation/create": ("elicitation", "ElicitRequest", "ElicitResult"),
+    "sampling/createMessage": (
+        "sampling",
+        "CreateMessageRequest",
+        "CreateMessageResult",
+    ),
+    "roots/list": ("roots", "ListRootsRequest", "ListRootsResult"),
+}
+"""The input methods the runtime knows (the runtime's ``revision.INPUT_CAPABILITIES``):
+method -> (client capability, request definition, result definition)."""
 
 
 WIRE_TYPES: Mapping[str, str] = {
@@ -625,6 +643,85 @@ def _methods(
     return tuple(out)
 
 
+def _params_annotation(annotation: tx.Type) -> tx.Type:
+    """The type of a request's ``params`` without ``| None`` and ``Annotated``
+    metadata (a union's dispatcher): what an input handler's context holds."""
+    return tx.without_metadata(tx.base(annotation))
+
+
+def _inputs(
+    package: ir.Package, profile: Profile, schema: Location
+) -> tuple[ir.InputMethod, ...]:
+    """The input requests the server may send: the members of the schema's
+    input-request union (``profile.input_union``), or the runtime's defaults."""
+    objects: dict[str, ir.ObjectModel] = {
+        m.name: m for m in package.models if isinstance(m, ir.ObjectModel)
+    }
+    union = next(
+        (
+            m
+            for m in package.models
+            if m.name == profile.input_union and isinstance(m, ir.RootModel)
+        ),
+        None,
+    )
+    if union is None:
+        defaults: list[ir.InputMethod] = []
+        for method, (capability, request, result) in DEFAULT_INPUTS.items():
+            model = objects.get(request)
+            params = _field(model, "params") if model is not None else None
+            defaults.append(
+                ir.InputMethod(
+                    name=method,
+                    capability=capability,
+                    request=request if model is not None else "",
+                    params=(
+                        _params_annotation(params.annotation)
+                        if params is not None
+                        else tx.DICT_ANY
+                    ),
+                    result=result if result in objects else "",
+                )
+            )
+        return tuple(defaults)
+    out: list[ir.InputMethod] = []
+    for member_type in tx.members(_params_annotation(union.annotation)):
+        name = _class_of(member_type)
+        member = objects.get(name)
+        method_field = _field(member, "method") if member is not None else None
+        if member is None or method_field is None or not method_field.constant:
+            continue
+        method = json.loads(method_field.default)
+        params = _field(member, "params")
+        result = name.removesuffix("Request") + "Result"
+        if not name.endswith("Request") or result not in objects:
+            raise fail(
+                f'input request "{method}" ({name}) has no result definition: the'
+                f' client\'s answer to it must be "{result}" (hint: name the answer'
+                f' "{result}" and list it in the responses\' union)',
+                schema.child("$defs", name),
+            )
+        out.append(
+            ir.InputMethod(
+                name=method,
+                capability=DEFAULT_INPUTS.get(method, (method.split("/")[0],))[0],
+                request=name,
+                params=(
+                    _params_annotation(params.annotation)
+                    if params is not None
+                    else tx.DICT_ANY
+                ),
+                result=result,
+            )
+        )
+    return tuple(out)
+
+
+def _field(model: ir.ObjectModel, wire: str) -> ir.Field | None:
+    """The field of ``model`` with wire name ``wire``, if any."""
+    return next((f for f in model.fields if f.wire_name == wire), None)
+
+
 def _renamed(
     package: ir.Package, profile: Profile, role: MethodRole
 ) -> ir.Method | None:
@@ -967,6 +1064,7 @@ def check(
     known, extra = _task_fields(package, profile, schema)
     variants = _variants(package, profile, values, schema)
     methods = _methods(package, profile, schema)
+    inputs = _inputs(package, profile, schema)
     _wire_fields(package, profile, classes, variants, methods, schema)
     request_params, params_models, methods = _request_params(
         package, profile, methods, params, schema
@@ -994,6 +1092,12 @@ def check(
             server_names.update(n for n in (method.params_model, result) if n in names)
     extra_names = {name for f in extra for name in f.models}
     extra_names |= {name for p in request_params for name in p.field.models}
+    input_names = {
+        n
+        for i in inputs
+        for n in (i.request, i.result, *tx.names(i.params))
+        if n in names
+    }
     return ir.Protocol(
         package=package.name,
         revision=profile.revision,
@@ -1011,7 +1115,12 @@ def check(
         server_runtime=profile.runtime[1].removesuffix(".py").replace("/", "."),
         snapshot=snapshot,
         model_imports=tuple(
-            sorted(set(variant_names) | extra_names | {m.message for m in methods})
+            sorted(
+                set(variant_names)
+                | extra_names
+                | input_names
+                | {m.message for m in methods}
+            )
         ),
         client_imports=tuple(sorted(client_names)),
         server_imports=tuple(sorted(server_names)),
@@ -1036,4 +1145,5 @@ def check(
         server_capabilities=tuple(profile.server_capabilities.items()),
         request_params=request_params,
         params_models=params_models,
+        inputs=inputs,
     )

@@ -387,6 +387,7 @@ _PROFILE_EXTENSION = Profile(
         "UNSUPPORTED_PROTOCOL_VERSION": 400,
     },
     result_kind=("Result", "resultType"),
+    input_union="InputRequest",
 )
 
 EXTENSION = Revision(

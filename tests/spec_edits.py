@@ -340,6 +340,7 @@ ROUND_1: tuple[Case, ...] = (
 
 CASE_MODULES: tuple[str, ...] = (
     "tests.spec_edit_cases.extid",
+    "tests.spec_edit_cases.inputs",
     "tests.spec_edit_cases.statuses",
     "tests.spec_edit_cases.params",
 )

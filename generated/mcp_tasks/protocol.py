@@ -9,9 +9,10 @@ and server cores) read the types and status sets here, which cover every revisio
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias, TypedDict, Union
+from typing import Any, Literal, TypeAlias, TypedDict, Union
 
-from . import protocol_2025, protocol_ext
+from . import models_2025, models_ext, protocol_2025, protocol_ext
+from .input_types import TypedInputHandler
 from .revision import RevisionTables
 
 REVISIONS: dict[str, RevisionTables] = {
@@ -51,6 +52,39 @@ TaskSnapshot: TypeAlias = Union[
     protocol_ext.TaskSnapshot,
 ]
 """What a client knows about a task at one moment, in any revision."""
+
+
+InputHandlers = TypedDict(
+    "InputHandlers",
+    {
+        "elicitation/create": TypedInputHandler[
+            models_2025.ElicitRequestURLParams
+            | models_2025.ElicitRequestFormParams
+            | models_ext.ElicitRequestFormParams
+            | models_ext.ElicitRequestURLParams,
+            models_2025.ElicitResult | models_ext.ElicitResult,
+        ],
+        "sampling/createMessage": TypedInputHandler[
+            models_2025.CreateMessageRequestParams
+            | models_ext.CreateMessageRequestParams,
+            models_2025.CreateMessageResult | models_ext.CreateMessageResult,
+        ],
+        "roots/list": TypedInputHandler[
+            dict[str, Any] | models_ext.ListRootsRequestParams,
+            dict[str, Any] | models_ext.ListRootsResult,
+        ],
+    },
+    total=False,
+)
+"""``TasksClient(input_handlers=...)``: input method -> its handler, for the input
+methods of every revision (a handler gets the params model of the revision the server
+speaks)."""
+
+SchemaNotification: TypeAlias = Union[
+    protocol_2025.SchemaNotification,
+    protocol_ext.SchemaNotification,
+]
+"""A notification of a schema that the runtime has no role for, in any revision."""
 
 
 class TaskFields(TypedDict, total=False):
@@ -122,7 +156,9 @@ __all__ = [
     "GetTaskParams",
     "INPUT_STATUSES",
     "ListTasksParams",
+    "InputHandlers",
     "REVISIONS",
+    "SchemaNotification",
     "StatusName",
     "TERMINAL_STATUSES",
     "TaskFields",

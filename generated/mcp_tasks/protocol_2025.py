@@ -9,17 +9,27 @@ field or method the schema adds reaches the client and the server on regeneratio
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias, TypedDict
+from typing import Any, Literal, TypeAlias, TypedDict
+
+from pydantic import BaseModel
 from . import models_2025
+from .input_types import TypedInputHandler
 from .models_2025 import (
     CancelTaskRequest,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
     GetTaskPayloadRequest,
     GetTaskRequest,
     ListTasksRequest,
     Task,
     TaskStatusNotification,
 )
-from .revision import MethodSpec, RevisionTables
+from .revision import InputMethod, MethodSpec, RevisionTables
 
 PACKAGE_NAME = "mcp_tasks"
 """The import name of this package (the default client name on the wire)."""
@@ -213,6 +223,7 @@ METHODS: dict[str, MethodSpec] = {
         message=TaskStatusNotification,
         notification=True,
         result=None,
+        params=models_2025.TaskStatusNotificationParams,
     ),
     "tasks/cancel": MethodSpec(
         name="tasks/cancel",
@@ -221,6 +232,7 @@ METHODS: dict[str, MethodSpec] = {
         message=CancelTaskRequest,
         notification=False,
         result=models_2025.CancelTaskResult,
+        params=models_2025.CancelTaskRequestParams,
     ),
     "tasks/get": MethodSpec(
         name="tasks/get",
@@ -229,6 +241,7 @@ METHODS: dict[str, MethodSpec] = {
         message=GetTaskRequest,
         notification=False,
         result=models_2025.GetTaskResult,
+        params=models_2025.GetTaskRequestParams,
     ),
     "tasks/list": MethodSpec(
         name="tasks/list",
@@ -237,6 +250,7 @@ METHODS: dict[str, MethodSpec] = {
         message=ListTasksRequest,
         notification=False,
         result=models_2025.ListTasksResult,
+        params=models_2025.PaginatedRequestParams,
     ),
     "tasks/result": MethodSpec(
         name="tasks/result",
@@ -245,6 +259,7 @@ METHODS: dict[str, MethodSpec] = {
         message=GetTaskPayloadRequest,
         notification=False,
         result=models_2025.GetTaskPayloadResult,
+        params=models_2025.GetTaskPayloadRequestParams,
     ),
 }
 """Every Tasks method and notification of the schema, by name."""
@@ -257,6 +272,58 @@ ROLES: dict[str, str] = {
     "result": "tasks/result",
 }
 """Role -> method name, for the roles this schema has."""
+
+
+INPUT_METHODS: dict[str, InputMethod] = {
+    "elicitation/create": InputMethod(
+        name="elicitation/create",
+        capability="elicitation",
+        request=ElicitRequest,
+        result=ElicitResult,
+    ),
+    "sampling/createMessage": InputMethod(
+        name="sampling/createMessage",
+        capability="sampling",
+        request=CreateMessageRequest,
+        result=CreateMessageResult,
+    ),
+    "roots/list": InputMethod(
+        name="roots/list",
+        capability="roots",
+        request=None,
+        result=None,
+    ),
+}
+"""The input requests the server may send the client (the schema's input-request
+union), by method: the client capability that declares a handler, the request model
+and the model of the answer."""
+
+InputHandlers = TypedDict(
+    "InputHandlers",
+    {
+        "elicitation/create": TypedInputHandler[
+            ElicitRequestURLParams | ElicitRequestFormParams,
+            ElicitResult,
+        ],
+        "sampling/createMessage": TypedInputHandler[
+            CreateMessageRequestParams,
+            CreateMessageResult,
+        ],
+        "roots/list": TypedInputHandler[
+            dict[str, Any],
+            dict[str, Any],
+        ],
+    },
+    total=False,
+)
+"""``TasksClient(input_handlers=...)``: input method -> its handler, which gets the
+request's params as their generated model (``ctx.request``) and returns the result
+model (or its wire form)."""
+
+SchemaNotification: TypeAlias = BaseModel
+"""A notification of the schema that the runtime has no role for (this schema has none): tool code sends it
+(``ToolContext.notify``), the client hands it to ``on_notification`` and to
+``TaskHandle.notifications()``."""
 
 
 ERROR_CODES: dict[str, int] = {
@@ -318,6 +385,7 @@ TABLES = RevisionTables(
         "result": models_2025.GetTaskPayloadRequestParams,
         "create": models_2025.CallToolRequestParams,
     },
+    inputs=INPUT_METHODS,
     server_capabilities={
         "cancel": ("tasks", "cancel"),
         "list": ("tasks", "list"),
@@ -341,8 +409,10 @@ __all__ = [
     "GetTaskParams",
     "HTTP_STATUSES",
     "INITIAL_STATUS",
+    "INPUT_METHODS",
     "INPUT_STATUSES",
     "ListTasksParams",
+    "InputHandlers",
     "METHODS",
     "MethodSpec",
     "PACKAGE_NAME",
@@ -351,6 +421,7 @@ __all__ = [
     "REVISION",
     "ROLES",
     "STATUSES",
+    "SchemaNotification",
     "StatusName",
     "TASK_BY_STATUS",
     "TASK_EXTRA_FIELDS",

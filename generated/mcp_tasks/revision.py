@@ -17,14 +17,16 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
 
 __all__ = [
     "INPUT_CAPABILITIES",
     "INPUT_RESULTS",
+    "InputMethod",
     "MethodSpec",
     "RevisionTables",
     "choose_revision",
+    "default_inputs",
 ]
 
 INPUT_CAPABILITIES = {
@@ -43,6 +45,62 @@ INPUT_RESULTS = {
 """The generated model of the client's answer to each input request (if the schema
 has it)."""
 
+_PARAMS_MODELS: dict[type[BaseModel], type[BaseModel]] = {}
+"""Request model -> a model of its ``params`` field alone (built once)."""
+
+
+@dataclass(frozen=True, slots=True)
+class InputMethod:
+    """A request the server may send the client for input: a member of the schema's
+    input-request union (or, where the schema has none, one of the defaults of
+    :data:`INPUT_CAPABILITIES`), with the models the schema has for it."""
+
+    name: str
+    capability: str
+    """The client capability that declares a handler for it (``elicitation``)."""
+    request: type[BaseModel] | None = None
+    """The request model (``ElicitRequest``; None where the schema has none)."""
+    result: type[BaseModel] | None = None
+    """The model of the client's answer (``ElicitResult``; None: any object)."""
+
+    def parse_params(self, params: Mapping[str, Any]) -> Any:
+        """``params`` (wire form) validated as the request model's ``params``: the
+        generated model (``ValueError`` when invalid); the dict itself where the
+        schema has no request model."""
+        model = self.request
+        if model is None or "params" not in model.model_fields:
+            return dict(params)
+        wrapper = _PARAMS_MODELS.get(model)
+        if wrapper is None:
+            info = model.model_fields["params"]
+            annotation: Any = info.annotation
+            wrapper = _PARAMS_MODELS[model] = create_model(
+                f"_{model.__name__}ParamsOnly",
+                __module__=model.__module__,
+                params=(annotation, info),
+            )
+        return getattr(wrapper.model_validate({"params": dict(params)}), "params")
+
+    def check_params(self, params: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
+        """``params`` (a model or its wire form) checked against the request model;
+        the wire form (``ValueError`` when invalid)."""
+        if isinstance(params, BaseModel):
+            wire: dict[str, Any] = params.model_dump(
+                mode="json", by_alias=True, exclude_none=True
+            )
+        else:
+            wire = dict(params)
+        self.parse_params(wire)
+        return wire
+
+
+def default_inputs() -> dict[str, InputMethod]:
+    """The input methods of :data:`INPUT_CAPABILITIES`, without models."""
+    return {
+        method: InputMethod(method, capability)
+        for method, capability in INPUT_CAPABILITIES.items()
+    }
+
 
 @dataclass(frozen=True, slots=True)
 class MethodSpec:
@@ -58,6 +116,8 @@ class MethodSpec:
     result: type[BaseModel] | None = None
     """The result model of a request (None for a notification or a result the schema
     leaves open)."""
+    params: type[BaseModel] | None = None
+    """The params model (None where the params are not one object model)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,6 +202,9 @@ class RevisionTables:
         default_factory=dict[str, type[BaseModel]]
     )
     """Role -> the params model of its request, where the schema has one."""
+    inputs: Mapping[str, InputMethod] = field(default_factory=default_inputs)
+    """The input requests the server may send the client, by method: the members of
+    the schema's input-request union, with their params and result models."""
     task_requests: frozenset[str] = field(init=False)
     """The Tasks requests a client sends (rate-limited; gated by the extension)."""
 
@@ -208,6 +271,22 @@ class RevisionTables:
     def has_role(self, role: str) -> bool:
         """Whether the schema has the method that plays ``role`` (e.g. ``"update"``)."""
         return role in self.roles
+
+    def input_method(self, method: str) -> InputMethod:
+        """The input method ``method``; one not in the table (a server of another
+        schema may send it) gets the capability its first path segment names and no
+        models."""
+        known = self.inputs.get(method)
+        return known if known is not None else InputMethod(method, method.split("/")[0])
+
+    def schema_notification(self, method: str) -> MethodSpec | None:
+        """The server notification ``method`` of the schema that the runtime has no
+        role for (tool code sends it, clients hand it to their callbacks); None for
+        any other method."""
+        spec = self.methods.get(method)
+        if spec is None or not spec.notification or spec.sender != "server":
+            return None
+        return spec if spec.role == "custom" else None
 
     def result_carries_task(self, role: str) -> bool:
         """Whether the result model of the method playing ``role`` carries the task's

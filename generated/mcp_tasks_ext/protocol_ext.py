@@ -10,20 +10,33 @@ field or method the schema adds reaches the client and the server on regeneratio
 from __future__ import annotations
 
 from typing import Literal, TypeAlias, TypedDict, Union
+
+from pydantic import BaseModel
 from . import models_ext
+from .input_types import TypedInputHandler
 from .models_ext import (
     CancelTaskRequest,
     CancelledTask,
     CompletedTask,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
     CreateTaskResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
     FailedTask,
     GetTaskRequest,
     InputRequiredTask,
+    ListRootsRequest,
+    ListRootsRequestParams,
+    ListRootsResult,
     TaskStatusNotification,
     UpdateTaskRequest,
     WorkingTask,
 )
-from .revision import MethodSpec, RevisionTables
+from .revision import InputMethod, MethodSpec, RevisionTables
 
 PACKAGE_NAME = "mcp_tasks_ext"
 """The import name of this package (the default client name on the wire)."""
@@ -226,6 +239,7 @@ METHODS: dict[str, MethodSpec] = {
         message=TaskStatusNotification,
         notification=True,
         result=None,
+        params=None,
     ),
     "tasks/cancel": MethodSpec(
         name="tasks/cancel",
@@ -234,6 +248,7 @@ METHODS: dict[str, MethodSpec] = {
         message=CancelTaskRequest,
         notification=False,
         result=models_ext.CancelTaskResult,
+        params=models_ext.CancelTaskRequestParams,
     ),
     "tasks/get": MethodSpec(
         name="tasks/get",
@@ -242,6 +257,7 @@ METHODS: dict[str, MethodSpec] = {
         message=GetTaskRequest,
         notification=False,
         result=models_ext.GetTaskResult,
+        params=models_ext.GetTaskRequestParams,
     ),
     "tasks/update": MethodSpec(
         name="tasks/update",
@@ -250,6 +266,7 @@ METHODS: dict[str, MethodSpec] = {
         message=UpdateTaskRequest,
         notification=False,
         result=models_ext.UpdateTaskResult,
+        params=models_ext.UpdateTaskRequestParams,
     ),
 }
 """Every Tasks method and notification of the schema, by name."""
@@ -261,6 +278,58 @@ ROLES: dict[str, str] = {
     "update": "tasks/update",
 }
 """Role -> method name, for the roles this schema has."""
+
+
+INPUT_METHODS: dict[str, InputMethod] = {
+    "sampling/createMessage": InputMethod(
+        name="sampling/createMessage",
+        capability="sampling",
+        request=CreateMessageRequest,
+        result=CreateMessageResult,
+    ),
+    "roots/list": InputMethod(
+        name="roots/list",
+        capability="roots",
+        request=ListRootsRequest,
+        result=ListRootsResult,
+    ),
+    "elicitation/create": InputMethod(
+        name="elicitation/create",
+        capability="elicitation",
+        request=ElicitRequest,
+        result=ElicitResult,
+    ),
+}
+"""The input requests the server may send the client (the schema's input-request
+union), by method: the client capability that declares a handler, the request model
+and the model of the answer."""
+
+InputHandlers = TypedDict(
+    "InputHandlers",
+    {
+        "sampling/createMessage": TypedInputHandler[
+            CreateMessageRequestParams,
+            CreateMessageResult,
+        ],
+        "roots/list": TypedInputHandler[
+            ListRootsRequestParams,
+            ListRootsResult,
+        ],
+        "elicitation/create": TypedInputHandler[
+            ElicitRequestFormParams | ElicitRequestURLParams,
+            ElicitResult,
+        ],
+    },
+    total=False,
+)
+"""``TasksClient(input_handlers=...)``: input method -> its handler, which gets the
+request's params as their generated model (``ctx.request``) and returns the result
+model (or its wire form)."""
+
+SchemaNotification: TypeAlias = BaseModel
+"""A notification of the schema that the runtime has no role for (this schema has none): tool code sends it
+(``ToolContext.notify``), the client hands it to ``on_notification`` and to
+``TaskHandle.notifications()``."""
 
 
 ERROR_CODES: dict[str, int] = {
@@ -332,6 +401,7 @@ TABLES = RevisionTables(
         "get": models_ext.GetTaskRequestParams,
         "update": models_ext.UpdateTaskRequestParams,
     },
+    inputs=INPUT_METHODS,
     server_capabilities={},
 )
 """This revision's tables as one object, for the shared runtime."""
@@ -351,8 +421,10 @@ __all__ = [
     "GetTaskParams",
     "HTTP_STATUSES",
     "INITIAL_STATUS",
+    "INPUT_METHODS",
     "INPUT_STATUSES",
     "ListTasksParams",
+    "InputHandlers",
     "METHODS",
     "MethodSpec",
     "PACKAGE_NAME",
@@ -361,6 +433,7 @@ __all__ = [
     "REVISION",
     "ROLES",
     "STATUSES",
+    "SchemaNotification",
     "StatusName",
     "TASK_BY_STATUS",
     "TASK_EXTRA_FIELDS",

@@ -23,7 +23,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel
 from typing_extensions import Unpack
@@ -33,13 +33,14 @@ from ..protocol import (
     CallToolParams,
     CancelTaskParams,
     GetTaskParams,
+    InputHandlers,
     ListTasksParams,
     TaskResultParams,
     TaskSnapshot,
     TaskState,
     UpdateTaskParams,
 )
-from ..revision import INPUT_CAPABILITIES, RevisionTables
+from ..revision import RevisionTables
 from ..task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .calls import ToolCalls
 from .codec import int_field, parse_time
@@ -51,7 +52,12 @@ from .errors import (
 from .handle import StatusCallback, TaskHandle
 from .http import HttpTransport
 from .inputs import InputAnswerer, InputHandler
-from .notifications import ListenDrain, NotificationRouter, ProgressCallback
+from .notifications import (
+    ListenDrain,
+    NotificationCallback,
+    NotificationRouter,
+    ProgressCallback,
+)
 from .results import ResultReader
 from .tasks import TaskRequests
 from .transport import Transport
@@ -89,8 +95,12 @@ class ClientCore(Generic[R]):
       task's TTL passed (default: the revision's ``ttl_backstop_default``).
     * ``transport_retries``: how many failed polls in a row (connection errors) a wait
       retries, after pauses of 1, 2, 4, ... poll intervals, before it fails.
-    * ``elicitation_handler``, ``sampling_handler``, ``roots_handler``: answer input
-      requests; each one that is set is declared in the client capabilities.
+    * ``input_handlers``: input method (of ``protocol.INPUT_METHODS``) -> its
+      handler (typed by ``protocol.InputHandlers``), declared in the capabilities;
+      input with a method that has none ends the wait with :class:`InputNotHandled`.
+      ``elicitation_handler``, ``sampling_handler`` and ``roots_handler`` are
+      shorthands (naming a method both ways is a ``TypeError``).
+    * ``on_notification``: gets the schema's notifications (no runtime role) as models.
     * ``clock``, ``sleep`` and ``wall_clock``: monotonic time, sleep and Unix time
       sources (tests inject fakes).
 
@@ -134,7 +144,7 @@ class ClientCore(Generic[R]):
 
     def __init__(
         self,
-        transport: Transport,
+        transport: Transport | str,
         *,
         store: TaskIdStore | None = None,
         client_info: Mapping[str, Any] | None = None,
@@ -146,6 +156,8 @@ class ClientCore(Generic[R]):
         elicitation_handler: InputHandler | None = None,
         sampling_handler: InputHandler | None = None,
         roots_handler: InputHandler | None = None,
+        input_handlers: InputHandlers | None = None,
+        on_notification: NotificationCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         wall_clock: Callable[[], float] = time.time,
@@ -155,8 +167,10 @@ class ClientCore(Generic[R]):
         subscribe: bool = False,
         max_input_rounds: int = 16,
     ) -> None:
-        """Configure the client; nothing is sent yet."""
+        """Configure the client (``transport``: or an HTTP URL); nothing is sent."""
         tables = self.tables
+        if isinstance(transport, str):
+            transport = HttpTransport(transport)
         self.transport = transport
         self.store: TaskIdStore = store if store is not None else SqliteTaskIdStore()
         self.client_info = dict(
@@ -175,14 +189,10 @@ class ClientCore(Generic[R]):
         self.max_input_rounds = max_input_rounds
         self.transport_retries = transport_retries
         self.clock, self.sleep, self.wall_clock = clock, sleep, wall_clock
-        handlers = (elicitation_handler, sampling_handler, roots_handler)
-        self.inputs = InputAnswerer(
+        self.inputs = InputAnswerer.of(
             tables,
-            {
-                method: handler
-                for method, handler in zip(INPUT_CAPABILITIES, handlers, strict=True)
-                if handler is not None
-            },
+            cast("Mapping[str, InputHandler]", input_handlers or {}),
+            (elicitation_handler, sampling_handler, roots_handler),
         )
         """The input handlers (a part: answers input requests)."""
         self.handlers: dict[str, InputHandler] = self.inputs.handlers
@@ -195,6 +205,8 @@ class ClientCore(Generic[R]):
             tables, self.decode
         )
         """Routes the server's notifications to the waits and callbacks (a part)."""
+        self.notifications.callback = on_notification
+        self.inputs.unhandled = self.notifications.fail_waits
         self.drains = ListenDrain()
         """The finished waits' subscriptions left for the server to end (a part)."""
         self.calls: ToolCalls[R] = ToolCalls(self)

@@ -15,6 +15,7 @@ __all__ = [
     "ERRORS_BY_NAME",
     "CapabilityNotDeclared",
     "HeaderMismatch",
+    "InputNotHandled",
     "InvalidResponse",
     "MethodNotFound",
     "MissingRequiredClientCapability",
@@ -33,6 +34,22 @@ __all__ = [
 
 class TasksClientError(Exception):
     """Base class of the errors the client raises without a server error response."""
+
+
+class InputNotHandled(TasksClientError):
+    """The server asked for input with a method the client has no handler for; the
+    wait on its task ends at once (register one: ``input_handlers={method:
+    handler}``)."""
+
+    def __init__(self, method: str, task_id: str | None = None) -> None:
+        """Record the method and the task that asked."""
+        where = f"task {task_id}" if task_id is not None else "the server"
+        super().__init__(
+            f"{where} asks for input with {method}, and the client has no handler"
+            f" for it (pass input_handlers={{{method!r}: handler}})"
+        )
+        self.method = method
+        self.task_id = task_id
 
 
 class InvalidResponse(TasksClientError):

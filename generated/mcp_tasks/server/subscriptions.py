@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from ..jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JsonRpcError
+from pydantic import BaseModel
+
+from ..jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, json_object
 from ..stores import TaskRecord
 from .info import Emit, RequestInfo
 from .sessions import Session
@@ -22,6 +24,11 @@ from .tools import ToolContext
 if TYPE_CHECKING:
     from .dispatch import Call
     from .host import Host
+
+
+NOTES_KEPT = 256
+"""How many schema notifications one subscription holds while its client reads slower
+than they come (the oldest are dropped beyond)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -42,6 +49,21 @@ class Subscription:
 
     latest: dict[str, float] = field(default_factory=dict[str, float])
     """Task ID -> the ``updated_at`` of the last state it took."""
+    notes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """Schema notifications of its tasks waiting to be sent, oldest first (at most
+    ``NOTES_KEPT``: the oldest are dropped beyond)."""
+
+    def note(self, message: dict[str, Any]) -> None:
+        """A schema notification of one of its tasks (``ToolContext.notify``)."""
+        if len(self.notes) >= NOTES_KEPT:
+            del self.notes[0]
+        self.notes.append(message)
+        self.changed.set()
+
+    def take_notes(self) -> list[dict[str, Any]]:
+        """The notifications waiting to be sent, oldest first; none wait after."""
+        notes, self.notes = self.notes, []
+        return notes
 
     def offer(self, record: TaskRecord, state: dict[str, Any]) -> None:
         """A task's new state (it replaces an unsent older one).
@@ -67,7 +89,7 @@ class Subscription:
     ) -> list[tuple[str, tuple[dict[str, Any], bool]]] | None:
         """The pending ``(task ID, (state, terminal))`` pairs, once there are any; None
         once closed and all sent."""
-        while not self.pending:
+        while not self.pending and not self.notes:
             if self.closed:
                 return None
             self.changed.clear()
@@ -143,6 +165,56 @@ class Notifications:
                 await ctx.emit(notification)
         elif ctx.session is not None:
             ctx.session.notify(notification)
+
+    async def schema_note(
+        self, ctx: ToolContext, method: str, params: Mapping[str, Any] | BaseModel
+    ) -> None:
+        """Send a tool's notification of the schema (one the runtime has no role for),
+        validated by its generated model, to the task's session (its GET stream) and
+        the subscriptions following the task; without a task, on the call's response
+        stream. ``ValueError`` for a notification the schema does not have (or that
+        the runtime sends itself) or params its model refuses; nothing is sent once
+        the task is terminal."""
+        tables = self.host.tables
+        spec = tables.schema_notification(method)
+        if spec is None:
+            known = [n for n in tables.methods if tables.schema_notification(n)]
+            raise ValueError(
+                f"{method} is not a notification of this schema that tool code sends"
+                f" (it has: {', '.join(known) or 'none'})"
+            )
+        wire: dict[str, Any] = (
+            params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if isinstance(params, BaseModel)
+            else dict(params)
+        )
+        field = tables.task_fields["task_id"]
+        if (
+            ctx.task_id is not None
+            and spec.params is not None
+            and "task_id" in spec.params.model_fields
+            and field not in wire
+        ):
+            wire[field] = ctx.task_id
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": wire}
+        try:
+            spec.message.model_validate(
+                message
+                if "jsonrpc" in spec.message.model_fields
+                else {"method": method, "params": wire}
+            )
+        except ValueError as error:
+            raise ValueError(f"invalid {method}: {error}") from None
+        if ctx.finished:
+            return
+        if ctx.task_id is None:
+            if ctx.emit is not None:
+                await ctx.emit(message)
+            return
+        if ctx.session is not None:
+            ctx.session.notify(message)
+        for subscription in self.listeners.get(ctx.task_id, ()):
+            subscription.note(message)
 
     def forget(self, task_id: str) -> None:
         """A task was deleted (its TTL ran out)."""
@@ -246,6 +318,11 @@ class Notifications:
                 }
             )
             while live and (states := await subscription.next_states()) is not None:
+                for note in subscription.take_notes():  # sent before the states after
+                    params = dict(note["params"])
+                    meta = json_object(params.get("_meta")) or {}
+                    params["_meta"] = {**meta, **subscription_id}
+                    await emit({**note, "params": params})
                 for task_id, (task, terminal) in states:
                     params = {"_meta": subscription_id, **task}
                     await emit({"jsonrpc": "2.0", "method": notify, "params": params})

@@ -7,51 +7,40 @@ result or a task (``inputRequests``) or as server-to-client requests."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeAlias
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pydantic import BaseModel
 
-from ..jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, JsonRpcError, json_object
+from ..input_types import InputContext, InputHandler, TypedInputContext
+from ..jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    JsonRpcError,
+    json_object,
+)
 from ..revision import INPUT_CAPABILITIES, RevisionTables
 from .codec import answer_to_wire, to_wire
+from .errors import InputNotHandled
 
-__all__ = ["InputAnswerer", "InputContext", "InputHandler"]
-
-
-@dataclass(frozen=True)
-class InputContext:
-    """One request from the server for input, handed to a registered input handler.
-
-    Attributes:
-        method: ``"elicitation/create"``, ``"sampling/createMessage"`` or
-            ``"roots/list"``.
-        params: The request's ``params`` exactly as received (wire names).
-        task_id: The task the request belongs to, when it is tied to one.
-        key: The ``inputRequests`` key the request was listed under, when it came
-            that way.
-    """
-
-    method: str
-    params: dict[str, Any]
-    task_id: str | None = None
-    key: str | None = None
-
-
-InputHandler: TypeAlias = Callable[
-    [InputContext], Awaitable[Mapping[str, Any] | BaseModel | None]
+__all__ = [
+    "InputAnswerer",
+    "InputContext",
+    "InputHandler",
+    "InputNotHandled",
+    "TypedInputContext",
 ]
-"""Answers one input request; returns the result object (``ElicitResult``, ...), or
-``None`` to leave the request unanswered for now."""
 
 
 class InputAnswerer:
     """The registered input handlers of one client, and the answers they give.
 
-    ``handlers`` maps an input request method (``elicitation/create``, ...) to its
-    handler; each one is declared in the client capabilities. A request whose method
-    has no handler is left unanswered (listed) or refused (``-32601``, sent).
+    ``handlers`` maps an input request method (``elicitation/create``, ...: the
+    revision's ``tables.inputs``) to its handler; each one is declared in the client
+    capabilities. A listed request whose method has no handler raises
+    :class:`InputNotHandled` naming it; a sent one is refused (``-32601``) and
+    ``unhandled`` is told, so that the wait on its task ends at once.
     """
 
     def __init__(
@@ -61,37 +50,76 @@ class InputAnswerer:
         self.tables = tables
         self.handlers: dict[str, InputHandler] = dict(handlers)
         """Input request method -> its handler (mutable: a handler may be added)."""
+        self.unhandled: Callable[[InputNotHandled], None] | None = None
+        """Told of a server-to-client request refused for want of a handler."""
+
+    @classmethod
+    def of(
+        cls,
+        tables: RevisionTables,
+        handlers: Mapping[str, InputHandler],
+        shorthands: tuple[InputHandler | None, ...],
+    ) -> InputAnswerer:
+        """The answerer of ``handlers`` plus the shorthand handlers of the methods of
+        ``INPUT_CAPABILITIES``, in order (``elicitation_handler``, ...); a method
+        given both ways is a ``TypeError``."""
+        merged = dict(handlers)
+        for method, handler in zip(INPUT_CAPABILITIES, shorthands, strict=True):
+            if handler is None:
+                continue
+            if method in merged:
+                name = f"{INPUT_CAPABILITIES[method]}_handler"
+                raise TypeError(
+                    f"{method} has a handler in input_handlers and in {name}: give"
+                    " it one"
+                )
+            merged[method] = handler
+        return cls(tables, merged)
 
     def capabilities(self) -> dict[str, Any]:
-        """The client capabilities the handlers declare: one entry per handler."""
+        """The client capabilities the handlers declare: one entry per handler (the
+        capability of its method in the revision's input table)."""
         return {
-            name: {}
-            for method, name in INPUT_CAPABILITIES.items()
-            if method in self.handlers
+            self.tables.input_method(method).capability: {} for method in self.handlers
         }
 
     async def answer(
         self, method: str, params: dict[str, Any], task_id: str | None, key: str | None
     ) -> dict[str, Any] | None:
         """Run the handler registered for one input request; ``None`` leaves it
-        unanswered."""
+        unanswered. The handler gets the params validated by the generated model
+        (``JsonRpcError`` -32602 when they are invalid); without a handler,
+        :class:`InputNotHandled`."""
         handler = self.handlers.get(method)
         if handler is None:
-            return None
-        answer = await handler(InputContext(method, params, task_id, key))
+            raise InputNotHandled(method, task_id)
+        try:
+            request = self.tables.input_method(method).parse_params(params)
+        except ValueError as error:
+            raise JsonRpcError(
+                INVALID_PARAMS, f"invalid params of {method}: {error}"
+            ) from None
+        context = TypedInputContext(method, params, task_id, key, request=request)
+        answer = await handler(context)
         return answer_to_wire(answer) if answer is not None else None
 
     async def answer_all(
         self, requests: Mapping[str, object], task_id: str | None = None
     ) -> dict[str, dict[str, Any]]:
         """Answer an ``inputRequests`` map (key -> request, a model or its wire form)
-        with the registered handlers: the answers by key, unanswered keys left out."""
-        responses: dict[str, dict[str, Any]] = {}
+        with the registered handlers: the answers by key, keys left unanswered by
+        their handler left out. A request whose method has no handler raises
+        :class:`InputNotHandled` (before any handler runs)."""
+        entries: dict[str, tuple[str, dict[str, Any]]] = {}
         for key, request in requests.items():
             wire = to_wire(request) if isinstance(request, BaseModel) else request
             entry = json_object(wire) or {}
-            params = json_object(entry.get("params")) or {}
             method = str(entry.get("method"))
+            if method not in self.handlers:
+                raise InputNotHandled(method, task_id)
+            entries[key] = (method, json_object(entry.get("params")) or {})
+        responses: dict[str, dict[str, Any]] = {}
+        for key, (method, params) in entries.items():
             answer = await self.answer(method, params, task_id, key)
             if answer is not None:
                 responses[key] = answer
@@ -103,12 +131,18 @@ class InputAnswerer:
         that key (how a ``tasks/result`` stream carries a task's input requests)."""
         if method == "ping":
             return {}
-        if method not in self.handlers:
-            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         key = self.tables.meta_keys.get("RELATED_TASK")
         meta = json_object(params.get("_meta")) or {}
         related = json_object(meta.get(key)) if key is not None else None
         task_id = related.get(self.tables.task_fields["task_id"]) if related else None
+        if method not in self.handlers:
+            if self.unhandled is not None:
+                self.unhandled(
+                    InputNotHandled(
+                        method, task_id if isinstance(task_id, str) else None
+                    )
+                )
+            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         answer = await self.answer(
             method, params, task_id if isinstance(task_id, str) else None, None
         )

@@ -24,12 +24,18 @@ from .handle import StatusCallback as StatusCallback
 from .handle import TaskHandle as TaskHandle
 from .inputs import InputContext as InputContext
 from .inputs import InputHandler as InputHandler
+from .inputs import InputNotHandled as InputNotHandled
+from .inputs import TypedInputContext as TypedInputContext
+from .notifications import NotificationCallback as NotificationCallback
 from .notifications import ProgressCallback as ProgressCallback
 
 __all__: list[str] = [
     "CapabilityNotDeclared",
     "InputContext",
     "InputHandler",
+    "InputNotHandled",
+    "NotificationCallback",
+    "TypedInputContext",
     "InvalidResponse",
     "MethodNotFound",
     "ProgressCallback",

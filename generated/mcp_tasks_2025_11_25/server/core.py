@@ -145,7 +145,7 @@ class TaskServerCore:
         self.custom_handlers: dict[str, CustomHandler] = {}
         """Handlers of methods the runtime has no role for, by method name."""
         self.registry = ToolRegistry()
-        self.replies = Replies(self.tables.models)
+        self.replies = Replies(self.tables.models, self.tables.inputs)
         self.views = TaskViews(self)
         self.lifecycle = Lifecycle(self)
         self.replicas = Replicas(self)

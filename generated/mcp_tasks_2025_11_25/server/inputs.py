@@ -172,6 +172,7 @@ class InputRequests:
         error when the client did not declare the capability the request needs, and
         ``-32602`` for a request the schema does not allow.
         """
+        params = self.checked_params(method, params)
         if ctx.task_id is None:
             return await self.input_without_task(ctx, method, params)
         if ctx.settling is not None:  # the client answers through the task
@@ -201,6 +202,21 @@ class InputRequests:
         return await self.wait_for_input(
             ctx.task_id, key, {"method": method, "params": params}, status=waiting
         )
+
+    def checked_params(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` of the input request ``method``, validated by the generated
+        model of the schema's input-request union (``tables.inputs``); ``ValueError``
+        for a method the union does not have or params its model refuses."""
+        spec = self.host.tables.inputs.get(method)
+        if spec is None:
+            known = ", ".join(self.host.tables.inputs)
+            raise ValueError(
+                f"{method} is not an input request of this schema (it has: {known})"
+            )
+        try:
+            return spec.check_params(params)
+        except ValueError as error:
+            raise ValueError(f"invalid params of {method}: {error}") from None
 
     async def input_without_task(
         self, ctx: ToolContext, method: str, params: dict[str, Any]
@@ -326,6 +342,7 @@ class InputRequests:
                         ),
                         value,
                         self.host.tables.models,
+                        self.host.tables.inputs,
                     )
                 except JsonRpcError as error:  # nothing is stored; the key stays open
                     raise JsonRpcError(

@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
+
+from pydantic import BaseModel
 
 from ..jsonrpc import INVALID_PARAMS, JsonRpcError
 from ..protocol import StatusName, TaskFields
@@ -235,6 +237,20 @@ class ToolContext:
         if self.progress_token is None or self.finished:
             return
         await self._server.send_progress(self, progress, total, message)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | BaseModel) -> None:
+        """Send a notification of the schema that the runtime has no role for
+        (``notifications/tasks/progress``, ...: ``protocol.SchemaNotification``).
+
+        ``params`` (wire names, or the generated params model) are validated by the
+        generated model (``ValueError`` when invalid or when the schema has no such
+        notification); the task's ID is filled in where the params have a task ID
+        field left out. It goes to the task's creator and to the streams that follow
+        the task: the session's stream (a revision with sessions) and the
+        ``subscriptions/listen`` streams of the task; without a task, the call's own
+        response stream. Nothing is sent once the task is terminal.
+        """
+        await self._server.notifications.schema_note(self, method, params)
 
     async def elicit(
         self,

@@ -35,6 +35,8 @@ from ..protocol import (
     CallToolParams,
     CancelTaskParams,
     GetTaskParams,
+    InputHandlers,
+    SchemaNotification,
     TaskSnapshot,
     TaskState,
 )
@@ -44,7 +46,7 @@ from .codec import answer_to_wire
 from .core import ClientCore, speaks_statelessly
 from .handle import StatusCallback, TaskHandle
 from .http import HttpTransport
-from .notifications import ProgressCallback
+from .notifications import NotificationCallback, ProgressCallback
 from .transport import Transport, TransportError
 
 __all__: list[str] = [
@@ -129,6 +131,11 @@ class DualHandle:
         ``TaskHandle.snapshots``)."""
         return self.handle.snapshots(timeout=timeout)
 
+    def notifications(self) -> AsyncIterator[SchemaNotification]:
+        """The schema's notifications naming the task (see
+        ``TaskHandle.notifications``)."""
+        return self.handle.notifications()
+
     async def cancel(self, **params: Unpack[CancelTaskParams]) -> TaskState | None:
         """Ask the server to cancel the task (see ``TaskHandle.cancel``); ``params``
         that the server's revision has no such param of are not sent."""
@@ -172,8 +179,13 @@ class DualClient:
         endpoint: str | Transport,
         *,
         revision: str | None = None,
+        input_handlers: InputHandlers | None = None,
+        on_notification: NotificationCallback | None = None,
         **options: Any,
     ) -> None:
+        """``input_handlers`` and ``on_notification`` (typed by the package's
+        ``protocol``: every revision's input methods and notifications) and the other
+        ``options`` go to the revision's client."""
         if revision is not None and revision not in self.revision_clients():
             known = ", ".join(self.revision_clients())
             raise ValueError(
@@ -185,6 +197,10 @@ class DualClient:
         self.pinned = revision
         self.store: TaskIdStore = options.pop("store", None) or SqliteTaskIdStore()
         """Where task IDs are kept until their task ends (shared by the revisions)."""
+        if input_handlers is not None:
+            options["input_handlers"] = input_handlers
+        if on_notification is not None:
+            options["on_notification"] = on_notification
         self.options = options
         self._client: ClientCore[Any] | None = None
 

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 from typing_extensions import Unpack
 
-from ..protocol import CancelTaskParams, TaskSnapshot, TaskState
+from ..protocol import CancelTaskParams, SchemaNotification, TaskSnapshot, TaskState
 from .codec import older, status_name
 from .errors import (
+    InputNotHandled,
     TaskCancelled,
     TaskExpired,
     TaskNotFound,
@@ -79,6 +80,10 @@ class TaskHandle(Generic[R]):
         task or left it out)."""
         self.polls = 0
         """How many ``tasks/get`` the running wait has sent."""
+        self.wants_notifications = False
+        """Whether :meth:`notifications` is iterated (a wait then asks the server for
+        the task's notifications where they come by subscription)."""
+        self._ended = asyncio.Event()
 
     @property
     def client(self) -> ClientCore[R]:
@@ -103,11 +108,58 @@ class TaskHandle(Generic[R]):
     def finish(self, result: R) -> None:
         """Record the call's result (used by the revision's :class:`Wait`)."""
         self._result = result
+        self._ended.set()
 
     def fail(self, error: BaseException) -> None:
         """Record the error the wait ends with (used by the revision's
-        :class:`Wait`)."""
+        :class:`Wait`); a running wait ends at once."""
         self._error = error
+        self._ended.set()
+        self._wake.set()
+
+    def notifications(self) -> AsyncIterator[SchemaNotification]:
+        """The notifications of the schema that name this task
+        (``notifications/tasks/progress``, ...: those the runtime has no role for), as
+        their generated models, in the order they arrive, until the wait on the task
+        ends (its outcome is known, or :meth:`result` gave up).
+
+        Iterate while :meth:`result` (or :meth:`snapshots`) runs, for instance in
+        another asyncio task: the wait receives them. They are collected from this
+        call on; where the revision sends them on a subscription
+        (``subscriptions/listen``), the wait opens one for the task.
+        """
+        queue: asyncio.Queue[SchemaNotification] = asyncio.Queue()
+        self.wants_notifications = True
+        if self._task_id is not None:
+            self._client.notifications.follow_notes(self._task_id, queue)
+        return self._notes(queue)
+
+    async def _notes(
+        self, queue: asyncio.Queue[SchemaNotification]
+    ) -> AsyncIterator[SchemaNotification]:
+        """Yield from ``queue`` until the wait ended and ``queue`` is empty."""
+        try:
+            while self._task_id is not None:
+                if queue.empty():
+                    if self._ended.is_set():
+                        return
+                    getter = asyncio.ensure_future(queue.get())
+                    ender = asyncio.ensure_future(self._ended.wait())
+                    try:
+                        await asyncio.wait(
+                            {getter, ender}, return_when=asyncio.FIRST_COMPLETED
+                        )
+                    finally:
+                        ender.cancel()
+                        if not getter.done():
+                            getter.cancel()
+                    if not getter.cancelled() and getter.done():
+                        yield getter.result()
+                    continue
+                yield queue.get_nowait()
+        finally:
+            if self._task_id is not None:
+                self._client.notifications.unfollow_notes(self._task_id, queue)
 
     def wake(self) -> None:
         """Wake a running wait so that it looks at the task again."""
@@ -162,6 +214,7 @@ class TaskHandle(Generic[R]):
             except TaskNotFound:
                 await client.store.delete(task_id)
                 raise
+        self._ended.clear()
         deadline = None if timeout is None else client.clock() + timeout
         wait = client.wait_for(self)
         fresh: TaskSnapshot | None = self.task
@@ -183,6 +236,8 @@ class TaskHandle(Generic[R]):
                     if key not in self._seen:
                         self._seen.add(key)
                         yield self.task
+                if self.done:  # failed from outside: an input it has no handler for
+                    break
                 if self._cancelled_here:
                     self._error = TaskCancelled(task_id, "cancelled by this client")
                 else:
@@ -190,7 +245,8 @@ class TaskHandle(Generic[R]):
                 if not self.done and client.ttl_backstop and client.expired(self.task):
                     self._error = TaskExpired(task_id)
                 if self.done:
-                    finished = True
+                    # the task still runs when the client cannot answer its input
+                    finished = not isinstance(self._error, InputNotHandled)
                     break
                 now = client.clock()
                 if deadline is not None and now >= deadline:
@@ -237,6 +293,7 @@ class TaskHandle(Generic[R]):
             raise
         finally:
             client.notifications.unwatch(task_id, self)
+            self._ended.set()
             await wait.close()
             if finished:
                 await client.store.delete(task_id)

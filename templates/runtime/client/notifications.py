@@ -11,14 +11,20 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 
 from ..jsonrpc import json_object
-from ..protocol import TaskSnapshot
-from ..revision import RevisionTables
-from .errors import InvalidResponse
+from ..protocol import SchemaNotification, TaskSnapshot
+from ..revision import MethodSpec, RevisionTables
+from .errors import InputNotHandled, InvalidResponse
 
 if TYPE_CHECKING:
     from .handle import TaskHandle
 
-__all__ = ["LISTEN_DRAIN_S", "ListenDrain", "NotificationRouter", "ProgressCallback"]
+__all__ = [
+    "LISTEN_DRAIN_S",
+    "ListenDrain",
+    "NotificationCallback",
+    "NotificationRouter",
+    "ProgressCallback",
+]
 
 R = TypeVar("R")
 """What a finished call yields: the tool's result in the revision's representation."""
@@ -31,7 +37,15 @@ LISTEN_DRAIN_S = 2.0
 """How long a finished wait's subscription is left for the server to end
 (``ClientCore.drain_listen``) before the client stops it."""
 
+NotificationCallback: TypeAlias = Callable[[SchemaNotification], object]
+"""Called with each notification of the schema that the runtime has no role for
+(``notifications/tasks/progress``, ...), as its generated model."""
+
 _PROGRESS_KEYS = ("progress", "total", "message")
+
+_NOTES_KEPT = 1024
+"""How many undelivered notifications one ``TaskHandle.notifications`` iterator
+holds (the oldest are dropped beyond)."""
 
 
 class NotificationRouter(Generic[R]):
@@ -57,6 +71,64 @@ class NotificationRouter(Generic[R]):
         """``progressToken`` -> the callback of its call."""
         self.subscriptions: dict[str | int, TaskHandle[R]] = {}
         """Open ``subscriptions/listen`` streams by request ID (= subscription ID)."""
+        self.callback: NotificationCallback | None = None
+        """Gets every notification of the schema the runtime has no role for."""
+        self.notes: dict[str, set[asyncio.Queue[SchemaNotification]]] = {}
+        """Task ID -> the queues of its ``TaskHandle.notifications`` iterators."""
+
+    def follow_notes(
+        self, task_id: str, queue: asyncio.Queue[SchemaNotification]
+    ) -> None:
+        """Put the schema's notifications naming ``task_id`` in ``queue``."""
+        self.notes.setdefault(task_id, set()).add(queue)
+
+    def unfollow_notes(
+        self, task_id: str, queue: asyncio.Queue[SchemaNotification]
+    ) -> None:
+        """Stop putting ``task_id``'s notifications in ``queue``."""
+        queues = self.notes.get(task_id)
+        if queues is not None:
+            queues.discard(queue)
+            if not queues:
+                del self.notes[task_id]
+
+    def fail_waits(self, error: InputNotHandled) -> None:
+        """A server-to-client input request was refused for want of a handler: the
+        waits on its task end at once with ``error``."""
+        for handle in list(self.watchers.get(error.task_id or "", ())):
+            if not handle.done:
+                handle.fail(error)
+
+    def note_task(self, params: Mapping[str, Any]) -> str | None:
+        """The task a notification names: its params' task ID field, else the
+        related-task ``_meta``."""
+        field = self.tables.task_fields["task_id"]
+        named = params.get(field)
+        key = self.tables.meta_keys.get("RELATED_TASK")
+        if not isinstance(named, str) and key is not None:
+            meta = json_object(params.get("_meta")) or {}
+            named = (json_object(meta.get(key)) or {}).get(field)
+        return named if isinstance(named, str) else None
+
+    def deliver_note(
+        self, spec: MethodSpec, method: str, params: dict[str, Any]
+    ) -> None:
+        """Hand a schema notification, as its generated model, to the callback and to
+        the iterators of the task it names (one its model refuses is dropped)."""
+        message: dict[str, Any] = {"method": method, "params": params}
+        if "jsonrpc" in spec.message.model_fields:
+            message["jsonrpc"] = "2.0"
+        try:
+            note: Any = spec.message.model_validate(message)  # the schema's model
+        except ValueError:
+            return
+        if self.callback is not None:
+            self.callback(note)
+        task_id = self.note_task(params)
+        for queue in list(self.notes.get(task_id, ())) if task_id else ():
+            if queue.qsize() >= _NOTES_KEPT:
+                queue.get_nowait()
+            queue.put_nowait(note)
 
     def watch(self, task_id: str, handle: TaskHandle[R]) -> None:
         """Route status notifications for ``task_id`` to ``handle`` (while it waits)."""
@@ -117,6 +189,8 @@ class NotificationRouter(Generic[R]):
             return
         elif method == notify:
             self.deliver(params)
+        elif (spec := self.tables.schema_notification(method)) is not None:
+            self.deliver_note(spec, method, params)
         elif method == "notifications/progress":
             callback = self.progress.get(str(params.get("progressToken")))
             progress, total, message = (params.get(k) for k in _PROGRESS_KEYS)

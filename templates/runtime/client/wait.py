@@ -14,6 +14,7 @@ from ..jsonrpc import INTERNAL_ERROR, JsonRpcError
 from ..protocol import TaskSnapshot
 from .codec import status_name, to_wire, wire_value
 from .errors import (
+    InputNotHandled,
     InvalidResponse,
     TaskCancelled,
     TaskEnded,
@@ -122,8 +123,15 @@ class Wait(Generic[R]):
         return not handle.push_answered and self.client.clock() < self.opening_until
 
     async def start(self) -> None:
-        """Begin the wait (open the push stream when there is one)."""
-        if self.client.subscribe and self.client.can_listen():
+        """Begin the wait (open the push stream when there is one, and the client
+        subscribes, takes the schema's notifications in a callback, or the handle's
+        are iterated)."""
+        wanted = (
+            self.client.subscribe
+            or self.client.notifications.callback is not None
+            or self.handle.wants_notifications
+        )
+        if wanted and self.client.can_listen():
             self.opening_until = self.client.clock() + self.client.default_poll_interval
             self.listen = asyncio.ensure_future(self._listen())
 
@@ -165,7 +173,11 @@ class Wait(Generic[R]):
             )
             handle.fail(TasksClientError(f"task {task.task_id} {message}"))
             return
-        responses = await self.client.inputs.answer_all(pending, task.task_id)
+        try:
+            responses = await self.client.inputs.answer_all(pending, task.task_id)
+        except InputNotHandled as error:
+            handle.fail(error)
+            return
         if responses:
             await self.client.update_task(task.task_id, responses)
             handle.answered.update(responses)

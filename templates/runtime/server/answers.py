@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from ..jsonrpc import INVALID_PARAMS, JsonRpcError
-from ..revision import INPUT_CAPABILITIES, INPUT_RESULTS
+from ..revision import INPUT_CAPABILITIES, INPUT_RESULTS, InputMethod
 from .wire import short
 
 _FORM_TYPES: dict[str, tuple[type, ...]] = {
@@ -24,11 +24,17 @@ _FORM_TYPES: dict[str, tuple[type, ...]] = {
 
 
 def check_answer(
-    method: str, params: Mapping[str, Any], answer: Any, models: ModuleType
+    method: str,
+    params: Mapping[str, Any],
+    answer: Any,
+    models: ModuleType,
+    inputs: Mapping[str, InputMethod] | None = None,
 ) -> dict[str, Any]:
     """The client's ``answer`` to the input request ``method(params)``, checked.
 
-    It must validate against the result model of ``models`` (``ElicitResult``, ...), and
+    It must validate against the result model of ``method`` in ``inputs`` (the
+    revision's input table), else the one of ``models`` that ``INPUT_RESULTS`` names
+    (``ElicitResult``, ...), and
     an accepted form elicitation's ``content`` must match the ``requestedSchema``:
     required fields present, each field of the primitive type (string, number,
     integer, boolean, or a list of strings) and value (``enum``, ``oneOf`` consts,
@@ -38,7 +44,12 @@ def check_answer(
     if not isinstance(answer, dict):
         raise JsonRpcError(INVALID_PARAMS, f"{what} must be an object")
     checked = cast(dict[str, Any], answer)
-    model: Any = getattr(models, INPUT_RESULTS.get(method, ""), None)
+    spec = inputs.get(method) if inputs is not None else None
+    model: Any = (
+        spec.result
+        if spec is not None
+        else getattr(models, INPUT_RESULTS.get(method, ""), None)
+    )
     if model is not None:
         try:
             model.model_validate(checked)

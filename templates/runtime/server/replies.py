@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, cast
 
 from ..jsonrpc import INTERNAL_ERROR, JsonRpcError
+from ..revision import InputMethod
 from .answers import check_answer
 from .info import Emit
 
@@ -37,8 +39,12 @@ class Replies:
     model of its request (``check_answer``).
     """
 
-    def __init__(self, models: ModuleType) -> None:
+    def __init__(
+        self, models: ModuleType, inputs: Mapping[str, InputMethod] | None = None
+    ) -> None:
         self.models = models
+        self.inputs = inputs
+        """The revision's input table (``tables.inputs``): the result models."""
         self.pending: dict[str, PendingRequest] = {}
         """The requests waiting for their reply, by request id."""
 
@@ -76,6 +82,7 @@ class Replies:
                         pending.params,
                         message.get("result"),
                         self.models,
+                        self.inputs,
                     )
                 )
             except JsonRpcError as error:

@@ -740,7 +740,7 @@ def test_client_without_task_receiver_capability_ignores_params_task() -> None:
             "elicitation/create",
             {
                 "message": "ok?",
-                "requestedSchema": {"type": "object"},
+                "requestedSchema": {"type": "object", "properties": {}},
                 "task": {"ttl": 1000},
             },
         )

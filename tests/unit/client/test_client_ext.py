@@ -426,7 +426,13 @@ def test_partial_answer_sets_are_allowed() -> None:
             "input_required", inputRequests={"name": NAME_REQUEST, "capital": sample}
         )
         gets = [waiting, task_ext("completed", result=TEXT_RESULT)]
-        client, peer, _ = make(Server(gets=gets), elicitation_handler=accept_name)
+
+        async def not_yet(context: InputContext) -> None:
+            return None  # leaves the sampling request unanswered for now
+
+        client, peer, _ = make(
+            Server(gets=gets), elicitation_handler=accept_name, sampling_handler=not_yet
+        )
         await client.call_tool("job")
         assert list(peer.of("tasks/update")[0].params["inputResponses"]) == ["name"]
 
@@ -777,7 +783,11 @@ def test_server_requests_are_answered_without_a_related_task_meta_key() -> None:
         client, peer, _ = make(Server(), elicitation_handler=elicit)
         assert await peer.to_client_request("ping", {}) == {}
         related = {"io.modelcontextprotocol/related-task": {"taskId": TASK_ID}}
-        params = {"message": "ok?", "requestedSchema": {}, "_meta": related}
+        params = {
+            "message": "ok?",
+            "requestedSchema": {"type": "object", "properties": {}},
+            "_meta": related,
+        }
         reply = await peer.to_client_request("elicitation/create", params)
         assert reply == {"action": "decline"}
         assert seen[0].task_id is None

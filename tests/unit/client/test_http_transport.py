@@ -264,7 +264,7 @@ def test_elicitation_on_the_tasks_result_sse_stream_is_answered_by_post() -> Non
         "params": {
             "mode": "form",
             "message": "Please enter your name.",
-            "requestedSchema": {"type": "object"},
+            "requestedSchema": {"type": "object", "properties": {}},
             "_meta": {"io.modelcontextprotocol/related-task": {"taskId": TASK_ID}},
         },
     }
@@ -351,7 +351,7 @@ ELICIT_AGAIN = {
     "params": {
         "mode": "form",
         "message": "Delete f.txt?",
-        "requestedSchema": {"type": "object"},
+        "requestedSchema": {"type": "object", "properties": {}},
         "_meta": {"io.modelcontextprotocol/related-task": {"taskId": TASK_ID}},
     },
 }
