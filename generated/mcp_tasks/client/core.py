@@ -126,20 +126,15 @@ class ClientCore(Generic[R]):
     """The revision's protocol tables (set by the revision's client class)."""
 
     ttl_backstop_default: ClassVar[bool] = False
-    """Whether a wait ends at ``createdAt`` plus the TTL unless ``ttl_backstop``
-    says."""
+    """Whether a wait ends at ``createdAt`` plus the TTL (``ttl_backstop``: None)."""
 
     errors: ClassVar[Mapping[int, type[JsonRpcError]]] = {
         METHOD_NOT_FOUND: MethodNotFound
     }
-    """Error code -> the typed error raised for it (besides those of
-    :data:`ERRORS_BY_NAME` whose codes the schema's ``ErrorCode`` lists)."""
-    not_found: ClassVar[Mapping[str, type[JsonRpcError]]] = {
-        "get": TaskNotFound,
-        "result": TaskNotFound,
-        "update": TaskNotFound,
-        "cancel": TaskNotFound,
-    }
+    """Error code -> its typed error (with :data:`ERRORS_BY_NAME`'s, by ErrorCode)."""
+    not_found: ClassVar[Mapping[str, type[JsonRpcError]]] = dict.fromkeys(
+        ("get", "result", "update", "cancel"), TaskNotFound
+    )
     """Method role -> the typed error raised for ``-32602`` (unknown task) on it."""
 
     def __init__(
