@@ -71,7 +71,7 @@ from server_throughput import cpu_seconds as cpu_s  # noqa: E402
 
 from mcp_tasks_ext.redis_store import RedisTaskStore  # noqa: E402
 from mcp_tasks_ext.stores import SQLiteTaskStore, TaskRecord  # noqa: E402
-from mcp_tasks_ext.stores import _body as sqlite_body  # noqa: E402
+from mcp_tasks_ext.stores.sqlite import _body as sqlite_body  # noqa: E402
 from tests.support.procs import (  # noqa: E402
     RedisHandle,
     ServerHandle,
