@@ -505,8 +505,26 @@ Examples:
         " detecting it."
     ),
 )
+@click.option(
+    "--extension-id-old",
+    metavar="ID",
+    help="The extension identifier of OLD, where its title and description name none"
+    " or several.",
+)
+@click.option(
+    "--extension-id-new",
+    metavar="ID",
+    help="The extension identifier of NEW, where its title and description name none"
+    " or several.",
+)
 def diff(
-    old: Path, new: Path, fmt: str, revision_old: str | None, revision_new: str | None
+    old: Path,
+    new: Path,
+    fmt: str,
+    revision_old: str | None,
+    revision_new: str | None,
+    extension_id_old: str | None,
+    extension_id_new: str | None,
 ) -> None:
     import os
 
@@ -515,11 +533,16 @@ def diff(
     try:
         packages = []
         _read_once((old, new))
-        for schema, revision, option in (
-            (old, revision_old, "--revision-old"),
-            (new, revision_new, "--revision-new"),
+        for schema, revision, option, extension_id in (
+            (old, revision_old, "--revision-old", extension_id_old),
+            (new, revision_new, "--revision-new", extension_id_new),
         ):
             forced = check_revision(revision, Location(file=option))
+            if extension_id is not None:
+                check_form(
+                    extension_id,
+                    Location(file=option.replace("revision", "extension-id")),
+                )
             target = Target(
                 schema=schema,
                 schema_label=_schema_label(schema),
@@ -528,6 +551,7 @@ def diff(
                 revision=forced,
                 templates=None,
                 regenerate="",
+                extension_id=extension_id or "",
             )
             packages.append(pipeline.build(target))
         result = apidiff.compare(packages[0], packages[1])

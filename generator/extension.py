@@ -29,7 +29,10 @@ _IN_TEXT = re.compile(rf"(?<![\w.:/@-])({FORM.pattern})(?![\w/-]|\.\w)", re.IGNO
 word); a sentence's full stop after it is not part of it."""
 
 EXAMPLE = "io.modelcontextprotocol/tasks"
-OPTION = 'extension_id = "..." in the target, or --extension-id'
+OPTION = (
+    'extension_id = "..." in the target, --extension-id of generate, or'
+    " --extension-id-old/--extension-id-new of diff"
+)
 """How a user gives the identifier, as messages name it."""
 
 

@@ -453,3 +453,31 @@ def test_template_that_is_not_utf8(tmp_path: Path) -> None:
         == f"{templates / '_mine.jinja'}: error: not UTF-8 text (byte 0xfe at offset"
         " 0), expected a template\n"
     )
+
+
+def test_diff_takes_the_extension_id_of_a_schema_that_names_none(
+    tmp_path: Path,
+) -> None:
+    """A schema whose title and description name no extension identifier stops
+    ``diff`` with exit 2 and a message naming diff's own options; with
+    ``--extension-id-new`` the comparison runs."""
+    raw = json.loads(EXT_SCHEMA.read_text())
+    raw.pop("description", None)
+    raw["title"] = "Tasks"
+    unnamed = tmp_path / "unnamed.json"
+    unnamed.write_text(json.dumps(raw))
+    code, _, err = invoke("diff", str(EXT_SCHEMA), str(unnamed))
+    assert code == 2 and "--extension-id-old/--extension-id-new of diff" in err, err
+    code, out, err = invoke(
+        "diff",
+        str(EXT_SCHEMA),
+        str(unnamed),
+        "--extension-id-new",
+        "io.modelcontextprotocol/tasks",
+    )
+    assert code == 0, err
+    assert "nothing breaking" in out
+    code, _, err = invoke(
+        "diff", str(EXT_SCHEMA), str(unnamed), "--extension-id-new", "not an id"
+    )
+    assert code == 2 and "--extension-id-new" in err, err
