@@ -100,6 +100,13 @@ def build() -> tuple[type[TasksClient], type[TasksServer], Limits, type[InputCon
     return TasksClient, TasksServer, Limits(), InputContext
 
 
+def misspelt() -> TasksClient:
+    # a misspelt option is a type error: without one, --strict reports the ignore
+    return TasksClient(  # type: ignore[call-arg]
+        "http://127.0.0.1:1/mcp", elicitation_handlr=None
+    )
+
+
 
 
 """

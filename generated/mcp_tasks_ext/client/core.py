@@ -23,7 +23,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel
 from typing_extensions import Unpack
@@ -63,11 +63,35 @@ from .tasks import TaskRequests
 from .transport import Transport
 from .wait import Wait
 
-__all__ = ["ClientCore", "speaks_statelessly"]
+__all__ = ["ClientCore", "ClientOptions", "speaks_statelessly"]
 
 R = TypeVar("R")
 """What a finished call yields: the tool's result in the revision's representation."""
 C = TypeVar("C", bound="ClientCore[Any]")
+
+
+class ClientOptions(TypedDict, total=False):
+    """The keyword options of every revision's client (see :class:`ClientCore`), as
+    the dual client takes them: a misspelt one is a type error."""
+
+    store: TaskIdStore | None
+    client_info: Mapping[str, Any] | None
+    default_poll_interval: float
+    cancel_on_abort: bool
+    poll_after_cancel: bool
+    ttl_backstop: bool | None
+    transport_retries: int
+    elicitation_handler: InputHandler | None
+    sampling_handler: InputHandler | None
+    roots_handler: InputHandler | None
+    clock: Callable[[], float]
+    sleep: Callable[[float], Awaitable[None]]
+    wall_clock: Callable[[], float]
+    prefer_tasks: bool
+    retry_with_task: bool
+    declare_tasks: bool
+    subscribe: bool
+    max_input_rounds: int
 
 
 def speaks_statelessly(tables: RevisionTables) -> bool:

@@ -43,7 +43,7 @@ from ..protocol import (
 from ..revision import RevisionTables, choose_revision
 from ..task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .codec import answer_to_wire
-from .core import ClientCore, speaks_statelessly
+from .core import ClientCore, ClientOptions, speaks_statelessly
 from .handle import StatusCallback, TaskHandle
 from .http import HttpTransport
 from .notifications import NotificationCallback, ProgressCallback
@@ -181,7 +181,7 @@ class DualClient:
         revision: str | None = None,
         input_handlers: InputHandlers | None = None,
         on_notification: NotificationCallback | None = None,
-        **options: Any,
+        **options: Unpack[ClientOptions],
     ) -> None:
         """``input_handlers`` and ``on_notification`` (typed by the package's
         ``protocol``: every revision's input methods and notifications) and the other
@@ -197,11 +197,12 @@ class DualClient:
         self.pinned = revision
         self.store: TaskIdStore = options.pop("store", None) or SqliteTaskIdStore()
         """Where task IDs are kept until their task ends (shared by the revisions)."""
+        passed: dict[str, Any] = dict(options)
         if input_handlers is not None:
-            options["input_handlers"] = input_handlers
+            passed["input_handlers"] = input_handlers
         if on_notification is not None:
-            options["on_notification"] = on_notification
-        self.options = options
+            passed["on_notification"] = on_notification
+        self.options = passed
         self._client: ClientCore[Any] | None = None
 
     # -- which revision -------------------------------------------------------------
