@@ -45,7 +45,7 @@ from ..protocol import (
 from ..revision import RevisionTables, choose_revision
 from ..task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
 from .codec import answer_to_wire
-from .core import ClientCore, ClientOptions, speaks_statelessly
+from .core import ClientCore, ClientOptions
 from .handle import StatusCallback, TaskHandle
 from .http import HttpTransport
 from .notifications import NotificationCallback, ProgressCallback
@@ -228,14 +228,13 @@ class DualClient:
     def _revisions(self, *, stateless: bool) -> list[str]:
         """The revisions whose clients are stateless (or use sessions), in order."""
         clients = self.revision_clients()
-        return [
-            r for r, c in clients.items() if speaks_statelessly(c.tables) == stateless
-        ]
+        return [r for r, c in clients.items() if c.tables.stateless == stateless]
 
     def _build(self, revision: str) -> ClientCore[Any]:
         client_class = self.revision_clients()[revision]
-        if isinstance(self.transport, HttpTransport) and not speaks_statelessly(
-            client_class.tables
+        if (
+            isinstance(self.transport, HttpTransport)
+            and not client_class.tables.stateless
         ):
             self.transport.use_sessions()
         self._client = client_class(self.transport, store=self.store, **self.options)

@@ -96,8 +96,8 @@ class ClientOptions(TypedDict, total=False):
 
 def speaks_statelessly(tables: RevisionTables) -> bool:
     """Whether a client of the revision of ``tables`` sends the protocol version and
-    its capabilities in each request's ``_meta`` instead of opening a session (the
-    revision's ``stateless`` fact)."""
+    its capabilities in each request's ``_meta`` instead of opening a session (kept
+    for callers of earlier versions: ``tables.stateless`` says it)."""
     return tables.stateless
 
 
@@ -246,10 +246,10 @@ class ClientCore(Generic[R]):
     @property
     def stateless(self) -> bool:
         """Whether every request carries the protocol version and the client
-        capabilities in its own ``_meta`` (the schema's ``_meta`` keys have them)
-        instead of a session.
+        capabilities in its own ``_meta`` instead of a session (the revision's
+        ``stateless`` fact).
         """
-        return speaks_statelessly(self.tables)
+        return self.tables.stateless
 
     @property
     def tools(self) -> dict[str, dict[str, Any]]:
