@@ -45,13 +45,19 @@ class Session:
         for stream in self._streams:
             stream.put_nowait(message)
 
-    def send(self, message: dict[str, Any]) -> bool:
-        """Queue a message on one open stream only; False when none is open."""
+    def send(
+        self, message: dict[str, Any]
+    ) -> asyncio.Queue[dict[str, Any] | None] | None:
+        """Queue a message on one open stream only; that stream (None when none is
+        open)."""
         stream = next(iter(self._streams), None)
-        if stream is None:
-            return False
-        stream.put_nowait(message)
-        return True
+        if stream is not None:
+            stream.put_nowait(message)
+        return stream
+
+    def has_stream(self, stream: object) -> bool:
+        """Whether ``stream`` (from ``open_stream``) is still open."""
+        return stream in self._streams
 
     def open_stream(self) -> asyncio.Queue[dict[str, Any] | None]:
         """A new stream for the client's GET request; None in it ends the stream."""

@@ -42,6 +42,11 @@ class Channel:
     or another anonymous client's. A request asked while no result-role stream is open
     goes out at once on a GET stream of the task's session (or, when it has none open,
     of each other session of the principal with one open).
+
+    A new stream leaves out a request that a still open stream of the same session
+    carried (``held``): that client has it, and an SDK client that does not detect
+    duplicates would ask its user twice. Once that stream closes unanswered, the
+    request goes out again.
     """
 
     outstanding: dict[str, dict[str, Any]] = field(
@@ -56,6 +61,40 @@ class Channel:
     """How many result-role streams of the task are open."""
     carriers: dict[str, int] = field(default_factory=dict[str, int])
     """How many streams carried each outstanding request (or hold it queued)."""
+    holders: dict[str, list[tuple[Session, object]]] = field(
+        default_factory=dict[str, list[tuple[Session, object]]]
+    )
+    """The streams that carried each outstanding request, with their session: a GET
+    stream's queue, or a result-role stream's token (in ``reading`` while open)."""
+    reading: set[object] = field(default_factory=set[object])
+    """The tokens of the result-role streams of the task that are open now."""
+
+    def open(self, session: Session, stream: object) -> bool:
+        """Whether ``stream`` of ``session`` is still open."""
+        return stream in self.reading or session.has_stream(stream)
+
+    def held(self, request_id: str, session: Session | None) -> bool:
+        """Whether a still open stream of ``session`` carried ``request_id``."""
+        return session is not None and any(
+            holder is session and self.open(holder, stream)
+            for holder, stream in self.holders.get(request_id, ())
+        )
+
+    def carried(self, request_id: str, session: Session, stream: object) -> None:
+        """Note that ``stream`` of ``session`` carried ``request_id`` (the closed
+        streams noted before are forgotten)."""
+        self.carriers[request_id] = self.carriers.get(request_id, 0) + 1
+        self.holders[request_id] = [
+            (holder, held)
+            for holder, held in self.holders.get(request_id, ())
+            if self.open(holder, held)
+        ] + [(session, stream)]
+
+    def settled(self, request_id: str) -> None:
+        """Forget ``request_id``, answered or abandoned."""
+        self.outstanding.pop(request_id, None)
+        self.carriers.pop(request_id, None)
+        self.holders.pop(request_id, None)
 
 
 class InputRequests:
@@ -117,29 +156,34 @@ class InputRequests:
                 continue
             for request_id, message in channel.outstanding.items():
                 pending = self.host.replies.pending.get(request_id)
-                if pending is None:
+                if pending is None or channel.held(request_id, session):
                     continue
                 if stream is not None:
                     stream.put_nowait(message)
-                elif not session.send(message):
-                    return
+                    carrier: object = stream
+                else:
+                    used = session.send(message)
+                    if used is None:
+                        return
+                    carrier = used
                 pending.sessions.add(session.id)
-                channel.carriers[request_id] = channel.carriers.get(request_id, 0) + 1
+                channel.carried(request_id, session, carrier)
 
     def stream_closed(self, session: Session, unsent: list[dict[str, Any]]) -> None:
         """Called by the HTTP app when a GET stream of ``session`` ended before it
         sent the messages ``unsent``: requests no other stream carried wait for
         another stream again."""
         returned = {str(m["id"]) for m in unsent if "id" in m and "method" in m}
-        if not returned:
-            return
         for channel in self.channels.values():
+            if not channel.outstanding:
+                continue
+            # a waiting result-role stream may carry what this stream held
+            channel.changed.set()
             back = returned & channel.carriers.keys()
             if not back:
                 continue
             for request_id in back:
                 channel.carriers[request_id] -= 1
-            channel.changed.set()  # a waiting result-role stream may carry them now
             self.push_input(channel)
 
     @staticmethod
@@ -414,8 +458,7 @@ class InputRequests:
             result = await pending.reply
         finally:
             self.host.replies.pending.pop(request_id, None)
-            channel.outstanding.pop(request_id, None)
-            channel.carriers.pop(request_id, None)
+            channel.settled(request_id)
         if not channel.outstanding:
             await self.host.lifecycle.update(task_id, status=self.host.tables.working)
         return result
@@ -446,9 +489,11 @@ class InputRequests:
             ]
         for session in listeners:
             for request_id, message in waiting:
-                session.send(message)
+                stream = session.send(message)
+                if stream is None:
+                    continue
                 self.host.replies.pending[request_id].sessions.add(session.id)
-                channel.carriers[request_id] = channel.carriers.get(request_id, 0) + 1
+                channel.carried(request_id, session, stream)
 
     async def tasks_result(self, call: Call) -> dict[str, Any]:
         """The result role: block until the task is terminal, carrying its input
@@ -464,8 +509,10 @@ class InputRequests:
             call.principal is not None
             or call.session is self.host.notifications.task_sessions.get(task_id)
         )
+        token = object()  # this stream, among the holders of the requests it carries
         if carries:
             channel.readers += 1
+            channel.reading.add(token)
         try:
             while True:
                 channel.changed.clear()  # before reading, so no change is missed
@@ -478,11 +525,15 @@ class InputRequests:
                         and carries
                         and request_id not in sent
                         and request_id in channel.outstanding  # not answered since
+                        and not channel.held(request_id, call.session)
                     ):
                         sent.add(request_id)
-                        channel.carriers[request_id] = (
-                            channel.carriers.get(request_id, 0) + 1
-                        )
+                        if call.session is not None:
+                            channel.carried(request_id, call.session, token)
+                        else:
+                            channel.carriers[request_id] = (
+                                channel.carriers.get(request_id, 0) + 1
+                            )
                         pending = self.host.replies.pending.get(request_id)
                         if pending is not None:  # only this session may answer it
                             pending.sessions.add(call.request.session_id)
@@ -493,6 +544,8 @@ class InputRequests:
         finally:
             if carries:
                 channel.readers -= 1
+                channel.reading.discard(token)
+                channel.changed.set()  # another stream may carry what this one held
             if not channel.outstanding and task_id not in self.host.lifecycle.contexts:
                 self.channels.pop(task_id, None)
             else:  # what no result-role stream carries now goes to the GET stream

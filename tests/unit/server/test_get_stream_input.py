@@ -128,16 +128,18 @@ def requests_in(stream: asyncio.Queue[dict[str, Any] | None]) -> list[dict[str, 
     return [m for m in queued if m is not None and "id" in m]
 
 
-async def test_tasks_result_delivers_again_a_request_the_get_stream_carried() -> None:
-    """The GET stream carried the request, but its client may be gone: ``tasks/result``
-    carries it again (the spec's clients expect messages on any stream and call
-    ``tasks/result`` preemptively); one answer settles it."""
+async def test_tasks_result_carries_again_what_a_closed_get_stream_carried() -> None:
+    """The GET stream carried the request and then closed unanswered (its client may
+    be gone): ``tasks/result`` carries it again (the spec's clients expect messages
+    on any stream and call ``tasks/result`` preemptively); one answer settles it."""
     async with in_process() as h:
         stream = h.open_get_stream()
         task_id = await h.start_ask()
         h.release.set()
         request = await next_request(stream)
         assert request["params"]["_meta"] == {RELATED: {"taskId": task_id}}
+        # the client went away after the stream wrote it (what the HTTP app does)
+        h.server.stream_closed(h.session, h.session.close_stream(stream))
         on_result: list[dict[str, Any]] = []
         delivered = asyncio.Event()
 
@@ -153,6 +155,61 @@ async def test_tasks_result_delivers_again_a_request_the_get_stream_carried() ->
         result = await asyncio.wait_for(fetching, WAIT_S)
     assert on_result == [request]
     assert result["content"][0]["text"] == "answer accept"
+
+
+async def test_tasks_result_leaves_a_request_an_open_get_stream_carried() -> None:
+    """The GET stream carried the request and is still open, so its client has it: a
+    ``tasks/result`` of the same session, called before the client answered, does not
+    carry it a second time (an SDK client without duplicate detection would ask its
+    user twice). Once that GET stream closes unanswered, the open ``tasks/result``
+    carries it."""
+    async with in_process() as h:
+        stream = h.open_get_stream()
+        task_id = await h.start_ask()
+        h.release.set()
+        request = await next_request(stream)
+        on_result: list[dict[str, Any]] = []
+        delivered = asyncio.Event()
+
+        async def keep(message: dict[str, Any]) -> None:
+            on_result.append(message)
+            delivered.set()
+
+        fetching = asyncio.create_task(
+            h.call("tasks/result", {"taskId": task_id}, keep)
+        )
+        await until(lambda: h.readers(task_id) == 1, what="tasks/result waiting")
+        assert on_result == []
+        h.server.stream_closed(h.session, h.session.close_stream(stream))
+        await asyncio.wait_for(delivered.wait(), WAIT_S)
+        assert on_result == [request]
+        await h.answer(request)
+        result = await asyncio.wait_for(fetching, WAIT_S)
+    assert result["content"][0]["text"] == "answer accept"
+
+
+async def test_a_client_answering_late_on_its_open_get_stream_is_asked_once() -> None:
+    """What a real SDK client does under load: its GET stream carries the request,
+    it calls ``tasks/result`` before its answer is in, then answers; the request
+    reaches it once in all."""
+    async with in_process() as h:
+        stream = h.open_get_stream()
+        task_id = await h.start_ask()
+        h.release.set()
+        request = await next_request(stream)
+        on_result: list[dict[str, Any]] = []
+
+        async def keep(message: dict[str, Any]) -> None:
+            on_result.append(message)
+
+        fetching = asyncio.create_task(
+            h.call("tasks/result", {"taskId": task_id}, keep)
+        )
+        await until(lambda: h.readers(task_id) == 1, what="tasks/result waiting")
+        await h.answer(request)
+        result = await asyncio.wait_for(fetching, WAIT_S)
+    assert result["content"][0]["text"] == "answer accept"
+    assert [m for m in on_result if "id" in m] == []
     assert requests_in(stream) == []
 
 
