@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from pydantic import BaseModel
 
@@ -206,11 +206,51 @@ class ToolContext:
         if self.task_id is not None:
             await self._server.set_status_message(self.task_id, message)
 
-    async def set_fields(self, fields: TaskFields) -> None:
+    @property
+    def revision(self) -> str:
+        """The id of the revision this call (and its task) runs under: the
+        ``REVISION`` of its ``protocol_<revision>`` module (``"2025-11-25"``,
+        ``"ext-2026-07-28"``). In a package of several revisions it is the revision
+        of the client that called the tool."""
+        return self._server.tables.revision
+
+    @overload
+    async def set_fields(self, fields: TaskFields) -> None: ...
+
+    @overload
+    async def set_fields(
+        self, fields: Mapping[str, object], *, revision: str
+    ) -> None: ...
+
+    async def set_fields(
+        self, fields: Mapping[str, object], *, revision: str | None = None
+    ) -> None:
         """Set task fields the schema has and the runtime does not manage (see
-        ``protocol.TaskFields``); clients read them on their next snapshot."""
+        ``protocol.TaskFields``); clients read them on their next snapshot.
+
+        The fields the task's revision does not have are left out (logged at debug
+        level), so that one tool serving several revisions sets them all and never
+        fails a task of a revision that lacks one. To have them checked instead, name
+        the revision the fields are for: ``ctx.set_fields(protocol_ext.TaskFields(
+        progress=0.5), revision=protocol_ext.REVISION)`` (type-checked against that
+        revision's ``TaskFields``) raises ``ValueError`` when ``revision`` is not
+        ``ctx.revision`` or names a field that revision does not have. Without a task
+        it does nothing (after that check).
+        """
+        if revision is not None:
+            if revision != self.revision:
+                raise ValueError(
+                    f"task fields of revision {revision} given to a call of"
+                    f" revision {self.revision} (compare ctx.revision first)"
+                )
+            extras = self._server.tables.task_extra_fields
+            unknown = sorted(set(fields) - set(extras))
+            if unknown:
+                raise ValueError(
+                    f"not a task field of revision {revision}: {', '.join(unknown)}"
+                )
         if self.task_id is not None:
-            await self._server.set_task_fields(self.task_id, fields)
+            await self._server.set_task_fields(self.task_id, cast(TaskFields, fields))
 
     async def set_status(self, status: StatusName, message: str | None = None) -> None:
         """Move the task to another active status (the revision's ``ACTIVE_STATUSES``),
