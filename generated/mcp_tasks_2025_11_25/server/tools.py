@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from pydantic import BaseModel
 
@@ -20,7 +20,11 @@ from .sessions import Session
 from .wire import ToolOutput
 
 if TYPE_CHECKING:
+    from .elicit import ElicitAnswer
     from .host import Host
+
+M = TypeVar("M", bound=BaseModel)
+"""A pydantic model a typed elicitation asks for."""
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Whether a tool never, sometimes or always runs as a task."""
@@ -292,20 +296,64 @@ class ToolContext:
         """
         await self._server.notifications.schema_note(self, method, params)
 
+    @overload
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: type[M],
+        *,
+        status: StatusName | None = None,
+    ) -> ElicitAnswer[M]: ...
+
+    @overload
     async def elicit(
         self,
         message: str,
         requested_schema: dict[str, Any],
         *,
         status: StatusName | None = None,
-    ) -> dict[str, Any]:
-        """Ask the user through the client (form elicitation); return the
-        ``ElicitResult``. ``status``: as for ``request_input``."""
-        return await self.request_input(
+    ) -> dict[str, Any]: ...
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: type[BaseModel] | dict[str, Any],
+        *,
+        status: StatusName | None = None,
+    ) -> ElicitAnswer[Any] | dict[str, Any]:
+        """Ask the user through the client (form elicitation). ``status``: as for
+        ``request_input``.
+
+        With a pydantic model class, the form is made from the model
+        (``elicitation_schema``: ``TypeError`` naming a field the form cannot ask
+        for) and the answer is an ``ElicitAnswer`` of the model: ``action``, and
+        ``content`` validated into the model when accepted, else None
+        (``ElicitContentError``, a ``ToolError``, when accepted content does not
+        fit the model). With a JSON Schema ``dict``, the answer is the
+        ``ElicitResult`` as sent (a ``dict``).
+        """
+        if isinstance(requested_schema, dict):
+            return await self.request_input(
+                "elicitation/create",
+                {
+                    "mode": "form",
+                    "message": message,
+                    "requestedSchema": requested_schema,
+                },
+                status=status,
+            )
+        from .elicit import ElicitAnswer, elicitation_schema
+
+        answer = await self.request_input(
             "elicitation/create",
-            {"mode": "form", "message": message, "requestedSchema": requested_schema},
+            {
+                "mode": "form",
+                "message": message,
+                "requestedSchema": elicitation_schema(requested_schema),
+            },
             status=status,
         )
+        return ElicitAnswer.of(requested_schema, answer)
 
     async def request_input(
         self,
