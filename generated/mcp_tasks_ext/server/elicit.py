@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
+N = TypeVar("N", bound=BaseModel)
 
 ElicitAction = Literal["accept", "decline", "cancel"]
 """What the user did: submitted the form, declined it, or dismissed it."""
@@ -94,8 +95,8 @@ class ElicitAnswer(Generic[M]):
     content: M | None
     raw: dict[str, Any]
 
-    @classmethod
-    def of(cls, model: type[M], result: dict[str, Any]) -> ElicitAnswer[M]:
+    @staticmethod
+    def of(model: type[N], result: dict[str, Any]) -> ElicitAnswer[N]:
         """The ``ElicitResult`` ``result`` (wire form) as an answer typed by
         ``model``: for the answers of a preflight request
         (``ctx.input_responses[key]``) as for those ``ctx.elicit`` gets. Raises
@@ -105,13 +106,13 @@ class ElicitAnswer(Generic[M]):
         if action not in ("accept", "decline", "cancel"):
             raise ValueError(f"not an elicitation action: {action!r}")
         if action != "accept":
-            return cls(cast(ElicitAction, action), None, result)
+            return ElicitAnswer(cast(ElicitAction, action), None, result)
         content: Any = result.get("content")
         try:
             value = model.model_validate(content if content is not None else {})
         except ValidationError as error:
             raise ElicitContentError(model, error) from error
-        return cls("accept", value, result)
+        return ElicitAnswer("accept", value, result)
 
 
 def elicitation_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -171,7 +172,10 @@ def _field(where: str, spec: dict[str, Any], defs: dict[str, Any]) -> dict[str, 
     spec = _resolve(spec, defs)
     branches = spec.get("anyOf")
     if isinstance(branches, list) and "type" not in spec:
-        options = [_resolve(cast(dict[str, Any], b), defs) for b in branches]
+        options = [
+            _resolve(cast(dict[str, Any], branch), defs)
+            for branch in cast(list[object], branches)
+        ]
         kept = [o for o in options if o.get("type") != "null"]
         if len(kept) != 1:
             raise TypeError(
