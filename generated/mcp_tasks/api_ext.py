@@ -29,9 +29,7 @@ Dispatch table:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, TypeAlias, TypeVar, cast
-
-from typing_extensions import Unpack
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar, cast
 
 from .client import rev_ext as _client
 from .client.notifications import NotificationCallback
@@ -50,6 +48,9 @@ from .models_ext import (
     UpdateTaskResult,
 )
 from .server.info import HandlerContext
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "AnyHandler",

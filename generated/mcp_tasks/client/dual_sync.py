@@ -127,7 +127,8 @@ class SyncDualClient(SyncClientBase):
     ) -> dict[str, Any]:
         """Call a tool and return its ``CallToolResult`` object, task or not (see
         ``DualClient.call_tool``; the callbacks run in the client's loop thread)."""
-        # A thin delegation: the same parameters as the async call_tool, passed on.
+        # Thin delegation to the async call_tool: the same parameters (the twin test
+        # compares the signatures), passed on as they are, and its return type.
         return self.runner.run(
             self._client.call_tool(
                 name,
