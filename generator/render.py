@@ -227,7 +227,13 @@ SINGLE_ONLY = frozenset({"models.py"})
 """Package-level files only a one-revision package has (``models`` re-exports its
 models)."""
 DUAL_RUNTIME = frozenset(
-    {"client/dual.py", "client_dual.py", "server/dual.py", "server_dual.py"}
+    {
+        "client/dual.py",
+        "client/dual_sync.py",
+        "client_dual.py",
+        "server/dual.py",
+        "server_dual.py",
+    }
 )
 """Runtime files only a package of several revisions has."""
 

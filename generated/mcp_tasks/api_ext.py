@@ -28,10 +28,13 @@ Dispatch table:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar, cast
 
 from .client import rev_ext as _client
+from .client.notifications import NotificationCallback
+from .client.sync import SyncClientOptions, SyncInputHandler
+from .client.transport import Transport
 from .server import rev_ext as _server
 from .models_ext import (
     CancelTaskRequestParams,
@@ -46,7 +49,17 @@ from .models_ext import (
 )
 from .server.info import HandlerContext
 
-__all__ = ["AnyHandler", "Handler", "HandlerContext", "TasksClient", "TasksServer"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = [
+    "AnyHandler",
+    "Handler",
+    "HandlerContext",
+    "SyncTasksClient",
+    "TasksClient",
+    "TasksServer",
+]
 
 _Params = TypeVar("_Params")
 _Result = TypeVar("_Result")
@@ -65,6 +78,27 @@ class TasksClient(_client.TasksClient):
     The typed methods send the request as it is and return its result validated by
     the generated model; ``call_tool`` and the task handles drive the polling loop.
     """
+
+    @classmethod
+    def sync(
+        cls,
+        transport: Transport | str,
+        *,
+        input_handlers: Mapping[str, SyncInputHandler] | None = None,
+        on_notification: NotificationCallback | None = None,
+        **options: Unpack[SyncClientOptions],
+    ) -> SyncTasksClient:
+        """The synchronous client with these options (see :class:`SyncTasksClient`)::
+
+        with TasksClient.sync("http://127.0.0.1:8000/mcp") as client:
+            result = client.call_tool("slow_compute", {"seconds": 3})
+        """
+        return SyncTasksClient(
+            transport,
+            input_handlers=input_handlers,
+            on_notification=on_notification,
+            **options,
+        )
 
     async def tasks_cancel(
         self,
@@ -114,6 +148,50 @@ class TasksClient(_client.TasksClient):
         )
         result = await self.request("tasks/update", params.to_wire())
         return UpdateTaskResult.model_validate(result)
+
+
+class SyncTasksClient(_client.SyncTasksClient):
+    """The synchronous twin of :class:`TasksClient`: the same options and methods,
+    typed ones included, without ``await``; its own event loop runs in a daemon
+    thread (see ``client.sync``)."""
+
+    client_class = TasksClient
+
+    @property
+    def async_client(self) -> TasksClient:
+        """The async client (await its methods in the client's loop only)."""
+        return cast(TasksClient, self._client)
+
+    def tasks_cancel(
+        self,
+        *,
+        task_id: str,
+    ) -> CancelTaskResult:
+        """Send ``tasks/cancel`` (cancel) and return its ``CancelTaskResult`` (see :meth:`TasksClient.tasks_cancel`)."""
+        return self.runner.run(self.async_client.tasks_cancel(task_id=task_id))
+
+    def tasks_get(
+        self,
+        *,
+        task_id: str,
+    ) -> GetTaskResult:
+        """Send ``tasks/get`` (get) and return its ``GetTaskResult`` (see :meth:`TasksClient.tasks_get`)."""
+        return self.runner.run(self.async_client.tasks_get(task_id=task_id))
+
+    def tasks_update(
+        self,
+        *,
+        task_id: str,
+        input_responses: dict[
+            str, CreateMessageResult | ListRootsResult | ElicitResult
+        ],
+    ) -> UpdateTaskResult:
+        """Send ``tasks/update`` (update) and return its ``UpdateTaskResult`` (see :meth:`TasksClient.tasks_update`)."""
+        return self.runner.run(
+            self.async_client.tasks_update(
+                task_id=task_id, input_responses=input_responses
+            )
+        )
 
 
 class TasksServer(_server.TasksServer):

@@ -84,6 +84,7 @@ def test_mypy_strict(mypy_run: MypyRun) -> None:
 
 USER_CODE = """\
 from {pkg}.client import InputContext, TaskFailed, TaskHandle, TasksClient, status_name
+from {pkg}.client import SyncTasksClient
 from {pkg}.server import Limits, TasksServer, ToolContext, ToolError
 
 
@@ -102,9 +103,38 @@ def build() -> tuple[type[TasksClient], type[TasksServer], Limits, type[InputCon
 
 def misspelt() -> TasksClient:
     # a misspelt option is a type error: without one, --strict reports the ignore
-    return TasksClient(  # type: ignore[call-arg]
-        "http://127.0.0.1:1/mcp", elicitation_handlr=None
-    )
+    url = "http://127.0.0.1:1/mcp"
+    return TasksClient(url, elicitation_handlr=None)  # type: ignore[call-arg]
+
+
+def answer(context: InputContext) -> dict[str, object]:
+    return {{"action": "decline", "message": context.params.get("message")}}
+
+
+async def answer_later(context: InputContext) -> dict[str, object]:
+    return {{"action": "cancel"}}
+
+
+def use_sync(url: str) -> str:
+    with TasksClient.sync(
+        url, elicitation_handler=answer, default_poll_interval=0.5
+    ) as client:
+        result = client.call_tool("greet", {{"name": "x"}}, timeout=5.0)
+        handle = client.start_tool("slow", {{"seconds": 1}})
+        statuses = [status_name(s.status) for s in handle.snapshots(timeout=1.0)]
+        handle.cancel()
+        count = len(client.pending_tasks()) + len(client.list_tools())
+        return f"{{result}} {{statuses}} {{count}} {{handle.task_id}}"
+
+
+def sync_client(url: str) -> SyncTasksClient:
+    return SyncTasksClient(url, input_handlers={{"elicitation/create": answer_later}})
+
+
+def sync_misspelt() -> SyncTasksClient:
+    # the sync client's options are typed as the async client's
+    url = "http://127.0.0.1:1/mcp"
+    return SyncTasksClient(url, elicitation_handlr=None)  # type: ignore[call-arg]
 
 
 
@@ -125,7 +155,13 @@ def test_user_code_imports_the_public_names_type_clean(
 
 @pytest.mark.timeout(300)  # pyright strict over three packages: 30-70 s, more if loaded
 def test_pyright_strict(tmp_path: Path) -> None:
-    """0 errors from pyright in strict mode on every golden package."""
+    """0 errors from pyright in strict mode on every golden package and on the user
+    code of each (``USER_CODE``)."""
+    user_code = []
+    for package in PACKAGES:
+        path = tmp_path / f"user_code_{package}.py"
+        path.write_text(USER_CODE.format(pkg=package))
+        user_code.append(str(path))
     config = tmp_path / "pyrightconfig.json"
     config.write_text(
         json.dumps(
@@ -145,6 +181,7 @@ def test_pyright_strict(tmp_path: Path) -> None:
             sys.executable,
             "--outputjson",
             *(str(GENERATED / p) for p in PACKAGES),
+            *user_code,
         ],
         capture_output=True,
         text=True,

@@ -10,6 +10,12 @@ handlers, durable task IDs and resume for both. ``revision=`` pins one::
     async with TasksClient("http://127.0.0.1:8000/mcp") as client:
         result = await client.call_tool("slow_compute", {"seconds": 3})
 
+``SyncTasksClient`` (or ``TasksClient.sync(url)``) has the same methods without
+``await``, running its own event loop in a thread (see ``sync``)::
+
+    with TasksClient.sync("http://127.0.0.1:8000/mcp") as client:
+        result = client.call_tool("slow_compute", {"seconds": 3})
+
 The runtime behind it is in this package's modules: ``core`` (``ClientCore``),
 ``handle``, ``wait``, ``errors``, the revisions' adapters, ``dual`` and the transports
 (``http``, ``stdio``).
@@ -20,19 +26,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Union, cast
 
+from typing_extensions import Unpack
+
 from . import dual as _runtime
+from . import dual_sync as _dual_sync
 from . import shared as _shared
+from . import sync as _sync
 from .core import ClientCore
 from .dual import *  # noqa: F403 - the dual client's public names
+from .dual_sync import *  # noqa: F403 - the sync dual client's public names
+from .notifications import NotificationCallback
 from .shared import *  # noqa: F403 - the shared public names (errors, handles)
+from .sync import *  # noqa: F403 - the sync client's public names
+from .sync import SyncClientOptions, SyncInputHandler
+from .transport import Transport
 
 if TYPE_CHECKING:
     from .. import api_2025 as _api_2025
     from .. import api_ext as _api_ext
 
-__all__ = ["TasksClient"]
+__all__ = ["SyncTasksClient", "TasksClient"]
 __all__ += _shared.__all__
 __all__ += _runtime.__all__
+__all__ += _sync.__all__
+__all__ += _dual_sync.__all__
 
 
 class TasksClient(_runtime.DualClient):
@@ -57,3 +74,39 @@ class TasksClient(_runtime.DualClient):
         return cast(
             "Union[_api_2025.TasksClient, _api_ext.TasksClient]", super().client
         )
+
+    @classmethod
+    def sync(
+        cls,
+        endpoint: str | Transport,
+        *,
+        revision: str | None = None,
+        input_handlers: Mapping[str, SyncInputHandler] | None = None,
+        on_notification: NotificationCallback | None = None,
+        **options: Unpack[SyncClientOptions],
+    ) -> SyncTasksClient:
+        """The synchronous client with these options (see :class:`SyncTasksClient`)::
+
+        with TasksClient.sync("http://127.0.0.1:8000/mcp") as client:
+            result = client.call_tool("slow_compute", {"seconds": 3})
+        """
+        return SyncTasksClient(
+            endpoint,
+            revision=revision,
+            input_handlers=input_handlers,
+            on_notification=on_notification,
+            **options,
+        )
+
+
+class SyncTasksClient(_dual_sync.SyncDualClient):
+    """The synchronous twin of :class:`TasksClient` (see ``client.dual_sync``): the
+    same options and methods, without ``await``; its own event loop runs in a daemon
+    thread, one per client (see ``client.sync``)."""
+
+    client_class = TasksClient
+
+    @property
+    def async_client(self) -> TasksClient:
+        """The async client (await its methods in the client's loop only)."""
+        return cast(TasksClient, self._client)

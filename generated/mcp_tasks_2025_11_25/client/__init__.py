@@ -3,8 +3,9 @@
 """Async client for MCP 2025-11-25 experimental Tasks.
 
 ``TasksClient`` (from ``api_2025``) is the runtime's client of this revision with one typed
-method per request of the schema; the runtime's public names (errors, handles, input
-handler types) are importable from here too. The runtime behind it is in this
+method per request of the schema; ``SyncTasksClient`` (or ``TasksClient.sync(url)``) has
+the same methods without ``await`` (see ``sync``); the runtime's public names (errors,
+handles, input handler types) are importable from here too. The runtime behind it is in this
 package's modules: ``core`` (``ClientCore``), ``handle``, ``wait``, ``errors``, the
 revision's adapter ``rev_2025`` and the transports (``http``, ``stdio``).
 """
@@ -15,22 +16,27 @@ from typing import TYPE_CHECKING, Any
 
 from . import rev_2025 as _runtime
 from . import shared as _shared
+from . import sync as _sync
 from .rev_2025 import *  # noqa: F403 - the revision's public names
 from .shared import *  # noqa: F403 - the shared public names (errors, handles)
+from .sync import *  # noqa: F403 - the sync client's public names
 
 if TYPE_CHECKING:
+    from ..api_2025 import SyncTasksClient as SyncTasksClient
     from ..api_2025 import TasksClient as TasksClient
 
-__all__ = ["TasksClient"]
+__all__ = ["SyncTasksClient", "TasksClient"]
 __all__ += _shared.__all__
 __all__ += _runtime.__all__
+__all__ += _sync.__all__
 
 
 def __getattr__(name: str) -> Any:
-    """``TasksClient`` (``api_2025.TasksClient``), imported when first asked for: that
-    module imports this package's, so it may not be complete while this one runs."""
-    if name == "TasksClient":
+    """``TasksClient`` and ``SyncTasksClient`` (``api_2025``'s), imported when first asked
+    for: that module imports this package's, so it may not be complete while this one
+    runs."""
+    if name in ("TasksClient", "SyncTasksClient"):
         from .. import api_2025
 
-        return api_2025.TasksClient
+        return getattr(api_2025, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias, cast
 
+from typing_extensions import Unpack
+
 from .. import protocol_ext as protocol
 from ..jsonrpc import json_object
 from ..protocol_ext import EXTENSION_ID, PROTOCOL_VERSION, TERMINAL_STATUSES, TaskState
@@ -30,6 +32,9 @@ from .errors import (
     MissingRequiredClientCapability,
     UnsupportedProtocolVersion,
 )
+from .notifications import NotificationCallback
+from .sync import SyncClientCore, SyncClientOptions, SyncInputHandler
+from .transport import Transport
 
 __all__: list[str] = [
     "EXTENSION_ID",
@@ -66,6 +71,23 @@ class TasksClient(ClientCore[Result]):
 
     ttl_backstop_default = True
 
+    @classmethod
+    def sync(
+        cls,
+        transport: Transport | str,
+        *,
+        input_handlers: Mapping[str, SyncInputHandler] | None = None,
+        on_notification: NotificationCallback | None = None,
+        **options: Unpack[SyncClientOptions],
+    ) -> SyncTasksClient:
+        """The synchronous client with these options (see :class:`SyncTasksClient`)."""
+        return SyncTasksClient(
+            transport,
+            input_handlers=input_handlers,
+            on_notification=on_notification,
+            **options,
+        )
+
     def outcome(self, raw: Mapping[str, Any]) -> Result:
         return dict(raw)
 
@@ -80,3 +102,20 @@ class TasksClient(ClientCore[Result]):
         capabilities = json_object(discovered.get("capabilities")) or {}
         extensions = json_object(capabilities.get("extensions"))
         return extensions is not None and protocol.EXTENSION_ID in extensions
+
+
+class SyncTasksClient(SyncClientCore[Result]):
+    """The synchronous twin of :class:`TasksClient` (see ``client.sync``): the same
+    options and methods, without ``await``."""
+
+    client_class = TasksClient
+
+    @property
+    def async_client(self) -> TasksClient:
+        """The async client (await its methods in the client's loop only)."""
+        return cast(TasksClient, self._client)
+
+    def discover(self) -> dict[str, Any]:
+        """``server/discover``: the server's versions and capabilities (see
+        :meth:`TasksClient.discover`)."""
+        return self.runner.run(self.async_client.discover())

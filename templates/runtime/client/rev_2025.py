@@ -30,7 +30,9 @@ from ..task_ids import StoredTask
 from .codec import decode_state
 from .core import ClientCore
 from .errors import InvalidResponse, TaskNotFound
-from .transport import SessionTransport, revision_hint
+from .notifications import NotificationCallback
+from .sync import SyncClientCore, SyncClientOptions, SyncInputHandler
+from .transport import SessionTransport, Transport, revision_hint
 
 __all__: list[str] = [
     "EXTENSION_ID",
@@ -69,6 +71,23 @@ class TasksClient(ClientCore[CallToolResult]):
     tables = protocol.TABLES
 
     not_found = {**ClientCore.not_found, "cancel": CannotCancelTask}
+
+    @classmethod
+    def sync(
+        cls,
+        transport: Transport | str,
+        *,
+        input_handlers: Mapping[str, SyncInputHandler] | None = None,
+        on_notification: NotificationCallback | None = None,
+        **options: Unpack[SyncClientOptions],
+    ) -> SyncTasksClient:
+        """The synchronous client with these options (see :class:`SyncTasksClient`)."""
+        return SyncTasksClient(
+            transport,
+            input_handlers=input_handlers,
+            on_notification=on_notification,
+            **options,
+        )
 
     def setup(self) -> None:
         self.initialize_result: dict[str, Any] = {}
@@ -165,3 +184,30 @@ class TasksClient(ClientCore[CallToolResult]):
         if not isinstance(state, Task):
             raise InvalidResponse("tasks/cancel must answer with the task")
         return state
+
+
+class SyncTasksClient(SyncClientCore[CallToolResult]):
+    """The synchronous twin of :class:`TasksClient` (see ``client.sync``): the same
+    options and methods, without ``await``; ``with`` runs ``initialize``."""
+
+    client_class = TasksClient
+
+    @property
+    def async_client(self) -> TasksClient:
+        """The async client (await its methods in the client's loop only)."""
+        return cast(TasksClient, self._client)
+
+    def connect(self) -> dict[str, Any]:
+        """Run the ``initialize`` handshake and return the server's
+        ``InitializeResult`` (see :meth:`TasksClient.connect`)."""
+        return self.runner.run(self.async_client.connect())
+
+    def rejoin(self, task_id: str) -> StoredTask | None:
+        """Prepare to resume ``task_id`` after a restart, instead of :meth:`connect`
+        (see :meth:`TasksClient.rejoin`)."""
+        return self.runner.run(self.async_client.rejoin(task_id))
+
+    def cancel_task(self, task_id: str, **params: Unpack[CancelTaskParams]) -> Task:
+        """``tasks/cancel`` (requires ``tasks.cancel``): the task as the server
+        reports it (see :meth:`TasksClient.cancel_task`)."""
+        return self.runner.run(self.async_client.cancel_task(task_id, **params))
