@@ -146,7 +146,8 @@ def add_tools(
         task_support="forbidden", input_schema=_schema(name={"type": "string"})
     )(greet)
     server.tool(
-        input_schema=_schema(seconds={"type": "number"}, label={"type": "string"})
+        input_schema=_schema(seconds={"type": "number"}, label={"type": "string"}),
+        idempotent=True,
     )(slow_compute)
     server.tool(task_support="required")(failing_job)
     server.tool()(protocol_error_job)

@@ -23,6 +23,8 @@ Layout (every key starts with ``prefix``, ``"mcp-tasks:"`` by default)::
                                    tasks in total
     {prefix}lease:{task_id}        string: the replica holding the worker lease (PX)
     {prefix}signals                pub/sub channel: signals between replicas
+    {prefix}job:{task_id}          hash: the job of a task an executor runs in
+                                   another process (``stores.redis_jobs``)
 
 ``{owner}`` is ``-`` for tasks without an owner and ``=`` followed by the principal
 otherwise, so that no principal can collide with "no owner".
@@ -106,6 +108,7 @@ from .base import (
     TaskStore,
 )
 from .codec import kept_bytes, text
+from .redis_jobs import RedisJobs
 from .redis_link import Outage, RedisUnavailable, SignalChannel
 from .redis_scripts import SCRIPTS, UPDATE_OUTCOMES
 
@@ -164,7 +167,7 @@ class RedisKeys:
         return f"{self.prefix}lease:{task_id}"
 
 
-class RedisTaskStore:
+class RedisTaskStore(RedisJobs):
     """A ``TaskStore`` shared by every replica that points at the same Redis.
 
     ``url`` is a redis-py URL (``redis://host:port/db``, ``rediss://`` for TLS,
@@ -615,6 +618,10 @@ class RedisTaskStore:
 
 
 if TYPE_CHECKING:
+    from .jobs import JobStore
+
+    _JOB_CHECK: type[JobStore] = RedisTaskStore
+    """Static check that ``RedisTaskStore`` satisfies the ``JobStore`` protocol."""
     _REPLICA_CHECK: type[ReplicaStore] = RedisTaskStore
     """Static check that ``RedisTaskStore`` satisfies the ``ReplicaStore`` protocol."""
     _PROTOCOL_CHECK: type[TaskStore] = RedisTaskStore

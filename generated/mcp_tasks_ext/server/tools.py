@@ -60,6 +60,9 @@ class Tool:
     ``answer_within_ms`` overrides ``Limits.answer_within_ms`` for this tool: where
     the revision allows it (the extension), a call that finishes within that many
     milliseconds is answered with its result instead of a task (0: never).
+
+    ``idempotent``: running the tool twice does no harm, so an executor whose worker
+    was lost mid-task may run it again (``server.executor``); else that task fails.
     """
 
     name: str
@@ -73,6 +76,7 @@ class Tool:
     preflight: Preflight | None = None
     immediate_response: str | None = None
     answer_within_ms: int | None = None
+    idempotent: bool = False
 
 
 class ToolRegistry:
@@ -97,6 +101,7 @@ class ToolRegistry:
         preflight: Preflight | None = None,
         immediate_response: str | None = None,
         answer_within_ms: int | None = None,
+        idempotent: bool = False,
     ) -> Callable[[ToolHandler], ToolHandler]:
         """Decorator registering ``async def handler(ctx, arguments)`` as a tool."""
 
@@ -116,6 +121,7 @@ class ToolRegistry:
                     preflight=preflight,
                     immediate_response=immediate_response,
                     answer_within_ms=answer_within_ms,
+                    idempotent=idempotent,
                 )
             )
             return handler

@@ -20,6 +20,7 @@ from ..revision import RevisionTables
 from ..stores import ReplicaStore, SQLiteTaskStore, TaskRecord, TaskStore
 from .calls import ToolCalls
 from .dispatch import Dispatcher, Route
+from .executor import Executor, InProcessExecutor
 from .info import (
     AuditEvent,
     AuditHook,
@@ -73,7 +74,8 @@ class TaskServerCore:
     ``True`` also a Tasks request (``tasks/get``, ...) without ``Mcp-Name``; ``False``
     none (for clients older than the headers). ``enable_list``
     (default: whether ``authenticate`` is set) and ``page_size`` serve the list role
-    (``tasks/list``) wherever the schema has it.
+    (``tasks/list``) wherever the schema has it. ``executor`` runs the tools of tasks
+    (default ``InProcessExecutor``: in this process; see ``server.executor``).
     """
 
     tables: ClassVar[RevisionTables]
@@ -106,6 +108,7 @@ class TaskServerCore:
         max_sessions_per_client: int = 64,
         session_idle_s: float = 3_600.0,
         require_routing_headers: RoutingHeaders = "core",
+        executor: Executor | None = None,
     ) -> None:
         """Configure the server (see the class docstring of the revision's server for
         the options); nothing runs until :meth:`start`."""
@@ -152,6 +155,13 @@ class TaskServerCore:
         self.calls = ToolCalls(self)
         self.roles = TaskRoles(self)
         self.dispatcher = Dispatcher(self, rate_limiter)
+        self.executor: Executor = (
+            executor if executor is not None else InProcessExecutor()
+        )
+        """Runs the tools of this server's tasks: in this process (the default), or
+        in worker processes (``server.celery_executor.CeleryExecutor``); see
+        ``server.executor``."""
+        self.executor.bind(self)
         self.setup()
 
     def setup(self) -> None:
@@ -398,6 +408,7 @@ class TaskServerCore:
         preflight: Preflight | None = None,
         immediate_response: str | None = None,
         answer_within_ms: int | None = None,
+        idempotent: bool = False,
     ) -> Callable[[ToolHandler], ToolHandler]:
         """Decorator registering ``async def handler(ctx, arguments)`` as a tool."""
         return self.registry.tool(
@@ -409,6 +420,7 @@ class TaskServerCore:
             preflight=preflight,
             immediate_response=immediate_response,
             answer_within_ms=answer_within_ms,
+            idempotent=idempotent,
         )
 
     @property

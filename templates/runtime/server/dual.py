@@ -102,6 +102,7 @@ class DualServer:
         preflight: Preflight | None = None,
         immediate_response: str | None = None,
         answer_within_ms: int | None = None,
+        idempotent: bool = False,
     ) -> Callable[[ToolHandler], ToolHandler]:
         """Decorator registering ``async def handler(ctx, arguments)`` as a tool of
         every revision (see ``TasksServer.tool``; ``preflight`` questions are an
@@ -115,6 +116,7 @@ class DualServer:
             preflight=preflight,
             immediate_response=immediate_response,
             answer_within_ms=answer_within_ms,
+            idempotent=idempotent,
         )
 
     def add_tool(self, tool: Tool) -> None:

@@ -112,13 +112,17 @@ class Replicas:
         for record, leased in zip(candidates, live, strict=True):
             if leased:
                 continue
-            error = JsonRpcError(INTERNAL_ERROR, LOST_WORKER)
+            # the executor may queue it (again) instead: see server.executor
+            message = await self.host.executor.orphaned(self.host, record)
+            if message is None:
+                continue
+            error = JsonRpcError(INTERNAL_ERROR, message)
             if (
                 await self.host.lifecycle.finish(
                     record.task_id,
                     self.host.tables.failed,
                     error=error,
-                    status_message=LOST_WORKER,
+                    status_message=message,
                 )
                 is not None
             ):

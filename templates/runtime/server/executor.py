@@ -1,0 +1,363 @@
+"""Executors: who runs the tool of a task.
+
+A server hands every task it creates to its executor (``TaskServerCore(...,
+executor=...)``):
+
+- ``InProcessExecutor`` (the default) runs the tool as an asyncio task of the server
+  that received the call, with the call's live context (its session, progress token
+  and response stream): the embedded server, with no dependency;
+- a ``RemoteExecutor`` (``CeleryExecutor`` in ``server.celery_executor``) stores the
+  task's job (arguments and context, JSON) in the task store (a ``stores.JobStore``
+  that every process shares) and sends only the task's ID through a queue; a worker
+  process runs it with ``run_task``, writing status, messages, input requests and the
+  outcome to the store, from which every front-end serves the task as usual.
+
+The store, not the queue, decides who runs a task (``stores.jobs``): a queued task
+holds no lease, the worker takes the lease with an attempt number as it starts, and a
+duplicate delivery that finds a live lease, or a task that ended (cancelled while
+queued), drops out. A lapsed lease is the replicas' lease check's business
+(``Replicas.fail_lost_tasks``), which asks the executor what to do
+(``Executor.orphaned``): a remote executor queues the task again when its tool is
+idempotent and attempts remain, and otherwise has it failed with a message that says
+the worker was lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ..jsonrpc import INTERNAL_ERROR, JsonRpcError
+from ..stores import JobStore, SharedJobStore, StoreUnavailable, TaskRecord
+from .tools import ToolContext
+
+if TYPE_CHECKING:
+    from .host import Host
+
+__all__ = [
+    "WORKER_LOST",
+    "Executor",
+    "InProcessExecutor",
+    "RemoteExecutor",
+    "not_taken",
+    "run_task",
+]
+
+_log = logging.getLogger(__name__)
+
+WORKER_LOST = (
+    "The worker running the task was lost before the task finished (its lease"
+    " expired)"
+)
+"""The error message of a task whose remote worker was lost (killed, say) and that
+is not run again (its tool is not idempotent, or its attempts ran out)."""
+
+
+def not_taken(waited_s: float) -> str:
+    """The error message of a task that no worker took within ``waited_s``."""
+    return f"No worker took the task within {waited_s:g} s (is a worker running?)"
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs the tools of a server's tasks (see the module documentation).
+
+    One executor may serve several servers (the revisions of a dual server): each
+    registers with ``bind`` as it is built.
+    """
+
+    def bind(self, host: Host) -> None:
+        """Called by each server built with this executor (it may refuse the server's
+        store with ``ValueError``)."""
+        ...
+
+    async def launch(
+        self,
+        host: Host,
+        record: TaskRecord,
+        ctx: ToolContext,
+        arguments: dict[str, Any],
+    ) -> None:
+        """Start the task ``host`` just created for a call (``ctx``, ``arguments``)."""
+        ...
+
+    async def submit(self, task_id: str) -> None:
+        """Queue the task ``task_id`` for a worker."""
+        ...
+
+    async def cancel(self, task_id: str) -> None:
+        """The task was cancelled (its status is stored already): stop its worker
+        sooner where the executor can."""
+        ...
+
+    async def orphaned(self, host: Host, record: TaskRecord) -> str | None:
+        """An unfinished task holds no live lease: the message to fail it with, or
+        None when the executor takes care of it (it is queued, or queued again)."""
+        ...
+
+
+class InProcessExecutor:
+    """Runs each task's tool as an asyncio task of the server that created it, with
+    the call's live context (today's embedded behaviour)."""
+
+    def __init__(self) -> None:
+        self.hosts: list[Host] = []
+        """The servers that use this executor."""
+        self.prepared: dict[str, tuple[Host, TaskRecord, ToolContext, Any]] = {}
+        """Tasks launched but not yet submitted (``launch`` submits at once)."""
+
+    def bind(self, host: Host) -> None:
+        """Remember ``host`` (any store will do)."""
+        self.hosts.append(host)
+
+    async def launch(
+        self,
+        host: Host,
+        record: TaskRecord,
+        ctx: ToolContext,
+        arguments: dict[str, Any],
+    ) -> None:
+        """Run the tool in the background of ``host`` now."""
+        host.lifecycle.contexts[record.task_id] = ctx
+        self.prepared[record.task_id] = (host, record, ctx, arguments)
+        await self.submit(record.task_id)
+
+    async def submit(self, task_id: str) -> None:
+        """Start the worker of a launched task (``Lifecycle.spawn``)."""
+        prepared = self.prepared.pop(task_id, None)
+        if prepared is None:
+            raise KeyError(f"task {task_id} was not launched in this process")
+        host, record, ctx, arguments = prepared
+        host.lifecycle.spawn(record, host.calls.work(task_id, ctx, arguments))
+
+    async def cancel(self, task_id: str) -> None:
+        """Stop the task's worker, if it runs here."""
+        for host in self.hosts:
+            host.lifecycle.stop_worker(task_id)
+
+    async def orphaned(self, host: Host, record: TaskRecord) -> str | None:
+        """The replica that ran it died: fail it (``replicas.LOST_WORKER``)."""
+        from .replicas import LOST_WORKER
+
+        return LOST_WORKER
+
+
+class RemoteExecutor:
+    """The store side of an executor whose workers run in other processes; a
+    subclass carries the task IDs (``submit``) and runs them in its workers
+    (``run_task``).
+
+    ``max_attempts`` bounds how often a task of an idempotent tool is run after its
+    worker was lost (a task that kills its worker every time ends ``failed``).
+    ``queue_timeout_s``: a task no worker took within it is queued once more (a lost
+    message), and failed when nobody took it within as long again. ``cancel_check_s``
+    is how often a worker reads the task while its tool runs, in case the cancel
+    signal (pub/sub, at most once) did not reach it.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_attempts: int = 3,
+        queue_timeout_s: float = 300.0,
+        cancel_check_s: float = 0.5,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if queue_timeout_s <= 0 or cancel_check_s <= 0:
+            raise ValueError("queue_timeout_s and cancel_check_s must be positive")
+        self.max_attempts = max_attempts
+        self.queue_timeout_s = queue_timeout_s
+        self.cancel_check_s = cancel_check_s
+        self.servers: dict[str, Host] = {}
+        """The servers that run tasks in this process's workers, by revision
+        (``serve``)."""
+
+    def bind(self, host: Host) -> None:
+        """Refuse a store that other processes cannot share."""
+        store = host.store
+        if not isinstance(store, SharedJobStore):
+            raise ValueError(
+                f"{type(self).__name__} runs tasks in other processes, which must"
+                " share the task store: use RedisTaskStore (stores.redis), not"
+                f" {type(store).__name__}"
+            )
+
+    def serve(self, server: Any) -> None:
+        """Run this process's share of the tasks on ``server`` (a ``TasksServer`` of
+        one revision, or of several: each revision's server), built with this
+        executor and the tools the front-ends list."""
+        by_revision: Any = getattr(server, "by_revision", None)
+        hosts: list[Host] = (
+            list(by_revision.values()) if isinstance(by_revision, dict) else [server]
+        )
+        for host in hosts:
+            if not isinstance(host.store, JobStore):
+                raise ValueError("a worker's server must use the shared task store")
+            self.servers[host.tables.revision] = host
+
+    async def launch(
+        self,
+        host: Host,
+        record: TaskRecord,
+        ctx: ToolContext,
+        arguments: dict[str, Any],
+    ) -> None:
+        """Store the task's job (JSON: arguments, revision, client capabilities, the
+        call's other params, whether the tool is idempotent) and submit its ID."""
+        store = host.store
+        assert isinstance(store, JobStore)
+        spec = {
+            "arguments": arguments,
+            "revision": host.tables.revision,
+            "capabilities": ctx.client_capabilities,
+            "requestParams": ctx.request_params,
+            "idempotent": ctx.tool.idempotent,
+        }
+        await store.put_job(record.task_id, spec, record.expires_at)
+        await self.submit(record.task_id)
+
+    async def submit(self, task_id: str) -> None:
+        """Send ``task_id`` to a worker (the subclass's queue)."""
+        raise NotImplementedError
+
+    async def cancel(self, task_id: str) -> None:
+        """Nothing more: the cancelled status in the store is the marker a worker
+        checks before it starts the tool (``claim_job``) and while it runs
+        (``cancel_check_s``), and the cancel signal reaches a running one at once."""
+
+    async def orphaned(self, host: Host, record: TaskRecord) -> str | None:
+        """Leave a queued task alone (or queue it once more, or fail it, once it
+        waited ``queue_timeout_s``); queue again a task whose worker was lost when its
+        tool is idempotent and attempts remain; else fail it (``WORKER_LOST``)."""
+        store = host.store
+        if not isinstance(store, JobStore):
+            return WORKER_LOST
+        job = await store.get_job(record.task_id)
+        if job is None:  # not run by an executor: its replica died
+            from .replicas import LOST_WORKER
+
+            return LOST_WORKER
+        if job.state == "queued":
+            waited = time.time() - job.queued_at
+            if waited < self.queue_timeout_s:
+                return None
+            if job.resubmits >= 1:
+                return not_taken(self.queue_timeout_s * 2)
+            if await store.requeue_job(record.task_id, job.attempt, resubmit=True):
+                _log.warning(
+                    "task %s: no worker took it within %g s; submitting it again",
+                    record.task_id,
+                    self.queue_timeout_s,
+                )
+                await self.submit(record.task_id)
+            return None
+        if job.spec.get("idempotent") is True and job.attempt < self.max_attempts:
+            if await store.requeue_job(record.task_id, job.attempt):
+                _log.warning(
+                    "task %s: its worker was lost (attempt %d of %d); running it"
+                    " again",
+                    record.task_id,
+                    job.attempt,
+                    self.max_attempts,
+                )
+                host.emit_audit("requeued", record.task_id, record.owner)
+                await self.submit(record.task_id)
+            return None
+        if job.attempt > 1:
+            return f"{WORKER_LOST}, {job.attempt} times"
+        return WORKER_LOST
+
+    async def run(self, task_id: str) -> str:
+        """The worker entry: run the task ``task_id`` on the server of its revision
+        (``serve``); see ``run_task``. Returns what happened (``ran``, or why it was
+        not run: ``gone``, ``ended``, ``duplicate``, ``lost``, ``no-server``)."""
+        if not self.servers:
+            raise RuntimeError(f"{type(self).__name__}.serve was never called")
+        any_host = next(iter(self.servers.values()))
+        store = any_host.store
+        assert isinstance(store, JobStore)
+        job = await store.get_job(task_id)
+        if job is None:
+            return "gone"
+        host = self.servers.get(str(job.spec.get("revision")))
+        if host is None:
+            _log.error(
+                "task %s: this worker serves no revision %s",
+                task_id,
+                job.spec.get("revision"),
+            )
+            return "no-server"
+        return await run_task(host, task_id, cancel_check_s=self.cancel_check_s)
+
+
+async def run_task(host: Host, task_id: str, *, cancel_check_s: float = 0.5) -> str:
+    """Run one task by its ID on ``host`` (a started server on the shared store): the
+    worker entry of a remote executor.
+
+    Takes the task's job (``JobStore.claim_job``: a task that ended, or that another
+    worker holds, is not run), then runs its tool as a local worker of ``host``
+    (which renews its lease and hears the cancel signal) with a ``ToolContext`` made
+    from the stored job, reading the task every ``cancel_check_s`` while it runs, and
+    returns once the outcome is stored. Returns ``ran``, or the claim's outcome.
+    """
+    store = host.store
+    if not isinstance(store, JobStore):
+        raise TypeError("run_task needs a JobStore (RedisTaskStore)")
+    claim = await store.claim_job(task_id, host.replica_id, host.replicas.lease_ms)
+    if claim.job is None:
+        _log.debug("task %s not run here: %s", task_id, claim.outcome)
+        return claim.outcome
+    job = claim.job
+    record = await store.get(task_id)
+    if record is None or record.is_terminal:
+        return "ended"
+    tool = host.registry.by_name.get(record.tool)
+    if tool is None:
+        await host.lifecycle.finish(
+            task_id,
+            host.tables.failed,
+            error=JsonRpcError(
+                INTERNAL_ERROR, f"Tool {record.tool!r} is not served by the worker"
+            ),
+        )
+        return "ran"
+    capabilities: Any = job.spec.get("capabilities")
+    ctx = ToolContext(
+        host,
+        tool=tool,
+        principal=record.owner,
+        client_capabilities=capabilities if isinstance(capabilities, dict) else {},
+        task_id=task_id,
+    )
+    params: Any = job.spec.get("requestParams")
+    ctx.request_params = params if isinstance(params, dict) else {}
+    arguments: Any = job.spec.get("arguments")
+    host.lifecycle.contexts[task_id] = ctx
+    host.lifecycle.spawn(
+        record,
+        host.calls.work(task_id, ctx, arguments if isinstance(arguments, dict) else {}),
+    )
+    worker = host.lifecycle.workers[task_id]
+    while not worker.done():
+        await asyncio.wait({worker}, timeout=cancel_check_s)
+        if worker.done():
+            break
+        try:
+            current = await store.get(task_id)
+        except StoreUnavailable:  # logged by the store; the lease lapses meanwhile
+            continue
+        if (current is None or current.is_terminal) and (
+            task_id not in host.lifecycle.storing
+        ):
+            host.lifecycle.cancelled_elsewhere(task_id)
+    await asyncio.gather(worker, return_exceptions=True)
+    try:
+        ended = await store.get(task_id)
+        if ended is None or ended.is_terminal:
+            await store.drop_job(task_id)
+    except StoreUnavailable:  # the job expires with the task
+        pass
+    return "ran"
