@@ -15,6 +15,9 @@ worker dies mid-run is run again by another; ``confirm_delete`` asks for input;
 ``failing_job`` fails) and write their status and results to the store.
 ``MCPTASKS_LEASE_S`` sets the workers' lease (default 15 s): a task whose worker
 was lost is run again, or failed, about that long after.
+``MCPTASKS_VISIBILITY_TIMEOUT_S`` sets the broker's ``visibility_timeout`` (default:
+Celery's, one hour): a message not acknowledged within it is delivered again, which
+the task store turns away while the task runs (see ``docs/celery.md``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ REDIS_URL = os.environ.get("MCPTASKS_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 app = Celery("mcptasks-example", broker=REDIS_URL)
 """The Celery app (``celery -A examples.celery_app worker``)."""
+if "MCPTASKS_VISIBILITY_TIMEOUT_S" in os.environ:
+    app.conf.broker_transport_options = {
+        "visibility_timeout": float(os.environ["MCPTASKS_VISIBILITY_TIMEOUT_S"])
+    }
 
 executor = CeleryExecutor(app)
 """What the front-ends pass as ``executor=`` (``--executor celery:MODULE``)."""

@@ -141,6 +141,7 @@ class CeleryExecutor(RemoteExecutor):
     def run_in_worker(self, task_id: str) -> str:
         """The body of the Celery task: run the MCP task on this process's event loop
         (``RemoteExecutor.run``) and wait for it."""
+        _log.info("task %s: received by process %d", task_id, os.getpid())
         future = asyncio.run_coroutine_threadsafe(self.run(task_id), self.worker_loop())
         outcome = future.result()
         _log.info("task %s: %s", task_id, outcome)

@@ -1,0 +1,405 @@
+"""``CeleryExecutor`` with real Celery workers and a real Redis broker (never eager
+mode).
+
+The dual example server (``examples/server.py --redis URL --executor
+celery:examples.celery_app``) is the front-end; ``celery -A examples.celery_app
+worker`` processes (prefork, one child each) run the tools, started from the
+repository root as the docs say. The workers log ``task ID: received by process PID``
+as a Celery task starts and ``task ID: OUTCOME`` (``ran``, or why not) as it ends,
+which is what these tests read of them; everything else they learn over HTTP or from
+the task store.
+
+Covered: a task cancelled while every worker is down never runs; tool calls of both
+revisions (the generated client over HTTP) complete on a worker; cancel stops a
+running task within a second; kill -9 of a worker child or of a whole worker mid-task
+runs an idempotent tool again once and fails any other tool saying the worker was
+lost, within the lease time; a task three times longer than the broker's visibility
+timeout runs once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_tasks.client import TasksClient
+from mcp_tasks.server.executor import WORKER_LOST
+from mcp_tasks.task_ids import MemoryTaskIdStore
+from tests.support.procs import (
+    RedisHandle,
+    ServerHandle,
+    free_port,
+    run_server,
+    start_redis,
+)
+from tests.support.servers import ext_message, headers_for, result_of
+from tests.support.waiting import until, until_sync
+
+pytestmark = pytest.mark.anyio
+
+pytest.importorskip("celery")
+
+ROOT = Path(__file__).resolve().parents[2]
+LEASE_S = 2.0
+"""The lease of front-end and workers: a lost worker's task is run again or failed
+about ``LEASE_S * 4 / 3`` seconds after its worker died."""
+VISIBILITY_TIMEOUT_S = 2.0
+"""The broker's visibility timeout (short, to show that it causes no second run)."""
+EXTENSION = "ext-2026-07-28"
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisHandle]:
+    """The broker and task store of this module's front-end and workers."""
+    with start_redis() as handle:
+        yield handle
+
+
+def environment(redis: RedisHandle) -> dict[str, str]:
+    """What the front-end and the workers read (``examples/celery_app.py``)."""
+    return {
+        "MCPTASKS_REDIS_URL": redis.url,
+        "MCPTASKS_LEASE_S": str(LEASE_S),
+        "MCPTASKS_VISIBILITY_TIMEOUT_S": str(VISIBILITY_TIMEOUT_S),
+    }
+
+
+@pytest.fixture(scope="module")
+def front(redis_server: RedisHandle) -> Iterator[ServerHandle]:
+    """``examples/server.py`` running its tools on Celery workers."""
+    port = free_port()
+    cmd = [
+        sys.executable,
+        str(ROOT / "examples" / "server.py"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--redis",
+        redis_server.url,
+        "--executor",
+        "celery:examples.celery_app",
+        "--lease-s",
+        str(LEASE_S),
+    ]
+    with run_server(
+        cmd,
+        port,
+        url_path="/mcp",
+        env=environment(redis_server),
+        cwd=ROOT,
+        timeout=30,
+    ) as handle:
+        yield handle
+
+
+class Worker:
+    """One ``celery -A examples.celery_app worker -c 1`` process group."""
+
+    def __init__(self, redis: RedisHandle, name: str, log_dir: Path) -> None:
+        self.log_path = log_dir / f"{name}.log"
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "examples.celery_app",
+                    "worker",
+                    "-c",
+                    "1",
+                    "-n",
+                    f"{name}@%h",
+                    "--loglevel",
+                    "INFO",
+                    "--without-mingle",
+                    "--without-gossip",
+                ],
+                cwd=ROOT,
+                env={**os.environ, **environment(redis)},
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def log(self) -> str:
+        """Everything the worker wrote."""
+        return self.log_path.read_text(errors="replace")
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Return once the worker consumes (its ``ready.`` line)."""
+
+        def ready() -> bool:
+            assert self.proc.poll() is None, self.log()[-3000:]
+            return " ready." in self.log()
+
+        until_sync(ready, timeout=timeout, what="the celery worker is ready")
+
+    def kill9(self) -> None:
+        """Kill the whole worker (master and children) at once."""
+        with suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        """Stop the worker (SIGTERM, then SIGKILL after 10 s)."""
+        if self.proc.poll() is None:
+            with suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            with suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
+        with suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+
+class Pool:
+    """The module's workers, started when a test first needs them."""
+
+    def __init__(self, redis: RedisHandle) -> None:
+        self.redis = redis
+        self.log_dir = Path(tempfile.mkdtemp(prefix="mcptasks-celery-"))
+        self.workers: list[Worker] = []
+        self.count = 0
+
+    def ensure(self, live: int = 2) -> None:
+        """Have ``live`` running workers (starting them at once, then waiting)."""
+        self.workers = [w for w in self.workers if w.proc.poll() is None]
+        started = []
+        while len(self.workers) < live:
+            self.count += 1
+            worker = Worker(self.redis, f"w{self.count}", self.log_dir)
+            self.workers.append(worker)
+            started.append(worker)
+        for worker in started:
+            worker.wait_ready()
+
+    def logs(self) -> str:
+        """Every worker's log, the dead ones' too."""
+        return "\n".join(
+            path.read_text(errors="replace")
+            for path in sorted(self.log_dir.glob("*.log"))
+        )
+
+    def outcomes(self, task_id: str) -> list[str]:
+        """What each Celery task that got ``task_id`` ended with (by worker)."""
+        return re.findall(
+            rf"task {task_id}: (ran|ended|duplicate|gone|lost)\b", self.logs()
+        )
+
+    def receivers(self, task_id: str) -> list[int]:
+        """The worker processes that got ``task_id`` (by worker)."""
+        found = re.findall(rf"task {task_id}: received by process (\d+)", self.logs())
+        return [int(pid) for pid in found]
+
+    def worker_of(self, pid: int) -> Worker:
+        """The worker whose log names process ``pid``."""
+        for worker in self.workers:
+            if f"received by process {pid}" in worker.log():
+                return worker
+        raise AssertionError(f"no worker ran process {pid}")
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+        shutil.rmtree(self.log_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def pool(redis_server: RedisHandle) -> Iterator[Pool]:
+    """The workers (none until a test calls ``ensure``)."""
+    workers = Pool(redis_server)
+    try:
+        yield workers
+    finally:
+        workers.close()
+
+
+async def call(front: ServerHandle, method: str, **params: Any) -> dict[str, Any]:
+    """One extension request to the front-end; its result."""
+    message = ext_message(method, params)
+    async with httpx.AsyncClient(timeout=10) as client:
+        response = await client.post(
+            front.url, json=message, headers=headers_for(message)
+        )
+    assert response.status_code < 500, response.text
+    return result_of(response.json())
+
+
+async def create(front: ServerHandle, tool: str, **arguments: Any) -> str:
+    """Call ``tool`` as a task; its ID."""
+    created = await call(front, "tools/call", name=tool, arguments=arguments)
+    assert created["resultType"] == "task", created
+    task_id: str = created["taskId"]
+    return task_id
+
+
+async def wait_status(
+    front: ServerHandle, task_id: str, statuses: set[str], timeout: float
+) -> dict[str, Any]:
+    """Poll ``tasks/get`` until the task is in one of ``statuses``."""
+    found: dict[str, Any] = {}
+
+    async def reached() -> bool:
+        found.update(await call(front, "tasks/get", taskId=task_id))
+        return found["status"] in statuses
+
+    await until(reached, timeout=timeout, interval=0.05, what=f"status {statuses}")
+    return found
+
+
+async def received(pool: Pool, task_id: str) -> int:
+    """The process that got ``task_id``, once one did."""
+    await until(
+        lambda: bool(pool.receivers(task_id)),
+        timeout=30,
+        what=f"a worker got task {task_id}",
+    )
+    (pid,) = pool.receivers(task_id)
+    return pid
+
+
+async def running(front: ServerHandle, pool: Pool, task_id: str) -> int:
+    """The process running ``task_id``, once its tool reported it started (the
+    example tools set a status message first)."""
+    pid = await received(pool, task_id)
+
+    async def started() -> bool:
+        task = await call(front, "tasks/get", taskId=task_id)
+        return bool(task.get("statusMessage"))
+
+    await until(started, timeout=10, interval=0.05, what="the tool started")
+    return pid
+
+
+async def test_a_task_cancelled_while_every_worker_is_down_never_runs(
+    front: ServerHandle, pool: Pool
+) -> None:
+    assert not pool.workers
+    task_id = await create(front, "slow_compute", seconds=5, label="never")
+    cancelled = await call(front, "tasks/cancel", taskId=task_id)
+    assert cancelled["resultType"] == "complete"
+    pool.ensure()  # its message is delivered now
+    await until(
+        lambda: pool.outcomes(task_id) == ["ended"],
+        timeout=30,
+        what="the queued task was turned away",
+    )
+    task = await call(front, "tasks/get", taskId=task_id)
+    assert task["status"] == "cancelled"
+    assert "statusMessage" in task and "computing" not in task["statusMessage"]
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", EXTENSION])
+async def test_tool_calls_complete_on_a_worker(
+    front: ServerHandle, pool: Pool, revision: str
+) -> None:
+    pool.ensure()
+    before = pool.logs().count(": ran")
+    async with TasksClient(
+        front.url, revision=revision, store=MemoryTaskIdStore()
+    ) as client:
+        done: Any = await client.call_tool(
+            "slow_compute", {"seconds": 0.2, "label": revision}, timeout=30
+        )
+        failed: Any = await client.call_tool("failing_job", {}, timeout=30)
+    texts = [str(block.get("text")) for block in done["content"]]
+    assert texts == [f"computed {revision} after 0.2s"]
+    assert failed["isError"] is True
+    assert "job failed" in failed["content"][0]["text"]
+    assert pool.logs().count(": ran") == before + 2  # both ran on a worker
+
+
+async def test_cancel_stops_a_running_task_within_a_second(
+    front: ServerHandle, pool: Pool
+) -> None:
+    pool.ensure()
+    task_id = await create(front, "slow_compute", seconds=30, label="cancel")
+    await running(front, pool, task_id)
+    began = time.monotonic()
+    await call(front, "tasks/cancel", taskId=task_id)
+    await until(
+        lambda: pool.outcomes(task_id) == ["ran"],
+        timeout=5,
+        interval=0.02,
+        what="the worker stopped the tool",
+    )
+    assert time.monotonic() - began < 1.0
+    task = await call(front, "tasks/get", taskId=task_id)
+    assert task["status"] == "cancelled"
+    assert pool.receivers(task_id) == pool.receivers(task_id)[:1]  # no re-run
+
+
+async def test_a_killed_worker_child_s_idempotent_task_runs_again_once(
+    front: ServerHandle, pool: Pool
+) -> None:
+    pool.ensure()
+    task_id = await create(front, "slow_compute", seconds=3, label="again")
+    pid = await running(front, pool, task_id)
+    os.kill(pid, signal.SIGKILL)
+    killed = time.monotonic()
+    done = await wait_status(front, task_id, {"completed", "failed"}, timeout=30)
+    assert done["status"] == "completed", done
+    assert time.monotonic() - killed < LEASE_S * 4 / 3 + 3 + 3  # lease + task + slack
+    assert pool.outcomes(task_id) == ["ran"]  # completed once
+    receivers = pool.receivers(task_id)  # the killed child and a new one
+    assert len(receivers) == 2 and pid in receivers and len(set(receivers)) == 2
+
+
+async def test_a_killed_worker_child_s_other_task_fails_saying_so(
+    front: ServerHandle, pool: Pool
+) -> None:
+    pool.ensure()
+    task_id = await create(front, "long_report", steps=40)
+    pid = await running(front, pool, task_id)
+    os.kill(pid, signal.SIGKILL)
+    killed = time.monotonic()
+    failed = await wait_status(front, task_id, {"completed", "failed"}, timeout=20)
+    assert time.monotonic() - killed < LEASE_S * 4 / 3 + 3
+    assert failed["status"] == "failed"
+    assert failed["statusMessage"] == WORKER_LOST
+    assert pool.outcomes(task_id) == []  # never run again
+
+
+async def test_a_whole_worker_killed_mid_task_has_its_task_run_by_another(
+    front: ServerHandle, pool: Pool
+) -> None:
+    pool.ensure()
+    task_id = await create(front, "slow_compute", seconds=3, label="whole")
+    pid = await running(front, pool, task_id)
+    lost = pool.worker_of(pid)
+    lost.kill9()
+    done = await wait_status(front, task_id, {"completed", "failed"}, timeout=30)
+    assert done["status"] == "completed", done
+    assert pool.outcomes(task_id) == ["ran"]
+    (survivor,) = [w for w in pool.workers if w is not lost]
+    assert f"task {task_id}: ran" in survivor.log()
+    pool.ensure()  # replace the killed worker
+
+
+async def test_a_task_three_times_the_visibility_timeout_runs_once(
+    front: ServerHandle, pool: Pool
+) -> None:
+    pool.ensure()  # two workers, one of them idle
+    seconds = VISIBILITY_TIMEOUT_S * 3
+    task_id = await create(front, "slow_compute", seconds=seconds, label="vt")
+    done = await wait_status(front, task_id, {"completed", "failed"}, timeout=30)
+    assert done["status"] == "completed", done
+    outcomes = pool.outcomes(task_id)
+    assert outcomes.count("ran") == 1, outcomes
+    assert set(outcomes) <= {"ran", "duplicate"}, outcomes
