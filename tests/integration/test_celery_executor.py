@@ -403,3 +403,31 @@ async def test_a_task_three_times_the_visibility_timeout_runs_once(
     outcomes = pool.outcomes(task_id)
     assert outcomes.count("ran") == 1, outcomes
     assert set(outcomes) <= {"ran", "duplicate"}, outcomes
+
+
+async def test_a_front_end_shut_down_leaves_its_tasks_running_on_workers(
+    redis_server: RedisHandle, front: ServerHandle, pool: Pool
+) -> None:
+    pool.ensure()
+    port = free_port()
+    cmd = [
+        sys.executable,
+        str(ROOT / "examples" / "server.py"),
+        "--port",
+        str(port),
+        "--redis",
+        redis_server.url,
+        "--executor",
+        "celery:examples.celery_app",
+        "--lease-s",
+        str(LEASE_S),
+    ]
+    with run_server(
+        cmd, port, url_path="/mcp", env=environment(redis_server), cwd=ROOT
+    ) as other:
+        task_id = await create(other, "slow_compute", seconds=2, label="left")
+        await running(other, pool, task_id)
+        other.terminate()
+    done = await wait_status(front, task_id, {"completed", "failed"}, timeout=20)
+    assert done["status"] == "completed", done
+    assert pool.outcomes(task_id) == ["ran"]

@@ -314,3 +314,23 @@ async def test_a_remote_executor_refuses_a_store_other_processes_cannot_share(
     for store in (InMemoryTaskStore(), SQLiteTaskStore(str(tmp_path / "t.db"))):
         with pytest.raises(ValueError, match="RedisTaskStore"):
             TasksServer("x", store=store, executor=QueueExecutor())
+
+
+async def test_a_running_task_stops_on_the_stored_cancel_without_its_signal(
+    redis_server: RedisHandle,
+) -> None:
+    """The cancelled status in the store is the marker: a worker that never hears
+    the cancel signal (pub/sub delivers at most once) reads it while the tool runs
+    (``cancel_check_s``)."""
+    async with deployment(redis_server, cancel_check_s=0.2) as dep:
+        task_id = await create(dep, "once")
+        running = asyncio.create_task(dep.deliver())
+        await asyncio.wait_for(dep.started.wait(), 5)
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        # stored and announced as a status change only: no cancel signal is sent
+        await dep.front.lifecycle.finish(task_id, "cancelled", status_message="x")
+        await asyncio.wait_for(dep.stopped.wait(), 2)
+        assert loop.time() - began < 1
+        assert await asyncio.wait_for(running, 5) == ["ran"]
+        assert (await status(dep, task_id))["status"] == "cancelled"

@@ -308,7 +308,9 @@ async def run_task(host: Host, task_id: str, *, cancel_check_s: float = 0.5) -> 
     store = host.store
     if not isinstance(store, JobStore):
         raise TypeError("run_task needs a JobStore (RedisTaskStore)")
-    claim = await store.claim_job(task_id, host.replica_id, host.replicas.lease_ms)
+    claim = await store.claim_job(
+        task_id, host.replicas.replica_id, host.replicas.lease_ms
+    )
     if claim.job is None:
         _log.debug("task %s not run here: %s", task_id, claim.outcome)
         return claim.outcome
