@@ -10,7 +10,8 @@ which is what these tests read of them; everything else they learn over HTTP or 
 the task store.
 
 Covered: a task cancelled while every worker is down never runs; tool calls of both
-revisions (the generated client over HTTP) complete on a worker; cancel stops a
+revisions (the generated client over HTTP) complete on a worker, as does an
+extension task that asks for input (answered through the front-end); cancel stops a
 running task within a second; kill -9 of a worker child or of a whole worker mid-task
 runs an idempotent tool again once and fails any other tool saying the worker was
 lost, within the lease time; a task three times longer than the broker's visibility
@@ -230,6 +231,15 @@ def pool(redis_server: RedisHandle) -> Iterator[Pool]:
         workers.close()
 
 
+def wire(result: Any) -> dict[str, Any]:
+    """A tool result as its wire dict, whatever the client's result type."""
+    for name in ("raw", "to_wire"):
+        found = getattr(result, name, None)
+        if found is not None:
+            return dict(found() if callable(found) else found)
+    return dict(result)
+
+
 async def call(front: ServerHandle, method: str, **params: Any) -> dict[str, Any]:
     """One extension request to the front-end; its result."""
     message = ext_message(method, params)
@@ -318,10 +328,10 @@ async def test_tool_calls_complete_on_a_worker(
             "slow_compute", {"seconds": 0.2, "label": revision}, timeout=30
         )
         failed: Any = await client.call_tool("failing_job", {}, timeout=30)
-    texts = [str(block.get("text")) for block in done["content"]]
+    texts = [str(block.get("text")) for block in wire(done)["content"]]
     assert texts == [f"computed {revision} after 0.2s"]
-    assert failed["isError"] is True
-    assert "job failed" in failed["content"][0]["text"]
+    assert wire(failed)["isError"] is True
+    assert "job failed" in wire(failed)["content"][0]["text"]
     assert pool.logs().count(": ran") == before + 2  # both ran on a worker
 
 
@@ -431,3 +441,30 @@ async def test_a_front_end_shut_down_leaves_its_tasks_running_on_workers(
     done = await wait_status(front, task_id, {"completed", "failed"}, timeout=20)
     assert done["status"] == "completed", done
     assert pool.outcomes(task_id) == ["ran"]
+
+
+async def test_input_asked_on_a_worker_reaches_the_extension_client(
+    front: ServerHandle, pool: Pool
+) -> None:
+    """The worker's input request is in the stored task (``inputRequests``); the
+    answer the client sends through the front-end (``tasks/update``) reaches the
+    worker. (A 2025-11-25 task's input requests travel on streams of the process
+    running the tool, which a worker does not serve yet.)"""
+    pool.ensure()
+    asked: list[Any] = []
+
+    async def answer(context: Any) -> dict[str, Any]:
+        asked.append(context)
+        return {"action": "accept", "content": {"confirm": True}}
+
+    async with TasksClient(
+        front.url,
+        revision=EXTENSION,
+        store=MemoryTaskIdStore(),
+        elicitation_handler=answer,
+    ) as client:
+        done: Any = await client.call_tool(
+            "confirm_delete", {"filename": "b.txt"}, timeout=30
+        )
+    assert wire(done)["content"][0]["text"] == "deleted b.txt"
+    assert len(asked) == 1
