@@ -7,7 +7,9 @@ They are the fixtures of the official conformance suite (``greet``, ``slow_compu
 ``test_tool_with_task``: its questions before the task are an extension feature), plus
 ``long_report`` (status and progress messages) and ``ask_name`` (asks for input
 mid-flight). The annotations name the default package's classes; a package of one
-revision has the same ones.
+revision has the same ones. ``slow_compute`` and ``ask_name`` are marked idempotent:
+run on Celery workers (``examples/celery_app.py``), such a tool is run again after
+its worker was lost, and asks for input without holding a worker.
 """
 
 from __future__ import annotations
@@ -155,4 +157,4 @@ def add_tools(
     server.tool()(multi_input)
     server.tool(task_support="required", preflight=ask_user_name)(test_tool_with_task)
     server.tool(input_schema=_schema(steps={"type": "integer"}))(long_report)
-    server.tool()(ask_name)
+    server.tool(idempotent=True)(ask_name)

@@ -200,7 +200,8 @@ class Pool:
     def outcomes(self, task_id: str) -> list[str]:
         """What each Celery task that got ``task_id`` ended with (by worker)."""
         return re.findall(
-            rf"task {task_id}: (ran|ended|duplicate|gone|lost)\b", self.logs()
+            rf"task {task_id}: (ran|ended|duplicate|gone|lost|waiting|input)\b",
+            self.logs(),
         )
 
     def receivers(self, task_id: str) -> list[int]:
@@ -468,3 +469,27 @@ async def test_input_asked_on_a_worker_reaches_the_extension_client(
         )
     assert wire(done)["content"][0]["text"] == "deleted b.txt"
     assert len(asked) == 1
+
+
+async def test_an_idempotent_tool_asking_for_input_frees_its_worker(
+    front: ServerHandle, pool: Pool
+) -> None:
+    """``ask_name`` (idempotent) ends its run with the question and is queued again
+    with the answer: the user is asked once, the tool runs twice."""
+    pool.ensure()
+    asked: list[Any] = []
+
+    async def answer(context: Any) -> dict[str, Any]:
+        asked.append(context)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    async with TasksClient(
+        front.url,
+        revision=EXTENSION,
+        store=MemoryTaskIdStore(),
+        elicitation_handler=answer,
+    ) as client:
+        done: Any = await client.call_tool("ask_name", {}, timeout=30)
+    assert wire(done)["content"][0]["text"] == "hello Ada"
+    assert len(asked) == 1
+    assert pool.logs().count(": input") >= 1

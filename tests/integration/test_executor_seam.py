@@ -106,7 +106,30 @@ def build(
             raise
         return "never"
 
+    @server.tool(idempotent=True)
+    async def ask_twice(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        """Idempotent: count the run, ask two questions, answer with both."""
+        dep[0].runs[ctx.task_id or ""] = dep[0].runs.get(ctx.task_id or "", 0) + 1
+        first = await ctx.elicit("First?", NAME)
+        second = await ctx.elicit("Second?", NAME)
+        return f"{first['content']['name']} and {second['content']['name']}"
+
+    @server.tool()
+    async def ask_holding(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        """Not idempotent: count the run, ask once (holding the worker)."""
+        dep[0].runs[ctx.task_id or ""] = dep[0].runs.get(ctx.task_id or "", 0) + 1
+        answer = await ctx.elicit("Name?", NAME)
+        return f"hello {answer['content']['name']}"
+
     return server
+
+
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+def named(name: str) -> dict[str, Any]:
+    """An accepted elicitation answer."""
+    return {"action": "accept", "content": {"name": name}}
 
 
 @asynccontextmanager
@@ -127,7 +150,10 @@ def message(method: str, params: dict[str, Any]) -> dict[str, Any]:
     """A 2026-07-28 request declaring the Tasks extension."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}},
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": {EXT: {}},
+        },
     }
     body = {**params, "_meta": meta}
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": body}
@@ -334,3 +360,78 @@ async def test_a_running_task_stops_on_the_stored_cancel_without_its_signal(
         assert loop.time() - began < 1
         assert await asyncio.wait_for(running, 5) == ["ran"]
         assert (await status(dep, task_id))["status"] == "cancelled"
+
+
+async def answer(dep: Deployment, task_id: str, name: str) -> str:
+    """Answer the task's one outstanding input request through the front-end; its
+    key."""
+    waiting = await status(dep, task_id)
+    assert waiting["status"] == "input_required", waiting
+    (key,) = waiting["inputRequests"]
+    await result(
+        dep.front, "tasks/update", taskId=task_id, inputResponses={key: named(name)}
+    )
+    return str(key)
+
+
+async def test_an_idempotent_tool_asking_for_input_holds_no_worker_while_it_waits(
+    redis_server: RedisHandle,
+) -> None:
+    async with deployment(redis_server) as dep:
+        task_id = await create(dep, "ask_twice")
+        assert await dep.deliver() == ["input"]  # the run ended with the question
+        store = dep.front.store
+        assert isinstance(store, RedisTaskStore)
+        assert not dep.worker.lifecycle.workers
+        assert await store.leased([task_id]) == [False]
+        assert await dep.front.fail_lost_tasks() == []  # waiting: left alone
+        assert await dep.executor.run(task_id) == "waiting"  # a stray delivery
+        first = await answer(dep, task_id, "Ada")
+        assert dep.executor.submitted.count(task_id) == 2  # queued again
+        # the second run gets the first answer from the store and asks the second
+        assert await dep.deliver() == ["input"]
+        second = await answer(dep, task_id, "Bob")
+        assert second != first
+        assert await dep.deliver() == ["ran"]
+        done = await result(dep.front, "tasks/get", taskId=task_id)
+        assert done["status"] == "completed", done
+        assert done["result"]["content"][0]["text"] == "Ada and Bob"
+        assert dep.runs == {task_id: 3}
+
+
+async def test_answers_that_come_before_the_run_ends_queue_it_as_it_ends(
+    redis_server: RedisHandle,
+) -> None:
+    async with deployment(redis_server) as dep:
+        task_id = await create(dep, "again")
+        store = dep.front.store
+        assert isinstance(store, RedisTaskStore)
+        claim = await store.claim_job(task_id, "worker", 5_000)
+        assert claim.job is not None
+        # answered while the run that asked has not parked its job yet
+        assert await store.resume_job(task_id, {"k": named("Ada")}) is False
+        assert await store.park_job(task_id, claim.job.attempt) is True  # queued
+        job = await store.get_job(task_id)
+        assert job is not None and job.state == "queued"
+        assert job.answers == {"k": named("Ada")}
+        assert await store.leased([task_id]) == [False]
+
+
+async def test_a_tool_that_is_not_idempotent_holds_its_worker_for_input(
+    redis_server: RedisHandle,
+) -> None:
+    async with deployment(redis_server) as dep:
+        task_id = await create(dep, "ask_holding")
+        running = asyncio.create_task(dep.deliver())
+        await until(lambda: _asking(dep, task_id), timeout=5, what="the tool asked")
+        assert task_id in dep.worker.lifecycle.workers  # it holds its worker
+        await answer(dep, task_id, "Ada")
+        assert await asyncio.wait_for(running, 5) == ["ran"]
+        done = await result(dep.front, "tasks/get", taskId=task_id)
+        assert done["result"]["content"][0]["text"] == "hello Ada"
+        assert dep.executor.submitted == [task_id]
+        assert dep.runs == {task_id: 1}
+
+
+async def _asking(dep: Deployment, task_id: str) -> bool:
+    return (await status(dep, task_id))["status"] == "input_required"

@@ -22,16 +22,28 @@ queued), drops out. A lapsed lease is the replicas' lease check's business
 (``Executor.orphaned``): a remote executor queues the task again when its tool is
 idempotent and attempts remain, and otherwise has it failed with a message that says
 the worker was lost.
+
+Input without holding a worker: a remote worker's run of an idempotent tool that asks
+for input where the task shows its input requests (the revision's update role: the
+Tasks extension) ends there (``ReplayContext``); the task waits in its input status
+with no worker, and when the answers arrive (``tasks/update``, on any front-end:
+``Executor.answered``) it is queued again and the tool run again from the start, each
+question it asked before now answered from the store. A tool that is not idempotent
+holds its worker while it waits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
-from ..jsonrpc import INTERNAL_ERROR, JsonRpcError
+from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
+from ..protocol import StatusName
 from ..stores import JobStore, SharedJobStore, StoreUnavailable, TaskRecord
 from .tools import ToolContext
 
@@ -43,6 +55,7 @@ __all__ = [
     "Executor",
     "InProcessExecutor",
     "RemoteExecutor",
+    "ReplayContext",
     "not_taken",
     "run_task",
 ]
@@ -99,6 +112,10 @@ class Executor(Protocol):
         None when the executor takes care of it (it is queued, or queued again)."""
         ...
 
+    async def answered(self, host: Host, record: TaskRecord) -> None:
+        """``tasks/update`` stored answers of the task (``record``, as written)."""
+        ...
+
 
 class InProcessExecutor:
     """Runs each task's tool as an asyncio task of the server that created it, with
@@ -144,6 +161,9 @@ class InProcessExecutor:
         from .replicas import LOST_WORKER
 
         return LOST_WORKER
+
+    async def answered(self, host: Host, record: TaskRecord) -> None:
+        """Nothing: the worker waiting here gets them (``InputRequests``)."""
 
 
 class RemoteExecutor:
@@ -193,7 +213,9 @@ class RemoteExecutor:
         executor and the tools the front-ends list."""
         by_revision: Any = getattr(server, "by_revision", None)
         hosts: list[Host] = (
-            list(by_revision.values()) if isinstance(by_revision, dict) else [server]
+            list(cast("dict[str, Host]", by_revision).values())
+            if isinstance(by_revision, dict)
+            else [server]
         )
         for host in hosts:
             if not isinstance(host.store, JobStore):
@@ -242,6 +264,8 @@ class RemoteExecutor:
             from .replicas import LOST_WORKER
 
             return LOST_WORKER
+        if job.state == "waiting":  # for answers (``answered``), with no worker
+            return None
         if job.state == "queued":
             waited = time.time() - job.queued_at
             if waited < self.queue_timeout_s:
@@ -272,10 +296,25 @@ class RemoteExecutor:
             return f"{WORKER_LOST}, {job.attempt} times"
         return WORKER_LOST
 
+    async def answered(self, host: Host, record: TaskRecord) -> None:
+        """Once every input request of a task whose run ended to wait for them is
+        answered, queue it again with the answers (``JobStore.resume_job``)."""
+        store = host.store
+        if record.input_requests or record.is_terminal or not record.answers:
+            return
+        if not isinstance(store, JobStore):
+            return
+        job = await store.get_job(record.task_id)
+        if job is None or job.spec.get("idempotent") is not True:
+            return  # its worker waits for the answers (``InputRequests``)
+        if await store.resume_job(record.task_id, record.answers):
+            await self.submit(record.task_id)
+
     async def run(self, task_id: str) -> str:
         """The worker entry: run the task ``task_id`` on the server of its revision
         (``serve``); see ``run_task``. Returns what happened (``ran``, or why it was
-        not run: ``gone``, ``ended``, ``duplicate``, ``lost``, ``no-server``)."""
+        not run: ``gone``, ``ended``, ``duplicate``, ``lost``, ``waiting``,
+        ``no-server``; ``input`` when the tool's run ended to wait for input)."""
         if not self.servers:
             raise RuntimeError(f"{type(self).__name__}.serve was never called")
         any_host = next(iter(self.servers.values()))
@@ -292,18 +331,29 @@ class RemoteExecutor:
                 job.spec.get("revision"),
             )
             return "no-server"
-        return await run_task(host, task_id, cancel_check_s=self.cancel_check_s)
+        return await run_task(
+            host, task_id, cancel_check_s=self.cancel_check_s, resubmit=self.submit
+        )
 
 
-async def run_task(host: Host, task_id: str, *, cancel_check_s: float = 0.5) -> str:
+async def run_task(
+    host: Host,
+    task_id: str,
+    *,
+    cancel_check_s: float = 0.5,
+    resubmit: Callable[[str], Awaitable[None]] | None = None,
+) -> str:
     """Run one task by its ID on ``host`` (a started server on the shared store): the
     worker entry of a remote executor.
 
     Takes the task's job (``JobStore.claim_job``: a task that ended, or that another
     worker holds, is not run), then runs its tool as a local worker of ``host``
-    (which renews its lease and hears the cancel signal) with a ``ToolContext`` made
-    from the stored job, reading the task every ``cancel_check_s`` while it runs, and
-    returns once the outcome is stored. Returns ``ran``, or the claim's outcome.
+    (which renews its lease and hears the cancel signal) with a ``ReplayContext``
+    made from the stored job, reading the task every ``cancel_check_s`` while it
+    runs, and returns once the outcome is stored. Returns ``ran``, ``input`` (an
+    idempotent tool asked for input: its run ended, ``ReplayContext``; its answers
+    queue it again, through ``resubmit`` when they came before the run ended), or
+    the claim's outcome.
     """
     store = host.store
     if not isinstance(store, JobStore):
@@ -328,21 +378,18 @@ async def run_task(host: Host, task_id: str, *, cancel_check_s: float = 0.5) -> 
             ),
         )
         return "ran"
-    capabilities: Any = job.spec.get("capabilities")
-    ctx = ToolContext(
+    ctx = ReplayContext(
         host,
         tool=tool,
         principal=record.owner,
-        client_capabilities=capabilities if isinstance(capabilities, dict) else {},
+        client_capabilities=_object(job.spec.get("capabilities")),
         task_id=task_id,
     )
-    params: Any = job.spec.get("requestParams")
-    ctx.request_params = params if isinstance(params, dict) else {}
-    arguments: Any = job.spec.get("arguments")
+    ctx.replay_answers = dict(job.answers) if tool.idempotent else None
+    ctx.request_params = _object(job.spec.get("requestParams"))
     host.lifecycle.contexts[task_id] = ctx
     host.lifecycle.spawn(
-        record,
-        host.calls.work(task_id, ctx, arguments if isinstance(arguments, dict) else {}),
+        record, host.calls.work(task_id, ctx, _object(job.spec.get("arguments")))
     )
     worker = host.lifecycle.workers[task_id]
     while not worker.done():
@@ -358,6 +405,12 @@ async def run_task(host: Host, task_id: str, *, cancel_check_s: float = 0.5) -> 
         ):
             host.lifecycle.cancelled_elsewhere(task_id)
     await asyncio.gather(worker, return_exceptions=True)
+    if ctx.suspended:  # the run ended to wait for input
+        # on an outage the lease lapses, and the lease check re-runs the task
+        with contextlib.suppress(StoreUnavailable):
+            if await store.park_job(task_id, job.attempt) and resubmit is not None:
+                await resubmit(task_id)  # answered before the run ended
+        return "input"
     try:
         ended = await store.get(task_id)
         if ended is None or ended.is_terminal:
@@ -365,3 +418,80 @@ async def run_task(host: Host, task_id: str, *, cancel_check_s: float = 0.5) -> 
     except StoreUnavailable:  # the job expires with the task
         pass
     return "ran"
+
+
+def _object(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object (a dict), else an empty one."""
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+class _Suspended(BaseException):
+    """Ends the run of a tool that asked for input it has no answer to yet
+    (``ReplayContext``): a ``BaseException``, so that the tool's own ``except
+    Exception`` does not take it for a failure."""
+
+
+class ReplayContext(ToolContext):
+    """The ``ToolContext`` of a tool run by a remote executor's worker.
+
+    With ``replay_answers`` (a dict: the tool is idempotent), an input request of a
+    revision whose tasks show their input requests (the update role) does not wait:
+    its key is the order in which the run asks (``elicitation-r0``, ...), so a run
+    again asks the same questions under the same keys; a question answered in an
+    earlier run gets its stored answer at once, and the first question not answered
+    yet is shown in the task (its input status) and ends the run (``suspended``),
+    freeing the worker until ``RemoteExecutor.answered`` queues the task again.
+    Otherwise (None) it asks and waits as any ``ToolContext``.
+    """
+
+    replay_answers: dict[str, Any] | None = None
+    """The answers of earlier runs by key, or None: the tool waits for input."""
+    suspended = False
+    """Whether the run ended to wait for input."""
+    asked = 0
+    """How many input requests this run made."""
+
+    async def request_input(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        status: StatusName | None = None,
+    ) -> dict[str, Any]:
+        """Answer from an earlier run, or show the request and end the run (see the
+        class); as ``ToolContext.request_input`` where the tool waits."""
+        host = self._server
+        tables = host.tables
+        task_id = self.task_id
+        waiting = status or tables.input_required
+        if (
+            self.replay_answers is None
+            or task_id is None
+            or waiting not in tables.input
+            or not tables.has_role("update")
+            or "input_requests" not in tables.task_by_status[waiting].model_fields
+        ):
+            return await super().request_input(method, params, status=status)
+        params = host.inputs.checked_params(method, params)
+        host.inputs.require_capability(self, method)
+        key = f"{method.split('/')[0]}-r{self.asked}"
+        self.asked += 1
+        answer: Any = self.replay_answers.get(key)
+        if isinstance(answer, dict):
+            return cast(dict[str, Any], answer)
+        request = {"method": method, "params": params}
+
+        def ask(record: TaskRecord) -> dict[str, Any]:
+            asking = {**record.input_requests, key: request}
+            try:  # refuse what the schema does not allow before the task shows it
+                host.views.model(replace(record, status=waiting, input_requests=asking))
+            except ValueError as error:
+                raise JsonRpcError(
+                    INVALID_PARAMS, f"Invalid input request: {error}"
+                ) from None
+            return {"status": waiting, "input_requests": asking, "answers": {}}
+
+        if await host.lifecycle.mutate(task_id, ask) is None:
+            raise asyncio.CancelledError  # the task already ended
+        self.suspended = True
+        raise _Suspended(key)

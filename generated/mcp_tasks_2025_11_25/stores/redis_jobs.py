@@ -6,9 +6,9 @@ so workers and replicas racing on a job never interleave.
 
 Layout (``prefix`` as in ``stores.redis``)::
 
-    {prefix}job:{task_id}   hash: spec (JSON), state (queued | running), attempt,
-                            queued_at (unix ms), resubmits; it expires with the
-                            task's hash
+    {prefix}job:{task_id}   hash: spec (JSON), state (queued | running | waiting),
+                            attempt, queued_at (unix ms), resubmits, answers
+                            (JSON); it expires with the task's hash
 """
 
 from __future__ import annotations
@@ -51,12 +51,16 @@ end
 if TERMINAL[status] then
     return {'ended'}
 end
-if redis.call('EXISTS', KEYS[3]) == 1 then
-    return {'duplicate'}
+if state == 'waiting' then
+    return {'waiting'}
 end
 if state ~= 'queued' then
+    if redis.call('EXISTS', KEYS[3]) == 1 then
+        return {'duplicate'}
+    end
     return {'lost'}
 end
+-- queued: a lease left on it is stale (renewed just as its last run ended)
 local attempt = redis.call('HINCRBY', KEYS[2], 'attempt', 1)
 redis.call('HSET', KEYS[2], 'state', 'running')
 redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[2])
@@ -87,17 +91,62 @@ return 0
 """
 """Queue a job again at the expected attempt (see ``JobStore.requeue_job``)."""
 
-JOB_SCRIPTS = {"claim": _LUA_TERMINAL + _CLAIM, "requeue": _REQUEUE}
+_PARK = """
+-- KEYS: job hash, lease
+-- ARGV: the attempt of the run that ends, now (unix ms)
+local stored = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'resume')
+if stored[1] ~= 'running' or tonumber(stored[2]) ~= tonumber(ARGV[1]) then
+    return 0
+end
+redis.call('DEL', KEYS[2])
+if stored[3] then  -- answered before the run ended: queued at once
+    redis.call('HDEL', KEYS[1], 'resume')
+    redis.call('HSET', KEYS[1], 'state', 'queued', 'queued_at', ARGV[2])
+    return 2
+end
+redis.call('HSET', KEYS[1], 'state', 'waiting')
+return 1
+"""
+"""End a run that asked for input (see ``JobStore.park_job``)."""
+
+_RESUME = """
+-- KEYS: job hash
+-- ARGV: every answer (a JSON object: the stored ones and the new), now (unix ms),
+--       the attempt the answers were read at
+local stored = redis.call('HMGET', KEYS[1], 'state', 'attempt')
+if tonumber(stored[2]) ~= tonumber(ARGV[3]) then
+    return 0
+end
+if stored[1] == 'running' then  -- its run has yet to end (park_job queues it)
+    redis.call('HSET', KEYS[1], 'answers', ARGV[1], 'resume', '1')
+    return 2
+end
+if stored[1] ~= 'waiting' then
+    return 0
+end
+redis.call('HSET', KEYS[1], 'state', 'queued', 'queued_at', ARGV[2],
+    'answers', ARGV[1])
+return 1
+"""
+"""Queue a waiting job again with its answers (see ``JobStore.resume_job``)."""
+
+JOB_SCRIPTS = {
+    "claim": _LUA_TERMINAL + _CLAIM,
+    "requeue": _REQUEUE,
+    "park": _PARK,
+    "resume": _RESUME,
+}
 """The job scripts by name (loaded on first use, run by SHA)."""
 
-_FIELDS = ["spec", "state", "attempt", "queued_at", "resubmits"]
+_FIELDS = ["spec", "state", "attempt", "queued_at", "resubmits", "answers"]
 
 
 def _job(task_id: str, row: Sequence[bytes | str | None]) -> Job | None:
     """A job from its hash fields (``_FIELDS``), or None when it has none."""
-    spec, state, attempt, queued_at, resubmits = row
+    spec, state, attempt, queued_at, resubmits, answers = row
     if spec is None or state is None:
         return None
+    found: Any = json.loads(text(answers)) if answers else {}
     return Job(
         task_id=task_id,
         spec=cast(dict[str, Any], json.loads(text(spec))),
@@ -105,6 +154,7 @@ def _job(task_id: str, row: Sequence[bytes | str | None]) -> Job | None:
         attempt=int(attempt or 0),
         queued_at=int(queued_at or 0) / 1000,
         resubmits=int(resubmits or 0),
+        answers=cast(dict[str, Any], found) if isinstance(found, dict) else {},
     )
 
 
@@ -216,6 +266,32 @@ class RedisJobs:
                 ],
             )
         return bool(done)
+
+    async def park_job(self, task_id: str, attempt: int) -> bool:
+        """End a run that asked for input (see ``JobStore.park_job``)."""
+        with self._reaching():
+            done = await self._job_script(
+                "park",
+                [self._job_key(task_id), self._keys.lease(task_id)],
+                [str(attempt), str(math.floor(time.time() * 1000))],
+            )
+        return int(done) == 2
+
+    async def resume_job(self, task_id: str, answers: dict[str, Any]) -> bool:
+        """Queue a waiting job again with ``answers`` (see
+        ``JobStore.resume_job``)."""
+        job = await self.get_job(task_id)
+        if job is None or job.state not in ("waiting", "running"):
+            return False
+        every = {**job.answers, **answers}
+        body = json.dumps(every, separators=(",", ":"), allow_nan=False)
+        with self._reaching():
+            done = await self._job_script(
+                "resume",
+                [self._job_key(task_id)],
+                [body, str(math.floor(time.time() * 1000)), str(job.attempt)],
+            )
+        return int(done) == 1
 
     async def drop_job(self, task_id: str) -> None:
         """Forget the job of a task that ended."""

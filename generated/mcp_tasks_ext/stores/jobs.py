@@ -11,12 +11,15 @@ not the queue, decides who runs a task:
 - a queued job holds no worker lease (the lapsed-lease check of the replicas leaves
   it alone while it is queued);
 - a worker takes the job with ``claim_job``: one atomic step that checks the task is
-  live (a task cancelled while it was queued is never run), that no live lease is
-  held on it (a duplicate delivery drops out), and that the job is queued (one whose
-  worker was lost waits for the lease check to queue it again or fail it), then
-  takes the lease and counts the attempt;
+  live (a task cancelled while it was queued is never run) and that the job is
+  queued (a duplicate delivery finds it running, under a live lease, and drops out;
+  one whose worker was lost waits for the lease check to queue it again or fail it),
+  then takes the lease and counts the attempt;
 - ``requeue_job`` puts a job back in the queue (its worker was lost, or no worker
-  took it), once per attempt however many replicas try at the same moment.
+  took it), once per attempt however many replicas try at the same moment;
+- ``park_job`` ends a run whose tool asked for input (the job ``waiting``, no lease
+  held), and ``resume_job`` queues it again with the answers, which the tool's next
+  run gets (``Job.answers``) instead of asking again.
 """
 
 from __future__ import annotations
@@ -29,11 +32,13 @@ from .base import ReplicaStore
 
 __all__ = ["Claim", "ClaimOutcome", "Job", "JobStore", "SharedJobStore"]
 
-ClaimOutcome = Literal["claimed", "gone", "ended", "duplicate", "lost"]
+ClaimOutcome = Literal["claimed", "gone", "ended", "duplicate", "lost", "waiting"]
 """What ``JobStore.claim_job`` found: ``claimed`` (the caller runs the task now),
 ``gone`` (no such task or job), ``ended`` (the task is terminal, cancelled say),
-``duplicate`` (a live lease: another worker runs it) or ``lost`` (a worker took it
-before and its lease lapsed: the lease check queues it again or fails it)."""
+``duplicate`` (a live lease: another worker runs it), ``lost`` (a worker took it
+before and its lease lapsed: the lease check queues it again or fails it) or
+``waiting`` (its tool asked for input and ended its run: the answers queue it
+again)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,7 +49,8 @@ class Job:
     ``capabilities``, ``requestParams``, whether the tool is ``idempotent``);
     ``state`` is ``queued`` or ``running``; ``attempt`` counts the workers that took
     it; ``queued_at`` is when it was last queued (seconds since the epoch);
-    ``resubmits`` counts how often it was queued again while nobody took it.
+    ``resubmits`` counts how often it was queued again while nobody took it;
+    ``answers`` holds the answers to the input requests of earlier runs, by key.
     """
 
     task_id: str
@@ -53,6 +59,7 @@ class Job:
     attempt: int = 0
     queued_at: float = 0.0
     resubmits: int = 0
+    answers: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +105,20 @@ class JobStore(Protocol):
         """Queue the job again if it is still at ``attempt`` and holds no live lease:
         a ``running`` job whose worker was lost, or (``resubmit``) a ``queued`` one no
         worker took. Returns whether this call queued it."""
+        ...
+
+    async def park_job(self, task_id: str, attempt: int) -> bool:
+        """End the run at ``attempt`` of a tool that asked for input: the job waits
+        for the answers (``resume_job``), holding no lease. Returns True when the
+        answers came before the run ended: the job is queued again at once, and the
+        caller submits it."""
+        ...
+
+    async def resume_job(self, task_id: str, answers: dict[str, Any]) -> bool:
+        """Queue a ``waiting`` job again with ``answers`` (JSON, by key) added to its
+        ``answers``; a job whose run has yet to end (``park_job``) keeps them and is
+        queued as it ends. Returns whether this call queued it (once, however many
+        replicas try): then the caller submits it."""
         ...
 
     async def drop_job(self, task_id: str) -> None:
