@@ -121,6 +121,20 @@ def build(
         answer = await ctx.elicit("Name?", NAME)
         return f"hello {answer['content']['name']}"
 
+    async def ask_first(
+        ctx: ToolContext, arguments: dict[str, Any]
+    ) -> dict[str, dict[str, Any]] | None:
+        """MRTR preflight: ask for a name before the task exists."""
+        if "who" in ctx.input_responses:
+            return None
+        params = {"mode": "form", "message": "Who?", "requestedSchema": NAME}
+        return {"who": {"method": "elicitation/create", "params": params}}
+
+    @server.tool(preflight=ask_first)
+    async def greet_later(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        """Greet the name the preflight gathered."""
+        return f"hello {ctx.input_responses['who']['content']['name']}"
+
     return server
 
 
@@ -435,3 +449,24 @@ async def test_a_tool_that_is_not_idempotent_holds_its_worker_for_input(
 
 async def _asking(dep: Deployment, task_id: str) -> bool:
     return (await status(dep, task_id))["status"] == "input_required"
+
+
+async def test_the_answers_to_preflight_questions_reach_the_worker(
+    redis_server: RedisHandle,
+) -> None:
+    async with deployment(redis_server) as dep:
+        asked = await result(dep.front, "tools/call", name="greet_later", arguments={})
+        assert asked["resultType"] == "input_required", asked
+        task_id = await create_with(
+            dep, "greet_later", inputResponses={"who": named("Ada")}
+        )
+        assert await dep.deliver() == ["ran"]
+        done = await result(dep.front, "tasks/get", taskId=task_id)
+        assert done["result"]["content"][0]["text"] == "hello Ada", done
+
+
+async def create_with(dep: Deployment, tool: str, **params: Any) -> str:
+    """Call ``tool`` with no arguments and ``params`` as a task; its ID."""
+    created = await result(dep.front, "tools/call", name=tool, arguments={}, **params)
+    assert created["resultType"] == "task", created
+    return str(created["taskId"])

@@ -230,7 +230,8 @@ class RemoteExecutor:
         arguments: dict[str, Any],
     ) -> None:
         """Store the task's job (JSON: arguments, revision, client capabilities, the
-        call's other params, whether the tool is idempotent) and submit its ID."""
+        call's other params, the answers to its preflight questions, whether the tool
+        is idempotent) and submit its ID."""
         store = host.store
         assert isinstance(store, JobStore)
         spec = {
@@ -238,6 +239,7 @@ class RemoteExecutor:
             "revision": host.tables.revision,
             "capabilities": ctx.client_capabilities,
             "requestParams": ctx.request_params,
+            "inputResponses": ctx.input_responses,
             "idempotent": ctx.tool.idempotent,
         }
         await store.put_job(record.task_id, spec, record.expires_at)
@@ -387,6 +389,7 @@ async def run_task(
     )
     ctx.replay_answers = dict(job.answers) if tool.idempotent else None
     ctx.request_params = _object(job.spec.get("requestParams"))
+    ctx.input_responses = _object(job.spec.get("inputResponses"))
     host.lifecycle.contexts[task_id] = ctx
     host.lifecycle.spawn(
         record, host.calls.work(task_id, ctx, _object(job.spec.get("arguments")))

@@ -46,7 +46,8 @@ class Job:
     """The job of a task run by an executor's worker.
 
     ``spec`` is JSON (the tool's ``arguments``, the ``revision``, the client's
-    ``capabilities``, ``requestParams``, whether the tool is ``idempotent``);
+    ``capabilities``, ``requestParams``, the ``inputResponses`` to its preflight
+    questions, whether the tool is ``idempotent``);
     ``state`` is ``queued`` or ``running``; ``attempt`` counts the workers that took
     it; ``queued_at`` is when it was last queued (seconds since the epoch);
     ``resubmits`` counts how often it was queued again while nobody took it;
