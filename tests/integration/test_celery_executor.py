@@ -64,8 +64,9 @@ EXTENSION = "ext-2026-07-28"
 
 @pytest.fixture(scope="module")
 def redis_server() -> Iterator[RedisHandle]:
-    """The broker and task store of this module's front-end and workers."""
-    with start_redis() as handle:
+    """The broker and task store of this module's front-end and workers (with an
+    append-only file, so that a restart keeps everything)."""
+    with start_redis(appendonly=True) as handle:
         yield handle
 
 
@@ -493,3 +494,19 @@ async def test_an_idempotent_tool_asking_for_input_frees_its_worker(
     assert wire(done)["content"][0]["text"] == "hello Ada"
     assert len(asked) == 1
     assert pool.logs().count(": input") >= 1
+
+
+async def test_a_redis_restart_mid_task_loses_nothing_and_runs_nothing_twice(
+    redis_server: RedisHandle, front: ServerHandle, pool: Pool
+) -> None:
+    pool.ensure()
+    task_id = await create(front, "slow_compute", seconds=3, label="restart")
+    await running(front, pool, task_id)
+    redis_server.restart(hard=True)  # kill -9 and start again on the same port
+    done = await wait_status(front, task_id, {"completed", "failed"}, timeout=30)
+    assert done["status"] == "completed", done
+    assert pool.outcomes(task_id) == ["ran"]
+    assert len(pool.receivers(task_id)) == 1
+    after = await create(front, "slow_compute", seconds=0.1, label="after")
+    done = await wait_status(front, after, {"completed", "failed"}, timeout=30)
+    assert done["status"] == "completed", done
