@@ -24,6 +24,7 @@ import pytest
 from mcp_tasks_ext.redis_store import RedisTaskStore
 from mcp_tasks_ext.server import Limits, RequestInfo, TasksServer, ToolContext
 from mcp_tasks_ext.server.executor import WORKER_LOST, RemoteExecutor, not_taken
+from mcp_tasks_ext.server.lifecycle import TTL_RAN_OUT
 from mcp_tasks_ext.stores import InMemoryTaskStore, SQLiteTaskStore
 from tests.support.procs import RedisHandle, start_redis
 from tests.support.waiting import until
@@ -52,8 +53,12 @@ class QueueExecutor(RemoteExecutor):
         super().__init__(**options)
         self.queue: asyncio.Queue[str] = asyncio.Queue()
         self.submitted: list[str] = []
+        self.unreachable = False
+        """Whether the broker refuses messages now."""
 
     async def submit(self, task_id: str) -> None:
+        if self.unreachable:
+            raise ConnectionError("the broker is down")
         self.submitted.append(task_id)
         self.queue.put_nowait(task_id)
 
@@ -80,12 +85,16 @@ class Deployment:
 
 
 def build(
-    store: RedisTaskStore, ex: QueueExecutor, dep: list[Deployment]
+    store: RedisTaskStore,
+    ex: QueueExecutor,
+    dep: list[Deployment],
+    ttl_ms: int | None = None,
 ) -> TasksServer:
     """A server on ``store`` with the tools of these tests."""
-    server = TasksServer(
-        "seam", store=store, limits=Limits(lease_s=LEASE_S), executor=ex
-    )
+    limits = Limits(lease_s=LEASE_S)
+    if ttl_ms is not None:
+        limits = Limits(lease_s=LEASE_S, default_ttl_ms=ttl_ms)
+    server = TasksServer("seam", store=store, limits=limits, executor=ex)
 
     @server.tool(idempotent=True)
     async def again(ctx: ToolContext, arguments: dict[str, Any]) -> str:
@@ -147,13 +156,15 @@ def named(name: str) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def deployment(redis: RedisHandle, **options: Any) -> AsyncIterator[Deployment]:
+async def deployment(
+    redis: RedisHandle, ttl_ms: int | None = None, **options: Any
+) -> AsyncIterator[Deployment]:
     """A started front-end and worker sharing a fresh prefix and one executor."""
     prefix = f"x-{uuid.uuid4().hex[:10]}:"
     ex = QueueExecutor(**options)
     holder: list[Deployment] = []
-    front = build(RedisTaskStore(redis.url, prefix=prefix), ex, holder)
-    worker = build(RedisTaskStore(redis.url, prefix=prefix), ex, holder)
+    front = build(RedisTaskStore(redis.url, prefix=prefix), ex, holder, ttl_ms)
+    worker = build(RedisTaskStore(redis.url, prefix=prefix), ex, holder, ttl_ms)
     ex.serve(worker)
     holder.append(Deployment(front, worker, ex))
     async with front, worker:
@@ -470,3 +481,37 @@ async def create_with(dep: Deployment, tool: str, **params: Any) -> str:
     created = await result(dep.front, "tools/call", name=tool, arguments={}, **params)
     assert created["resultType"] == "task", created
     return str(created["taskId"])
+
+
+async def test_a_task_the_broker_refused_is_created_and_sent_again_later(
+    redis_server: RedisHandle,
+) -> None:
+    async with deployment(redis_server, queue_timeout_s=0.3) as dep:
+        dep.executor.unreachable = True
+        task_id = await create(dep, "again", label="late")  # created all the same
+        assert dep.executor.submitted == []
+        dep.executor.unreachable = False
+        await until(
+            lambda: _sent(dep, task_id), timeout=5, what="the task was sent again"
+        )
+        assert await dep.deliver() == ["ran"]
+        assert (await status(dep, task_id))["status"] == "completed"
+
+
+async def _sent(dep: Deployment, task_id: str) -> bool:
+    await dep.front.fail_lost_tasks()
+    return task_id in dep.executor.submitted
+
+
+async def test_a_queued_task_whose_ttl_runs_out_is_failed_first(
+    redis_server: RedisHandle,
+) -> None:
+    async with deployment(redis_server, ttl_ms=1_500) as dep:
+        task_id = await create(dep, "again")
+        assert await dep.front.fail_lost_tasks() == []  # still queued, in time
+        await until(
+            lambda: _failed(dep, task_id), timeout=5, what="failed before expiry"
+        )
+        failed = await status(dep, task_id)
+        assert failed["statusMessage"] == TTL_RAN_OUT
+        assert await dep.deliver() == ["ended"]  # never run

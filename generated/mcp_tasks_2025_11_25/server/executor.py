@@ -45,6 +45,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
 from ..protocol import StatusName
 from ..stores import JobStore, SharedJobStore, StoreUnavailable, TaskRecord
+from .lifecycle import TTL_RAN_OUT
+from .replicas import LOST_WORKER
 from .tools import ToolContext
 
 if TYPE_CHECKING:
@@ -158,8 +160,6 @@ class InProcessExecutor:
 
     async def orphaned(self, host: Host, record: TaskRecord) -> str | None:
         """The replica that ran it died: fail it (``replicas.LOST_WORKER``)."""
-        from .replicas import LOST_WORKER
-
         return LOST_WORKER
 
     async def answered(self, host: Host, record: TaskRecord) -> None:
@@ -243,11 +243,24 @@ class RemoteExecutor:
             "idempotent": ctx.tool.idempotent,
         }
         await store.put_job(record.task_id, spec, record.expires_at)
-        await self.submit(record.task_id)
+        await self.send(record.task_id)
 
     async def submit(self, task_id: str) -> None:
         """Send ``task_id`` to a worker (the subclass's queue)."""
         raise NotImplementedError
+
+    async def send(self, task_id: str) -> None:
+        """``submit``, logging a failure (the broker is unreachable, say) instead of
+        raising it: the task is stored and queued, and the lease check sends it
+        again once it waited ``queue_timeout_s``."""
+        try:
+            await self.submit(task_id)
+        except Exception:  # the store holds the job: it is sent again later
+            _log.exception(
+                "task %s: sending it to the workers failed; sending it again in %g s",
+                task_id,
+                self.queue_timeout_s,
+            )
 
     async def cancel(self, task_id: str) -> None:
         """Nothing more: the cancelled status in the store is the marker a worker
@@ -256,15 +269,20 @@ class RemoteExecutor:
 
     async def orphaned(self, host: Host, record: TaskRecord) -> str | None:
         """Leave a queued task alone (or queue it once more, or fail it, once it
-        waited ``queue_timeout_s``); queue again a task whose worker was lost when its
-        tool is idempotent and attempts remain; else fail it (``WORKER_LOST``)."""
+        waited ``queue_timeout_s``), and one waiting for answers; queue again a task
+        whose worker was lost when its tool is idempotent and attempts remain; else
+        fail it (``WORKER_LOST``). Any of them whose TTL is about to run out is failed
+        (``lifecycle.TTL_RAN_OUT``), as a running one is by its worker."""
         store = host.store
         if not isinstance(store, JobStore):
             return WORKER_LOST
+        expires_at = record.expires_at
+        if expires_at is not None and record.ttl_ms is not None:
+            margin = host.lifecycle.ttl_margin_s(record.ttl_ms)
+            if expires_at - time.time() <= margin:  # as a running task's timer does
+                return TTL_RAN_OUT
         job = await store.get_job(record.task_id)
         if job is None:  # not run by an executor: its replica died
-            from .replicas import LOST_WORKER
-
             return LOST_WORKER
         if job.state == "waiting":  # for answers (``answered``), with no worker
             return None
@@ -280,7 +298,7 @@ class RemoteExecutor:
                     record.task_id,
                     self.queue_timeout_s,
                 )
-                await self.submit(record.task_id)
+                await self.send(record.task_id)
             return None
         if job.spec.get("idempotent") is True and job.attempt < self.max_attempts:
             if await store.requeue_job(record.task_id, job.attempt):
@@ -292,7 +310,7 @@ class RemoteExecutor:
                     self.max_attempts,
                 )
                 host.emit_audit("requeued", record.task_id, record.owner)
-                await self.submit(record.task_id)
+                await self.send(record.task_id)
             return None
         if job.attempt > 1:
             return f"{WORKER_LOST}, {job.attempt} times"
@@ -310,7 +328,7 @@ class RemoteExecutor:
         if job is None or job.spec.get("idempotent") is not True:
             return  # its worker waits for the answers (``InputRequests``)
         if await store.resume_job(record.task_id, record.answers):
-            await self.submit(record.task_id)
+            await self.send(record.task_id)
 
     async def run(self, task_id: str) -> str:
         """The worker entry: run the task ``task_id`` on the server of its revision
@@ -334,7 +352,7 @@ class RemoteExecutor:
             )
             return "no-server"
         return await run_task(
-            host, task_id, cancel_check_s=self.cancel_check_s, resubmit=self.submit
+            host, task_id, cancel_check_s=self.cancel_check_s, resubmit=self.send
         )
 
 

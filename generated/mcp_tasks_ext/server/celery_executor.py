@@ -44,6 +44,7 @@ and each Celery task waits for its tool there; run workers with the prefork pool
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -117,6 +118,7 @@ class CeleryExecutor(RemoteExecutor):
         self._lock = threading.Lock()
         self._pid = 0
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._started = False
         self._publisher: ThreadPoolExecutor | None = None
         self._publisher_pid = 0
 
@@ -151,20 +153,31 @@ class CeleryExecutor(RemoteExecutor):
         """This process's event loop (started in a thread, with the served servers
         started in it, on first use)."""
         with self._lock:
-            if self._loop is not None and self._pid == os.getpid():
-                return self._loop
-            loop = asyncio.new_event_loop()
-            threading.Thread(
-                target=loop.run_forever, name="mcptasks-worker-loop", daemon=True
-            ).start()
-            asyncio.run_coroutine_threadsafe(self.start_servers(), loop).result()
-            self._loop, self._pid = loop, os.getpid()
-            return loop
+            if self._loop is None or self._pid != os.getpid():  # a new process
+                loop = asyncio.new_event_loop()
+                threading.Thread(
+                    target=loop.run_forever, name="mcptasks-worker-loop", daemon=True
+                ).start()
+                self._loop, self._pid, self._started = loop, os.getpid(), False
+            if not self._started:  # again on the next task if Redis was down
+                future = asyncio.run_coroutine_threadsafe(
+                    self.start_servers(), self._loop
+                )
+                future.result()
+                self._started = True
+            return self._loop
 
     async def start_servers(self) -> None:
-        """Start every served server (in the worker's event loop)."""
+        """Start every served server (in the worker's event loop); on a failure (Redis
+        unreachable), close them again, so that the next task starts them anew."""
         if not self.servers:
             raise RuntimeError("CeleryExecutor.serve was never called in the app")
-        for host in self.servers.values():
-            server: Any = host
-            await server.start()
+        servers: list[Any] = list(self.servers.values())
+        try:
+            for server in servers:
+                await server.start()
+        except BaseException:
+            for server in servers:
+                with contextlib.suppress(Exception):
+                    await server.close()
+            raise
