@@ -510,3 +510,25 @@ async def test_a_redis_restart_mid_task_loses_nothing_and_runs_nothing_twice(
     after = await create(front, "slow_compute", seconds=0.1, label="after")
     done = await wait_status(front, after, {"completed", "failed"}, timeout=30)
     assert done["status"] == "completed", done
+
+
+async def test_a_2025_task_asking_for_input_on_a_worker_fails_saying_why(
+    front: ServerHandle, pool: Pool
+) -> None:
+    """A 2025-11-25 task's input requests travel on streams of the process running
+    the tool, which a worker does not serve: the task fails at once, saying so,
+    instead of holding a worker until its TTL runs out."""
+    pool.ensure()
+
+    async def answer(context: Any) -> dict[str, Any]:
+        raise AssertionError("never asked")
+
+    async with TasksClient(
+        front.url,
+        revision="2025-11-25",
+        store=MemoryTaskIdStore(),
+        elicitation_handler=answer,
+    ) as client:
+        with pytest.raises(Exception, match="a worker serves") as raised:
+            await client.call_tool("confirm_delete", {"filename": "c.txt"}, timeout=30)
+    assert "WaitTimeout" not in type(raised.value).__name__

@@ -462,7 +462,9 @@ class ReplayContext(ToolContext):
     earlier run gets its stored answer at once, and the first question not answered
     yet is shown in the task (its input status) and ends the run (``suspended``),
     freeing the worker until ``RemoteExecutor.answered`` queues the task again.
-    Otherwise (None) it asks and waits as any ``ToolContext``.
+    Otherwise (None) it asks and waits as any ``ToolContext``. A revision whose
+    input requests travel on streams (2025-11-25) fails the task instead: a worker
+    serves no stream.
     """
 
     replay_answers: dict[str, Any] | None = None
@@ -485,13 +487,18 @@ class ReplayContext(ToolContext):
         tables = host.tables
         task_id = self.task_id
         waiting = status or tables.input_required
-        if (
-            self.replay_answers is None
-            or task_id is None
-            or waiting not in tables.input
-            or not tables.has_role("update")
-            or "input_requests" not in tables.task_by_status[waiting].model_fields
-        ):
+        shown = waiting in tables.input and (
+            tables.has_role("update")
+            and "input_requests" in tables.task_by_status[waiting].model_fields
+        )
+        if task_id is not None and waiting in tables.input and not shown:
+            raise JsonRpcError(
+                INTERNAL_ERROR,
+                f"{method}: a task of revision {tables.revision} asks for input on"
+                " the streams of the process that runs its tool, and a worker serves"
+                " none (run this tool in process)",
+            )
+        if self.replay_answers is None or task_id is None or not shown:
             return await super().request_input(method, params, status=status)
         params = host.inputs.checked_params(method, params)
         host.inputs.require_capability(self, method)
