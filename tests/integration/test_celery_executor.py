@@ -286,6 +286,17 @@ async def received(pool: Pool, task_id: str) -> int:
     return pid
 
 
+async def ran_once(pool: Pool, task_id: str) -> None:
+    """Wait for the worker's log of the run that stored the outcome (written just
+    after it), then check it is the task's only run."""
+    await until(
+        lambda: "ran" in pool.outcomes(task_id),
+        timeout=10,
+        what=f"the worker logged the run of {task_id}",
+    )
+    assert pool.outcomes(task_id) == ["ran"], pool.outcomes(task_id)
+
+
 async def running(front: ServerHandle, pool: Pool, task_id: str) -> int:
     """The process running ``task_id``, once its tool reported it started (the
     example tools set a status message first)."""
@@ -334,6 +345,11 @@ async def test_tool_calls_complete_on_a_worker(
     assert texts == [f"computed {revision} after 0.2s"]
     assert wire(failed)["isError"] is True
     assert "job failed" in wire(failed)["content"][0]["text"]
+    await until(  # the worker logs a run just after it stored the outcome
+        lambda: pool.logs().count(": ran") >= before + 2,
+        timeout=10,
+        what="the worker logged both runs",
+    )
     assert pool.logs().count(": ran") == before + 2  # both ran on a worker
 
 
@@ -368,7 +384,7 @@ async def test_a_killed_worker_child_s_idempotent_task_runs_again_once(
     done = await wait_status(front, task_id, {"completed", "failed"}, timeout=30)
     assert done["status"] == "completed", done
     assert time.monotonic() - killed < LEASE_S * 4 / 3 + 3 + 3  # lease + task + slack
-    assert pool.outcomes(task_id) == ["ran"]  # completed once
+    await ran_once(pool, task_id)  # completed once
     receivers = pool.receivers(task_id)  # the killed child and a new one
     assert len(receivers) == 2 and pid in receivers and len(set(receivers)) == 2
 
@@ -398,7 +414,7 @@ async def test_a_whole_worker_killed_mid_task_has_its_task_run_by_another(
     lost.kill9()
     done = await wait_status(front, task_id, {"completed", "failed"}, timeout=30)
     assert done["status"] == "completed", done
-    assert pool.outcomes(task_id) == ["ran"]
+    await ran_once(pool, task_id)
     (survivor,) = [w for w in pool.workers if w is not lost]
     assert f"task {task_id}: ran" in survivor.log()
     pool.ensure()  # replace the killed worker
@@ -412,6 +428,7 @@ async def test_a_task_three_times_the_visibility_timeout_runs_once(
     task_id = await create(front, "slow_compute", seconds=seconds, label="vt")
     done = await wait_status(front, task_id, {"completed", "failed"}, timeout=30)
     assert done["status"] == "completed", done
+    await until(lambda: "ran" in pool.outcomes(task_id), timeout=10, what="logged")
     outcomes = pool.outcomes(task_id)
     assert outcomes.count("ran") == 1, outcomes
     assert set(outcomes) <= {"ran", "duplicate"}, outcomes
@@ -442,7 +459,7 @@ async def test_a_front_end_shut_down_leaves_its_tasks_running_on_workers(
         other.terminate()
     done = await wait_status(front, task_id, {"completed", "failed"}, timeout=20)
     assert done["status"] == "completed", done
-    assert pool.outcomes(task_id) == ["ran"]
+    await ran_once(pool, task_id)
 
 
 async def test_input_asked_on_a_worker_reaches_the_extension_client(
@@ -505,7 +522,7 @@ async def test_a_redis_restart_mid_task_loses_nothing_and_runs_nothing_twice(
     redis_server.restart(hard=True)  # kill -9 and start again on the same port
     done = await wait_status(front, task_id, {"completed", "failed"}, timeout=30)
     assert done["status"] == "completed", done
-    assert pool.outcomes(task_id) == ["ran"]
+    await ran_once(pool, task_id)
     assert len(pool.receivers(task_id)) == 1
     after = await create(front, "slow_compute", seconds=0.1, label="after")
     done = await wait_status(front, after, {"completed", "failed"}, timeout=30)
@@ -529,6 +546,6 @@ async def test_a_2025_task_asking_for_input_on_a_worker_fails_saying_why(
         store=MemoryTaskIdStore(),
         elicitation_handler=answer,
     ) as client:
-        with pytest.raises(Exception, match="a worker serves") as raised:
+        with pytest.raises(Exception) as raised:
             await client.call_tool("confirm_delete", {"filename": "c.txt"}, timeout=30)
-    assert "WaitTimeout" not in type(raised.value).__name__
+    assert "a worker serves" in str(raised.value), repr(raised.value)
