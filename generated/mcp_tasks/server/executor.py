@@ -23,13 +23,14 @@ queued), drops out. A lapsed lease is the replicas' lease check's business
 idempotent and attempts remain, and otherwise has it failed with a message that says
 the worker was lost.
 
-Input without holding a worker: a remote worker's run of an idempotent tool that asks
-for input where the task shows its input requests (the revision's update role: the
-Tasks extension) ends there (``ReplayContext``); the task waits in its input status
-with no worker, and when the answers arrive (``tasks/update``, on any front-end:
-``Executor.answered``) it is queued again and the tool run again from the start, each
-question it asked before now answered from the store. A tool that is not idempotent
-holds its worker while it waits.
+Input: a remote worker stores its tool's input requests in the task
+(``ReplayContext``). The Tasks extension shows them and takes the answers through
+``tasks/update`` on any front-end; for 2025-11-25 the front-end holding the task's
+session asks on its streams (``RemoteExecutor.published``) and stores the answer. A
+run of an idempotent tool ends at its first question not answered yet; the task waits
+with no worker, and once the answers are in (``Executor.answered``) it is queued again
+and the tool run again from the start, each question it asked before now answered from
+the store. A tool that is not idempotent holds its worker while it waits.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
 from ..protocol import StatusName
+from ..revision import RevisionTables
 from ..stores import JobStore, SharedJobStore, StoreUnavailable, TaskRecord
 from .lifecycle import TTL_RAN_OUT
 from .replicas import LOST_WORKER
@@ -118,6 +120,10 @@ class Executor(Protocol):
         """``tasks/update`` stored answers of the task (``record``, as written)."""
         ...
 
+    async def published(self, host: Host, record: TaskRecord) -> None:
+        """A stored change of a task reached ``host`` (``TaskServerCore.published``)."""
+        ...
+
 
 class InProcessExecutor:
     """Runs each task's tool as an asyncio task of the server that created it, with
@@ -165,6 +171,9 @@ class InProcessExecutor:
     async def answered(self, host: Host, record: TaskRecord) -> None:
         """Nothing: the worker waiting here gets them (``InputRequests``)."""
 
+    async def published(self, host: Host, record: TaskRecord) -> None:
+        """Nothing: the tasks run here ask on their own streams."""
+
 
 class RemoteExecutor:
     """The store side of an executor whose workers run in other processes; a
@@ -196,6 +205,10 @@ class RemoteExecutor:
         self.servers: dict[str, Host] = {}
         """The servers that run tasks in this process's workers, by revision
         (``serve``)."""
+        self.asking: dict[str, set[str]] = {}
+        """The input requests of workers' tasks that this front-end asks on its
+        streams (2025-11-25), by task ID (``published``)."""
+        self._askers: set[asyncio.Task[None]] = set()
 
     def bind(self, host: Host) -> None:
         """Refuse a store that other processes cannot share."""
@@ -330,6 +343,77 @@ class RemoteExecutor:
         if await store.resume_job(record.task_id, record.answers):
             await self.send(record.task_id)
 
+    async def published(self, host: Host, record: TaskRecord) -> None:
+        """Ask the client for the input requests a worker stored in a task whose
+        revision sends them on streams (2025-11-25), on the front-end that holds the
+        task's session (``ask_stored``)."""
+        task_id = record.task_id
+        if record.is_terminal:
+            self.asking.pop(task_id, None)
+            return
+        if (
+            not record.input_requests
+            or task_id in host.lifecycle.contexts  # its tool runs here
+            or task_id not in host.notifications.task_sessions
+            or record.status not in host.tables.input
+            or shows_input(host.tables, record.status)
+        ):
+            return
+        asking = self.asking.setdefault(task_id, set())
+        for key, request in record.input_requests.items():
+            if key in asking:
+                continue
+            asking.add(key)
+            asker = asyncio.create_task(self.ask_stored(host, record, key, request))
+            self._askers.add(asker)
+            asker.add_done_callback(self._askers.discard)
+
+    async def ask_stored(
+        self, host: Host, record: TaskRecord, key: str, request: dict[str, Any]
+    ) -> None:
+        """Send one stored input request on the task's streams
+        (``InputRequests.ask_on_streams``), then store the answer in the task and
+        tell the worker (the ``answers`` signal), as ``tasks/update`` does."""
+        task_id = record.task_id
+        tool = host.registry.by_name.get(record.tool)
+        if tool is None:
+            return
+        ctx = ToolContext(
+            host,
+            tool=tool,
+            principal=record.owner,
+            session=host.notifications.task_sessions.get(task_id),
+            task_id=task_id,
+        )
+        try:
+            answer = await host.inputs.ask_on_streams(
+                ctx,
+                task_id,
+                str(request.get("method")),
+                _object(request.get("params")),
+                status=record.status,
+            )
+        except asyncio.CancelledError:  # the task ended, or the server closes
+            return
+        except Exception:  # the client answered with an error, say: a new ask
+            _log.exception("task %s: asking for input %s failed", task_id, key)
+            return
+
+        def store(current: TaskRecord) -> dict[str, Any] | None:
+            if key not in current.input_requests:
+                return None  # answered or withdrawn meanwhile
+            remaining = {k: v for k, v in current.input_requests.items() if k != key}
+            return {
+                "status": current.status if remaining else host.tables.working,
+                "input_requests": remaining,
+                "answers": {**current.answers, key: answer},
+            }
+
+        updated = await host.lifecycle.mutate(task_id, store)
+        if updated is not None:
+            await host.replicas.signal("answers", task_id, answers={key: answer})
+            await self.answered(host, updated)
+
     async def run(self, task_id: str) -> str:
         """The worker entry: run the task ``task_id`` on the server of its revision
         (``serve``); see ``run_task``. Returns what happened (``ran``, or why it was
@@ -441,6 +525,16 @@ async def run_task(
     return "ran"
 
 
+def shows_input(tables: RevisionTables, status: str) -> bool:
+    """Whether a task in input ``status`` shows its input requests (``inputRequests``,
+    answered through the update role: the Tasks extension), rather than sending them
+    on streams (2025-11-25)."""
+    return (
+        tables.has_role("update")
+        and "input_requests" in tables.task_by_status[status].model_fields
+    )
+
+
 def _object(value: object) -> dict[str, Any]:
     """``value`` when it is a JSON object (a dict), else an empty one."""
     return cast(dict[str, Any], value) if isinstance(value, dict) else {}
@@ -462,9 +556,10 @@ class ReplayContext(ToolContext):
     earlier run gets its stored answer at once, and the first question not answered
     yet is shown in the task (its input status) and ends the run (``suspended``),
     freeing the worker until ``RemoteExecutor.answered`` queues the task again.
-    Otherwise (None) it asks and waits as any ``ToolContext``. A revision whose
-    input requests travel on streams (2025-11-25) fails the task instead: a worker
-    serves no stream.
+    Otherwise (None) it asks and waits as any ``ToolContext``. Where input requests
+    travel on streams (2025-11-25), which a worker does not serve, the request is
+    stored in the task all the same, and the front-end holding the task's session
+    asks the client (``RemoteExecutor.published``).
     """
 
     replay_answers: dict[str, Any] | None = None
@@ -487,27 +582,24 @@ class ReplayContext(ToolContext):
         tables = host.tables
         task_id = self.task_id
         waiting = status or tables.input_required
-        shown = waiting in tables.input and (
-            tables.has_role("update")
-            and "input_requests" in tables.task_by_status[waiting].model_fields
-        )
-        if task_id is not None and waiting in tables.input and not shown:
-            raise JsonRpcError(
-                INTERNAL_ERROR,
-                f"{method}: a task of revision {tables.revision} asks for input on"
-                " the streams of the process that runs its tool, and a worker serves"
-                " none (run this tool in process)",
-            )
-        if self.replay_answers is None or task_id is None or not shown:
+        if (
+            task_id is None
+            or waiting not in tables.input
+            or (self.replay_answers is None and shows_input(tables, waiting))
+        ):
             return await super().request_input(method, params, status=status)
         params = host.inputs.checked_params(method, params)
         host.inputs.require_capability(self, method)
         key = f"{method.split('/')[0]}-r{self.asked}"
         self.asked += 1
-        answer: Any = self.replay_answers.get(key)
+        answer: Any = (self.replay_answers or {}).get(key)
         if isinstance(answer, dict):
             return cast(dict[str, Any], answer)
         request = {"method": method, "params": params}
+        if self.replay_answers is None:  # stored for the front-end to ask; waits
+            return await host.inputs.wait_for_input(
+                task_id, key, request, status=waiting
+            )
 
         def ask(record: TaskRecord) -> dict[str, Any]:
             asking = {**record.input_requests, key: request}

@@ -256,6 +256,7 @@ class TaskServerCore:
         new state to whoever hears of it (``Notifications.published``)."""
         self.inputs.changed(record.task_id)
         self.roles.changed(record.task_id)
+        await self.executor.published(self, record)  # before the session is dropped
         await self.notifications.published(record)
 
     async def handle(
