@@ -174,7 +174,7 @@ from typing import Any, TypeVar
 
 from typing_extensions import assert_type
 
-from mcp_tasks_2025_11_25.sdk import FastMCPSeam, fastmcp_tasks
+from mcp_tasks_2025_11_25.sdk import FastMCPSeam, fastmcp_tasks, mount
 from mcp_tasks_2025_11_25.server import TasksServer as TasksServer2025
 from mcp_tasks_ext.client import TasksClient
 from mcp_tasks_ext.sdk import (
@@ -206,8 +206,19 @@ class MCPServer:
 
 
 class LowlevelServer:
+    """Like mcp.server.lowlevel.Server of mcp 1.x."""
+
     def __init__(self) -> None:
         self.request_handlers: dict[type, Callable[..., Any]] = {}
+
+    @property
+    def request_context(self) -> object:
+        return None
+
+    def get_capabilities(
+        self, notification_options: object, experimental_capabilities: dict[str, Any]
+    ) -> object:
+        return None
 
 
 class FastMCP:
@@ -260,6 +271,9 @@ seam = fastmcp_tasks(app, TasksServer2025("demo"))
 assert_type(seam, FastMCPSeam[FastMCP])
 assert_type(seam.app, FastMCP)
 any_seam: FastMCPSeam = seam
+
+
+mount(TasksServer2025("lowlevel"), LowlevelServer())
 
 
 @seam.task_tool(task_support="required")
@@ -322,10 +336,11 @@ from __future__ import annotations
 
 import httpx
 from mcp.server.fastmcp import FastMCP
+from mcp.server.lowlevel import Server
 from typing_extensions import assert_type
 
 from mcp_tasks_2025_11_25.client import TasksClient
-from mcp_tasks_2025_11_25.sdk import FastMCPSeam, fastmcp_tasks, task_context
+from mcp_tasks_2025_11_25.sdk import FastMCPSeam, fastmcp_tasks, mount, task_context
 from mcp_tasks_2025_11_25.server import TasksServer
 from mcp_tasks_2025_11_25.transport import HttpTransport
 
@@ -333,6 +348,7 @@ app = FastMCP("demo")
 tasks = fastmcp_tasks(app, TasksServer("demo"))
 assert_type(tasks, FastMCPSeam[FastMCP])
 assert_type(tasks.app, FastMCP)
+mount(TasksServer("lowlevel"), Server("lowlevel"))
 
 
 @tasks.task_tool(task_support="required")
@@ -384,6 +400,7 @@ extension seams."""
 from __future__ import annotations
 
 from mcp.client import Client
+from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from typing_extensions import assert_type
@@ -393,6 +410,7 @@ from mcp_tasks_ext.sdk import (
     TasksClientExtension,
     TasksServerExtension,
     client_extension,
+    mount,
     server_extension,
     task_context,
 )
@@ -401,6 +419,7 @@ from mcp_tasks_ext.server import TasksServer
 tasks = server_extension(TasksServer("demo"))
 assert_type(tasks, TasksServerExtension)
 mcp = MCPServer("demo", extensions=[tasks])
+mount(TasksServer("lowlevel"), Server("lowlevel"))
 
 
 @tasks.task_tool()

@@ -14,20 +14,10 @@ from typing import Any, Generic, Protocol, cast
 from typing_extensions import TypeVar
 
 from ..server_core import TaskServerCore, ToolError, ToolOutput
+from .lowlevel import LowlevelServer1
 from .shared import HostedTools, module, wire
 
-__all__ = ["FastMCPApp", "FastMCPSeam", "LowlevelServer1", "fastmcp_tasks"]
-
-
-class LowlevelServer1(Protocol):
-    """What the seam uses of an ``mcp`` 1.x low-level ``Server`` (a ``FastMCP`` app's
-    ``_mcp_server``) besides what ``TasksServer.mount`` uses: its request handlers,
-    keyed by ``mcp.types`` request class."""
-
-    @property
-    def request_handlers(self) -> dict[Any, Any]:
-        """``mcp.types`` request class -> async handler."""
-        ...
+__all__ = ["FastMCPApp", "FastMCPSeam", "fastmcp_tasks"]
 
 
 class FastMCPApp(Protocol):
