@@ -83,6 +83,11 @@ def test_mypy_strict(mypy_run: MypyRun) -> None:
 
 
 USER_CODE = """\
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
 from {pkg}.client import InputContext, TaskFailed, TaskHandle, TasksClient, status_name
 from {pkg}.server import Limits, TasksServer, ToolContext, ToolError
 
@@ -107,6 +112,29 @@ def misspelt() -> TasksClient:
     )
 
 
+class Receipt(BaseModel):
+    size: str
+
+
+def typed_tools(server: TasksServer) -> None:
+    # both tool styles register, and the decorator keeps each function's own type
+    @server.tool()
+    async def brew(
+        ctx: ToolContext,
+        size: Literal["S", "M"],
+        sugars: Annotated[int, Field(ge=0)] = 0,
+    ) -> Receipt:
+        return Receipt(size=size)
+
+    @server.tool(task_support="required")
+    async def plain(ctx: ToolContext, arguments: dict[str, object]) -> str:
+        return "x"
+
+    kept: Callable[[ToolContext, Literal["S", "M"], int], Awaitable[Receipt]] = brew
+    also: Callable[[ToolContext, dict[str, object]], Awaitable[str]] = plain
+    print(kept, also)
+
+
 
 
 """
@@ -125,7 +153,12 @@ def test_user_code_imports_the_public_names_type_clean(
 
 @pytest.mark.timeout(300)  # pyright strict over three packages: 30-70 s, more if loaded
 def test_pyright_strict(tmp_path: Path) -> None:
-    """0 errors from pyright in strict mode on every golden package."""
+    """0 errors from pyright in strict mode on every golden package, and on the user
+    code of each (``USER_CODE``)."""
+    users = []
+    for package in PACKAGES:
+        users.append(tmp_path / f"user_code_{package}.py")
+        users[-1].write_text(USER_CODE.format(pkg=package))
     config = tmp_path / "pyrightconfig.json"
     config.write_text(
         json.dumps(
@@ -145,6 +178,7 @@ def test_pyright_strict(tmp_path: Path) -> None:
             sys.executable,
             "--outputjson",
             *(str(GENERATED / p) for p in PACKAGES),
+            *(str(path) for path in users),
         ],
         capture_output=True,
         text=True,

@@ -34,7 +34,7 @@ _GOOGLE_ENTRY = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 _NUMPY_ENTRY = re.compile(r"^\*{0,2}(\w+)\s*(?::.*)?$")
 _DICT_NAMES = re.compile(
     r"^(typing\.)?(dict|Dict|Mapping|MutableMapping)"
-    r"(\[\s*str\s*,\s*(typing\.)?Any\s*\])?$"
+    r"(\[\s*str\s*,\s*((typing\.)?Any|object)\s*\])?$"
 )
 
 
@@ -87,8 +87,8 @@ def _entries(body: list[str], *, numpy: bool) -> dict[str, str]:
 
 def _is_dict_annotation(annotation: object) -> bool:
     """Whether ``annotation`` is that of a dict tool's ``arguments``: not given,
-    ``dict[str, Any]``, a bare ``dict`` or a ``Mapping[str, Any]`` (as an object or as
-    the text of a postponed annotation)."""
+    ``dict[str, Any]`` or ``dict[str, object]``, a bare ``dict``, or such a
+    ``Mapping`` (as an object or as the text of a postponed annotation)."""
     if annotation is _EMPTY:
         return True
     if isinstance(annotation, str):
@@ -96,9 +96,9 @@ def _is_dict_annotation(annotation: object) -> bool:
     if any(annotation is kind for kind in (dict, Mapping, MutableMapping)):
         return True
     origin = get_origin(annotation)
-    return origin in (dict, Mapping, MutableMapping) and get_args(annotation) == (
-        str,
-        Any,
+    return origin in (dict, Mapping, MutableMapping) and get_args(annotation) in (
+        (str, Any),
+        (str, object),
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Annotated, Any, Literal
 
@@ -216,12 +216,29 @@ async def other_name(ctx: Any, args: dict[str, Any]) -> str:
     return "dict"
 
 
+async def object_values(ctx: ToolContext, arguments: dict[str, object]) -> str:
+    return "dict"
+
+
+async def mapping_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+    return "dict"
+
+
 @pytest.mark.parametrize(
-    "function", [dict_tool, bare_dict_tool, unannotated_tool, other_name]
+    "function",
+    [
+        dict_tool,
+        bare_dict_tool,
+        unannotated_tool,
+        other_name,
+        object_values,
+        mapping_tool,
+    ],
 )
 def test_dict_tools_stay_dict_tools(function: Any) -> None:
     """``(ctx, arguments)`` with ``arguments`` annotated ``dict[str, Any]`` (or
-    ``dict``, or nothing) is a dict tool: today's default schema, no validation, the
+    ``dict[str, object]``, ``dict``, a ``Mapping`` of those, or nothing) is a dict
+    tool: today's default schema, no validation, the
     handler itself."""
     server = TasksServer("typed", store=InMemoryTaskStore())
     server.tool()(function)
