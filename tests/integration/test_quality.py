@@ -57,7 +57,7 @@ def mypy_run(tmp_path_factory: pytest.TempPathFactory) -> MypyRun:
     user_code = {}
     for package in PACKAGES:
         user_code[package] = users / f"user_code_{package}.py"
-        user_code[package].write_text(USER_CODE.format(pkg=package))
+        user_code[package].write_text((USER_CODE + TYPED_TOOLS).format(pkg=package))
     args = [_tool("mypy"), "--strict", "--no-incremental", "--python-version", "3.10"]
     for package in PACKAGES:
         args += ["-p", package]
@@ -83,11 +83,6 @@ def test_mypy_strict(mypy_run: MypyRun) -> None:
 
 
 USER_CODE = """\
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Literal
-
-from pydantic import BaseModel, Field
-
 from {pkg}.client import InputContext, TaskFailed, TaskHandle, TasksClient, status_name
 from {pkg}.server import Limits, TasksServer, ToolContext, ToolError
 
@@ -112,6 +107,19 @@ def misspelt() -> TasksClient:
     )
 
 
+
+
+"""
+
+TYPED_TOOLS = """\
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from {pkg}.server import TasksServer, ToolContext
+
+
 class Receipt(BaseModel):
     size: str
 
@@ -133,11 +141,8 @@ def typed_tools(server: TasksServer) -> None:
     kept: Callable[[ToolContext, Literal["S", "M"], int], Awaitable[Receipt]] = brew
     also: Callable[[ToolContext, dict[str, object]], Awaitable[str]] = plain
     print(kept, also)
-
-
-
-
 """
+"""User code with a typed and a dict tool (checked by mypy and pyright)."""
 
 
 @pytest.mark.timeout(300)  # the first one waits for the shared mypy run
@@ -154,11 +159,11 @@ def test_user_code_imports_the_public_names_type_clean(
 @pytest.mark.timeout(300)  # pyright strict over three packages: 30-70 s, more if loaded
 def test_pyright_strict(tmp_path: Path) -> None:
     """0 errors from pyright in strict mode on every golden package, and on the user
-    code of each (``USER_CODE``)."""
+    code of each with a typed and a dict tool (``TYPED_TOOLS``)."""
     users = []
     for package in PACKAGES:
-        users.append(tmp_path / f"user_code_{package}.py")
-        users[-1].write_text(USER_CODE.format(pkg=package))
+        users.append(tmp_path / f"typed_tools_{package}.py")
+        users[-1].write_text(TYPED_TOOLS.format(pkg=package))
     config = tmp_path / "pyrightconfig.json"
     config.write_text(
         json.dumps(

@@ -247,14 +247,20 @@ class ToolSignature:
             else:
                 self._keyword.append((field_name, parameter.name))
         model_name = re.sub(r"\W", "_", tool_name) + "Arguments"
-        self.arguments: type[BaseModel] = _create_model(
-            model_name,
-            __config__=ConfigDict(protected_namespaces=()),
-            **fields,
-        )
-        self.input_schema: dict[str, Any] = self.arguments.model_json_schema(
-            by_alias=True
-        )
+        try:
+            self.arguments: type[BaseModel] = _create_model(
+                model_name,
+                __config__=ConfigDict(protected_namespaces=()),
+                **fields,
+            )
+            self.input_schema: dict[str, Any] = self.arguments.model_json_schema(
+                by_alias=True
+            )
+        except Exception as error:
+            raise TypeError(
+                f"tool {tool_name!r}: its parameters cannot be a JSON schema"
+                f" ({type(error).__name__}: {short(error)})"
+            ) from None
         self.input_schema.pop("title", None)
         self.input_schema.setdefault("properties", {})
         self.output: TypeAdapter[Any] | None = None
