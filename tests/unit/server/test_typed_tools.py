@@ -20,7 +20,6 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from mcp_tasks_ext.server import JsonRpcError, RequestInfo, TasksServer, ToolContext
-from mcp_tasks_ext.server.signatures import parameter_docs
 from mcp_tasks_ext.stores import InMemoryTaskStore
 from tests.support.servers import (
     error_of,
@@ -369,6 +368,8 @@ async def test_parameter_names_pydantic_reserves_keep_their_names() -> None:
 def test_docstring_parameter_sections() -> None:
     """Google (``Args:``) and NumPy (``Parameters`` underlined) sections give each
     parameter's description; the text before the section is the description."""
+    from mcp_tasks_ext.server.signatures import parameter_docs
+
     google = """Brew a coffee.
 
     More words.
