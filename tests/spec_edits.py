@@ -343,6 +343,7 @@ CASE_MODULES: tuple[str, ...] = (
     "tests.spec_edit_cases.inputs",
     "tests.spec_edit_cases.statuses",
     "tests.spec_edit_cases.params",
+    "tests.spec_edit_cases.fields",
 )
 """Modules with more cases (each has ``CASES: tuple[Case, ...]``), one a topic."""
 

@@ -5,6 +5,7 @@ re-exports its names where they were).
 
 - ``server.core``: ``TaskServerCore``, the server that holds and wires the parts;
 - ``server.tools``: ``Tool``, ``ToolContext``, ``ToolError``, ``ToolRegistry``;
+- ``server.elicit``: ``ElicitAnswer``, ``ElicitContentError``, ``elicitation_schema``;
 - ``server.info``: ``RequestInfo``, ``HandlerContext``, ``AuditEvent``, the hooks;
 - ``server.limits``: ``Limits``, ``RateLimiter``;
 - ``server.sessions``: ``Session``, ``SessionRegistry``;
@@ -39,6 +40,9 @@ from .server.core import TaskServerCore as TaskServerCore
 from .server.dispatch import NAMED_TARGETS as NAMED_TARGETS
 from .server.dispatch import Call as Call
 from .server.dispatch import Route as Route
+from .server.elicit import ElicitAnswer as ElicitAnswer
+from .server.elicit import ElicitContentError as ElicitContentError
+from .server.elicit import elicitation_schema as elicitation_schema
 from .server.info import AuditEvent as AuditEvent
 from .server.info import AuditHook as AuditHook
 from .server.info import Authenticate as Authenticate

@@ -16,6 +16,7 @@ from ..jsonrpc import JsonRpcError
 from . import dual as _runtime
 from .core import TaskServerCore
 from .dual import *  # noqa: F403 - the dual server's public names
+from .elicit import ElicitAnswer, ElicitContentError, elicitation_schema
 from .info import AuditEvent, AuditHook, Authenticate, HandlerContext, RequestInfo
 from .limits import Limits, RateLimiter
 from .tools import Tool, ToolContext, ToolError
@@ -30,6 +31,8 @@ __all__ = [
     "AuditEvent",
     "AuditHook",
     "Authenticate",
+    "ElicitAnswer",
+    "ElicitContentError",
     "Handler",
     "HandlerContext",
     "JsonRpcError",
@@ -41,6 +44,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolError",
+    "elicitation_schema",
 ]
 __all__ += _runtime.__all__
 

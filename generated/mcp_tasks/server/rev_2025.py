@@ -19,6 +19,7 @@ from ..jsonrpc import INVALID_PARAMS, JsonRpcError
 from ..protocol_2025 import PROTOCOL_VERSION, TABLES
 from .core import TaskServerCore
 from .dispatch import Call, Route
+from .elicit import ElicitAnswer, ElicitContentError, elicitation_schema
 from .info import AuditEvent, AuditHook, Authenticate, RequestInfo
 from .limits import Limits, RateLimiter
 from .sessions import Session
@@ -30,6 +31,8 @@ __all__ = [
     "AuditEvent",
     "AuditHook",
     "Authenticate",
+    "ElicitAnswer",
+    "ElicitContentError",
     "JsonRpcError",
     "Limits",
     "RateLimiter",
@@ -37,6 +40,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolError",
+    "elicitation_schema",
 ]
 
 

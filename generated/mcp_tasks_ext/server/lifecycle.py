@@ -317,12 +317,24 @@ class Lifecycle:
         )
 
     async def set_fields(self, task_id: str, fields: TaskFields) -> None:
-        """Store values of ``protocol.TaskFields`` on a live task, by wire name."""
-        values = cast(dict[str, Any], fields)
+        """Store values of ``protocol.TaskFields`` on a live task, by wire name.
+
+        Fields this revision's schema does not have (in a package of several
+        revisions, another revision's fields) are left out, logged at debug level:
+        a tool serving every revision sets them all and each task keeps its own.
+        """
         extras = self.host.tables.task_extra_fields
-        unknown = sorted(set(values) - set(extras))
-        if unknown:
-            raise ValueError(f"not a task field of this schema: {', '.join(unknown)}")
+        given = cast(dict[str, Any], fields)
+        values = {k: v for k, v in given.items() if k in extras}
+        if len(values) < len(given):
+            _log.debug(
+                "task %s: revision %s has no task field %s; left out",
+                task_id,
+                self.host.tables.revision,
+                ", ".join(sorted(set(given) - set(values))),
+            )
+        if not values:
+            return
         await self.mutate(
             task_id,
             lambda record: {

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from pydantic import BaseModel
 
@@ -21,7 +21,11 @@ from .signatures import ToolSignature, tool_signature
 from .wire import ToolOutput
 
 if TYPE_CHECKING:
+    from .elicit import ElicitAnswer
     from .host import Host
+
+M = TypeVar("M", bound=BaseModel)
+"""A pydantic model a typed elicitation asks for."""
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Whether a tool never, sometimes or always runs as a task."""
@@ -280,11 +284,51 @@ class ToolContext:
         if self.task_id is not None:
             await self._server.set_status_message(self.task_id, message)
 
-    async def set_fields(self, fields: TaskFields) -> None:
+    @property
+    def revision(self) -> str:
+        """The id of the revision this call (and its task) runs under: the
+        ``REVISION`` of its ``protocol_<revision>`` module (``"2025-11-25"``,
+        ``"ext-2026-07-28"``). In a package of several revisions it is the revision
+        of the client that called the tool."""
+        return self._server.tables.revision
+
+    @overload
+    async def set_fields(self, fields: TaskFields) -> None: ...
+
+    @overload
+    async def set_fields(
+        self, fields: Mapping[str, object], *, revision: str
+    ) -> None: ...
+
+    async def set_fields(
+        self, fields: Mapping[str, object], *, revision: str | None = None
+    ) -> None:
         """Set task fields the schema has and the runtime does not manage (see
-        ``protocol.TaskFields``); clients read them on their next snapshot."""
+        ``protocol.TaskFields``); clients read them on their next snapshot.
+
+        The fields the task's revision does not have are left out (logged at debug
+        level), so that one tool serving several revisions sets them all and never
+        fails a task of a revision that lacks one. To have them checked instead, name
+        the revision the fields are for: ``ctx.set_fields(protocol_ext.TaskFields(
+        progress=0.5), revision=protocol_ext.REVISION)`` (type-checked against that
+        revision's ``TaskFields``) raises ``ValueError`` when ``revision`` is not
+        ``ctx.revision`` or names a field that revision does not have. Without a task
+        it does nothing (after that check).
+        """
+        if revision is not None:
+            if revision != self.revision:
+                raise ValueError(
+                    f"task fields of revision {revision} given to a call of"
+                    f" revision {self.revision} (compare ctx.revision first)"
+                )
+            extras = self._server.tables.task_extra_fields
+            unknown = sorted(set(fields) - set(extras))
+            if unknown:
+                raise ValueError(
+                    f"not a task field of revision {revision}: {', '.join(unknown)}"
+                )
         if self.task_id is not None:
-            await self._server.set_task_fields(self.task_id, fields)
+            await self._server.set_task_fields(self.task_id, cast(TaskFields, fields))
 
     async def set_status(self, status: StatusName, message: str | None = None) -> None:
         """Move the task to another active status (the revision's ``ACTIVE_STATUSES``),
@@ -326,20 +370,64 @@ class ToolContext:
         """
         await self._server.notifications.schema_note(self, method, params)
 
+    @overload
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: type[M],
+        *,
+        status: StatusName | None = None,
+    ) -> ElicitAnswer[M]: ...
+
+    @overload
     async def elicit(
         self,
         message: str,
         requested_schema: dict[str, Any],
         *,
         status: StatusName | None = None,
-    ) -> dict[str, Any]:
-        """Ask the user through the client (form elicitation); return the
-        ``ElicitResult``. ``status``: as for ``request_input``."""
-        return await self.request_input(
+    ) -> dict[str, Any]: ...
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: type[BaseModel] | dict[str, Any],
+        *,
+        status: StatusName | None = None,
+    ) -> ElicitAnswer[Any] | dict[str, Any]:
+        """Ask the user through the client (form elicitation). ``status``: as for
+        ``request_input``.
+
+        With a pydantic model class, the form is made from the model
+        (``elicitation_schema``: ``TypeError`` naming a field the form cannot ask
+        for) and the answer is an ``ElicitAnswer`` of the model: ``action``, and
+        ``content`` validated into the model when accepted, else None
+        (``ElicitContentError``, a ``ToolError``, when accepted content does not
+        fit the model). With a JSON Schema ``dict``, the answer is the
+        ``ElicitResult`` as sent (a ``dict``).
+        """
+        if isinstance(requested_schema, dict):
+            return await self.request_input(
+                "elicitation/create",
+                {
+                    "mode": "form",
+                    "message": message,
+                    "requestedSchema": requested_schema,
+                },
+                status=status,
+            )
+        from .elicit import ElicitAnswer, elicitation_schema
+
+        answer = await self.request_input(
             "elicitation/create",
-            {"mode": "form", "message": message, "requestedSchema": requested_schema},
+            {
+                "mode": "form",
+                "message": message,
+                "requestedSchema": elicitation_schema(requested_schema),
+            },
             status=status,
         )
+        return ElicitAnswer.of(requested_schema, answer)
 
     async def request_input(
         self,
