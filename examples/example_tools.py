@@ -5,9 +5,11 @@ every generated package shares, and registered on a server of one revision
 They are the fixtures of the official conformance suite (``greet``, ``slow_compute``,
 ``failing_job``, ``protocol_error_job``, ``confirm_delete``, ``multi_input``,
 ``test_tool_with_task``: its questions before the task are an extension feature), plus
-``long_report`` (status and progress messages) and ``ask_name`` (asks for input
-mid-flight). The annotations name the default package's classes; a package of one
-revision has the same ones.
+``long_report`` (status and progress messages), ``ask_name`` (asks for input
+mid-flight) and ``brew`` (a typed tool: its input and output schemas come from its
+signature, its arguments arrive validated and its result is ``structuredContent``).
+The annotations name the default package's classes; a package of one revision has the
+same ones.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import asyncio
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 
@@ -123,6 +127,43 @@ async def ask_name(ctx: ToolContext, arguments: dict[str, Any]) -> str:
     return f"hello {_first_answer(answer)}"
 
 
+class Milk(BaseModel):
+    """The milk of a coffee."""
+
+    kind: Literal["whole", "oat"]
+    foamed: bool = False
+
+
+class Receipt(BaseModel):
+    """What ``brew`` served, and its price."""
+
+    size: Literal["S", "M", "L"]
+    sugars: int
+    milk: Milk | None = None
+    price_cents: int
+
+
+PRICES = {"S": 250, "M": 300, "L": 350}
+"""The price of each cup size, in cents."""
+
+
+async def brew(
+    ctx: ToolContext,
+    size: Literal["S", "M", "L"],
+    sugars: Annotated[int, Field(ge=0, le=5, description="Spoons of sugar.")] = 0,
+    milk: Milk | None = None,
+) -> Receipt:
+    """Brew a coffee and return its receipt (a typed tool).
+
+    Args:
+        size: The cup size.
+        milk: The milk to add, if any.
+    """
+    await ctx.report(f"brewing a {size} coffee")
+    price = PRICES[size] + (50 if milk is not None else 0)
+    return Receipt(size=size, sugars=sugars, milk=milk, price_cents=price)
+
+
 def add_tools(
     server: Any,
     tool_error: Callable[[str], Exception],
@@ -155,3 +196,4 @@ def add_tools(
     server.tool(task_support="required", preflight=ask_user_name)(test_tool_with_task)
     server.tool(input_schema=_schema(steps={"type": "integer"}))(long_report)
     server.tool()(ask_name)
+    server.tool()(brew)

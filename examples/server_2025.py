@@ -17,8 +17,9 @@ there is none), which also enables ``tasks/list``; put a real authentication che
 
 Tools: ``greet`` (never a task), ``slow_compute``, ``failing_job`` (tool error),
 ``protocol_error_job`` (JSON-RPC error), ``confirm_delete`` and ``multi_input`` (ask for
-input mid-flight), ``long_report`` (progress messages) and ``must_task`` (only as a
-task).
+input mid-flight), ``long_report`` (progress messages), ``must_task`` (only as a
+task) and ``brew`` (a typed tool of ``example_tools``: schemas from its signature, a
+structured result).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from example_tools import brew  # noqa: E402
 from limit_options import add_limit_options, limits_from  # noqa: E402
 
 from mcp_tasks_2025_11_25.asgi import serve  # noqa: E402
@@ -144,6 +146,7 @@ def build_server(store_path: str | None, limits: Limits = LIMITS) -> TasksServer
         """Only callable as a task."""
         return "done as a task"
 
+    server.tool()(brew)  # typed: schemas from its signature, a structured result
     return server
 
 

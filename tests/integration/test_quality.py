@@ -57,7 +57,7 @@ def mypy_run(tmp_path_factory: pytest.TempPathFactory) -> MypyRun:
     user_code = {}
     for package in PACKAGES:
         user_code[package] = users / f"user_code_{package}.py"
-        user_code[package].write_text(USER_CODE.format(pkg=package))
+        user_code[package].write_text((USER_CODE + TYPED_TOOLS).format(pkg=package))
     args = [_tool("mypy"), "--strict", "--no-incremental", "--python-version", "3.10"]
     for package in PACKAGES:
         args += ["-p", package]
@@ -141,6 +141,39 @@ def sync_misspelt() -> SyncTasksClient:
 
 """
 
+TYPED_TOOLS = """\
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from {pkg}.server import TasksServer, ToolContext
+
+
+class Receipt(BaseModel):
+    size: str
+
+
+def typed_tools(server: TasksServer) -> None:
+    # both tool styles register, and the decorator keeps each function's own type
+    @server.tool()
+    async def brew(
+        ctx: ToolContext,
+        size: Literal["S", "M"],
+        sugars: Annotated[int, Field(ge=0)] = 0,
+    ) -> Receipt:
+        return Receipt(size=size)
+
+    @server.tool(task_support="required")
+    async def plain(ctx: ToolContext, arguments: dict[str, object]) -> str:
+        return "x"
+
+    kept: Callable[[ToolContext, Literal["S", "M"], int], Awaitable[Receipt]] = brew
+    also: Callable[[ToolContext, dict[str, object]], Awaitable[str]] = plain
+    print(kept, also)
+"""
+"""User code with a typed and a dict tool (checked by mypy and pyright)."""
+
 
 @pytest.mark.timeout(300)  # the first one waits for the shared mypy run
 @pytest.mark.parametrize("package", PACKAGES)
@@ -155,13 +188,16 @@ def test_user_code_imports_the_public_names_type_clean(
 
 @pytest.mark.timeout(300)  # pyright strict over three packages: 30-70 s, more if loaded
 def test_pyright_strict(tmp_path: Path) -> None:
-    """0 errors from pyright in strict mode on every golden package and on the user
-    code of each (``USER_CODE``)."""
+    """0 errors from pyright in strict mode on every golden package, on the user code
+    of each (``USER_CODE``) and on a typed and a dict tool (``TYPED_TOOLS``)."""
     user_code = []
     for package in PACKAGES:
         path = tmp_path / f"user_code_{package}.py"
         path.write_text(USER_CODE.format(pkg=package))
         user_code.append(str(path))
+        tools = tmp_path / f"typed_tools_{package}.py"
+        tools.write_text(TYPED_TOOLS.format(pkg=package))
+        user_code.append(str(tools))
     config = tmp_path / "pyrightconfig.json"
     config.write_text(
         json.dumps(

@@ -21,18 +21,18 @@ through the revision that created the task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar, cast
 
 from ..stores import SQLiteTaskStore, TaskStore
 from .core import TaskServerCore
 from .info import Emit, RequestInfo
-from .tools import Preflight, TaskSupport, Tool, ToolHandler
+from .tools import Tool, ToolRegistrar
 
 __all__ = ["DualServer"]
 
 
-class DualServer:
+class DualServer(ToolRegistrar):
     """Serves every revision of the package on one endpoint (see the module docstring).
 
     The options are those of each revision's ``TasksServer`` (a revision ignores the
@@ -90,32 +90,6 @@ class DualServer:
             (s for s in self.by_revision.values() if not s.uses_sessions), first
         )
         """The revision every request without a session goes to."""
-
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        description: str = "",
-        title: str | None = None,
-        input_schema: dict[str, Any] | None = None,
-        task_support: TaskSupport = "optional",
-        preflight: Preflight | None = None,
-        immediate_response: str | None = None,
-        answer_within_ms: int | None = None,
-    ) -> Callable[[ToolHandler], ToolHandler]:
-        """Decorator registering ``async def handler(ctx, arguments)`` as a tool of
-        every revision (see ``TasksServer.tool``; ``preflight`` questions are an
-        extension feature)."""
-        return self.stateless_server.tool(
-            name,
-            description=description,
-            title=title,
-            input_schema=input_schema,
-            task_support=task_support,
-            preflight=preflight,
-            immediate_response=immediate_response,
-            answer_within_ms=answer_within_ms,
-        )
 
     def add_tool(self, tool: Tool) -> None:
         """Register ``tool`` for every revision."""
