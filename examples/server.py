@@ -20,7 +20,7 @@ there is none), whichever revision created it; put a real authentication check i
 ``principal`` before exposing this beyond localhost.
 
 Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
-``long_report`` and ``ask_name``), plus ``must_task`` (only as a task).
+``long_report``, ``ask_name`` and ``weather``), plus ``must_task`` (only as a task).
 """
 
 from __future__ import annotations

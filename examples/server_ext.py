@@ -14,7 +14,7 @@ named after it (``--max-active-tasks N``, ``--max-finished-tasks N``, ``--max-ta
 2.x) is ``examples/server_ext_mcp2.py``.
 
 Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
-``long_report`` and ``ask_name``), shared with the server of both revisions,
+``long_report``, ``ask_name`` and ``weather``), shared with the server of both revisions,
 ``examples/server.py``. Each task belongs to the caller's ``Authorization`` header value
 ("anonymous" when there is none).
 """

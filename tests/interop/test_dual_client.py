@@ -47,6 +47,7 @@ from mcp_tasks.client import (
     TaskCancelled,
     TaskFailed,
     TasksClient,
+    ToolResult,
     detected_revisions,
     forget_detected,
     status_name,
@@ -122,8 +123,9 @@ def server(request: pytest.FixtureRequest) -> Iterator[Server]:
         yield dataclasses.replace(kind, url=handle.url)
 
 
-def text_of(result: dict[str, Any]) -> str:
-    return " ".join(str(block.get("text", "")) for block in result.get("content", []))
+def text_of(result: ToolResult) -> str:
+    assert isinstance(result, ToolResult)
+    return " ".join(str(block.get("text", "")) for block in result.content)
 
 
 class PostLog:

@@ -22,7 +22,6 @@ from ..client_core import (
     StatusCallback,
     TaskFailed,
     TaskHandle,
-    answer_to_wire,
 )
 from ..jsonrpc import JsonRpcError
 from ..task_ids import SqliteTaskIdStore, TaskIdStore
@@ -216,9 +215,7 @@ class ClientSeam:
         finally:
             if task_id is not None:
                 self.handles.pop(task_id, None)
-        return types.CallToolResult.model_validate(
-            answer_to_wire(result), by_name=False
-        )
+        return types.CallToolResult.model_validate(result.raw, by_name=False)
 
 
 def client_extension(
