@@ -167,6 +167,7 @@ def add_tools(
     server.tool(task_support="required", preflight=ask_user_name)(test_tool_with_task)
     server.tool(input_schema=_schema(steps={"type": "integer"}))(long_report)
     server.tool()(ask_name)
-    server.tool(
-        input_schema=_schema(city={"type": "string"}, broken={"type": "boolean"})
+    server.tool(  # answered at once where the server decides (the extension)
+        input_schema=_schema(city={"type": "string"}, broken={"type": "boolean"}),
+        answer_within_ms=10_000,
     )(weather)

@@ -80,7 +80,8 @@ class ToolCalls(Generic[R]):
                     return await self.adopt(result, name, on_finish=forget)
                 if kind == "complete":
                     client.notifications.forget_progress(token)
-                    return TaskHandle(client, None, result=client.outcome(result))
+                    outcome = client.outcome(result)
+                    return TaskHandle(client, None, result=outcome, tool=name)
                 if kind != "input_required":
                     raise InvalidResponse(
                         f"unknown result kind {kind!r} for tools/call"

@@ -54,6 +54,7 @@ class TaskHandle(Generic[S]):
         *,
         result: ToolResult[Any] | None = None,
         result_type: type[Any] | None = None,
+        tool: str | None = None,
         task_id: str | None = None,
         context: Mapping[str, Any] | None = None,
         model_immediate_response: str | None = None,
@@ -61,13 +62,17 @@ class TaskHandle(Generic[S]):
     ) -> None:
         """Wrap a created task (or an immediate ``result``); use the client's methods
         to get one. ``result_type``: what the result's ``structuredContent`` is
-        validated into (see :meth:`ToolResult.from_wire`)."""
+        validated into (see :meth:`ToolResult.from_wire`); ``tool``: the tool's name
+        (default: the ``name`` in ``context``)."""
         self._client = client
         self.task: TaskSnapshot | None = task
         """The latest snapshot of the task (``None`` without a task or before the
         first fetch)."""
         self.context = dict(context or {})
         """What the client stored with the task ID (method, tool name, session)."""
+        name = tool if tool is not None else self.context.get("name")
+        self.tool: str | None = name if isinstance(name, str) else None
+        """The tool's name, where known (errors name it)."""
         self.model_immediate_response = model_immediate_response
         """Text for the model while the task runs, when the server sent some."""
         self._task_id = task.task_id if task is not None else task_id
@@ -208,13 +213,8 @@ class TaskHandle(Generic[S]):
             raise self._error
         assert self._result is not None
         if self._typed is None:
-            tool = self.context.get("name")
-            self._typed = cast(
-                "ToolResult[S]",
-                self._result.validated(
-                    self.result_type, tool=tool if isinstance(tool, str) else None
-                ),
-            )
+            typed = self._result.validated(self.result_type, tool=self.tool)
+            self._typed = cast("ToolResult[S]", typed)
         return self._typed
 
     async def snapshots(
