@@ -62,7 +62,7 @@ from .tool_result import ToolResult
 from .transport import Transport
 from .wait import Wait
 
-__all__ = ["ClientCore", "ClientOptions", "speaks_statelessly"]
+__all__ = ["ClientCore", "ClientOptions", "ClientSettings", "speaks_statelessly"]
 
 R = TypeVar("R")
 """The revision's own form of a tool result: its generated ``CallToolResult`` (what
@@ -74,7 +74,27 @@ one, the ``structuredContent`` object as received, or ``None``)."""
 C = TypeVar("C", bound="ClientCore[Any]")
 
 
-class ClientOptions(TypedDict, total=False):
+class ClientSettings(TypedDict, total=False):
+    """The options of :class:`ClientOptions` other than the task ID store, the input
+    handlers and ``cancel_on_abort`` (which the official SDK's seam takes as
+    arguments of its own; see ``sdk.client_extension``)."""
+
+    client_info: Mapping[str, Any] | None
+    default_poll_interval: float
+    poll_after_cancel: bool
+    ttl_backstop: bool | None
+    transport_retries: int
+    clock: Callable[[], float]
+    sleep: Callable[[float], Awaitable[None]]
+    wall_clock: Callable[[], float]
+    prefer_tasks: bool
+    retry_with_task: bool
+    declare_tasks: bool
+    subscribe: bool
+    max_input_rounds: int
+
+
+class ClientOptions(ClientSettings, total=False):
     """The keyword options of every revision's client (see :class:`ClientCore`), as
     the dual client takes them: a misspelt one is a type error. ``input_handlers`` and
     ``on_notification`` are arguments of their own, typed by each package's protocol.
@@ -119,23 +139,10 @@ class ClientOptions(TypedDict, total=False):
     """
 
     store: TaskIdStore | None
-    client_info: Mapping[str, Any] | None
-    default_poll_interval: float
     cancel_on_abort: bool
-    poll_after_cancel: bool
-    ttl_backstop: bool | None
-    transport_retries: int
     elicitation_handler: InputHandler | None
     sampling_handler: InputHandler | None
     roots_handler: InputHandler | None
-    clock: Callable[[], float]
-    sleep: Callable[[float], Awaitable[None]]
-    wall_clock: Callable[[], float]
-    prefer_tasks: bool
-    retry_with_task: bool
-    declare_tasks: bool
-    subscribe: bool
-    max_input_rounds: int
 
 
 def speaks_statelessly(tables: RevisionTables) -> bool:
