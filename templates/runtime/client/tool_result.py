@@ -14,6 +14,7 @@ into the caller's type when one is given: ``result_type=Receipt`` makes a
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any, Generic, TypeAlias, cast, overload
 
@@ -155,7 +156,7 @@ class ToolResult(Generic[S]):
                 raw=data,
             )
         try:
-            if isinstance(result_type, type) and issubclass(result_type, BaseModel):
+            if inspect.isclass(result_type) and issubclass(result_type, BaseModel):
                 typed: Any = result_type.model_validate(wire)
             else:
                 typed = TypeAdapter(result_type).validate_python(wire)
