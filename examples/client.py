@@ -390,8 +390,9 @@ async def follow(
     try:
         async for snapshot in handle.snapshots(timeout=timeout):
             line.update(api.status_name(snapshot.status), snapshot.status_message)
-        result: api.ToolResult = await handle.result()
-        return result.raw
+        result = await handle.result()  # a ToolResult: its wire object is printed
+        raw: dict[str, Any] = result.raw
+        return raw
     finally:
         if ticker is not None:
             ticker.cancel()

@@ -5,9 +5,9 @@ every generated package shares, and registered on a server of one revision
 They are the fixtures of the official conformance suite (``greet``, ``slow_compute``,
 ``failing_job``, ``protocol_error_job``, ``confirm_delete``, ``multi_input``,
 ``test_tool_with_task``: its questions before the task are an extension feature), plus
-``long_report`` (status and progress messages), ``ask_name`` (asks for input
-mid-flight) and ``weather`` (structured content). The annotations name the default package's classes; a package of one
-revision has the same ones.
+``long_report`` (status and progress messages), ``ask_name`` (asks for input mid-flight)
+and ``weather`` (structured content). The annotations name the default package's
+classes; a package of one revision has the same ones.
 """
 
 from __future__ import annotations
