@@ -27,7 +27,7 @@ from .errors import InvalidResponse
 
 __all__ = ["InvalidStructuredContent", "Structured", "ToolResult"]
 
-Structured: TypeAlias = "dict[str, Any] | None"
+Structured: TypeAlias = dict[str, Any] | None
 """The type of ``ToolResult.structured`` when no ``result_type`` is given: the
 ``structuredContent`` object as received, or ``None`` when the result has none."""
 
