@@ -381,10 +381,6 @@ def input_handlers(line: StatusLine) -> dict[str, Any]:
     return handlers
 
 
-def to_json(result: Any) -> dict[str, Any]:
-    return result.to_wire() if hasattr(result, "to_wire") else dict(result)
-
-
 async def follow(
     handle: Any, line: StatusLine, api: Any, timeout: float | None, verb: str
 ) -> dict[str, Any]:
@@ -394,7 +390,9 @@ async def follow(
     try:
         async for snapshot in handle.snapshots(timeout=timeout):
             line.update(api.status_name(snapshot.status), snapshot.status_message)
-        return to_json(await handle.result())
+        result = await handle.result()  # a ToolResult: its wire object is printed
+        raw: dict[str, Any] = result.raw
+        return raw
     finally:
         if ticker is not None:
             ticker.cancel()

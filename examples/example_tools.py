@@ -6,10 +6,10 @@ They are the fixtures of the official conformance suite (``greet``, ``slow_compu
 ``failing_job``, ``protocol_error_job``, ``confirm_delete``, ``multi_input``,
 ``test_tool_with_task``: its questions before the task are an extension feature), plus
 ``long_report`` (status and progress messages), ``ask_name`` (asks for input
-mid-flight) and ``brew`` (a typed tool: its input and output schemas come from its
-signature, its arguments arrive validated and its result is ``structuredContent``).
-The annotations name the default package's classes; a package of one revision has the
-same ones.
+mid-flight), ``weather`` (structured content) and ``brew`` (a typed tool: its input and
+output schemas come from its signature, its arguments arrive validated and its result
+is ``structuredContent``). The annotations name the default package's classes; a
+package of one revision has the same ones.
 """
 
 from __future__ import annotations
@@ -127,6 +127,18 @@ async def ask_name(ctx: ToolContext, arguments: dict[str, Any]) -> str:
     return f"hello {_first_answer(answer)}"
 
 
+async def weather(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Report a city's weather as structured content (``structuredContent``, with its
+    text); ``"broken": true`` sends a reading whose temperature is not a number."""
+    city = str(arguments.get("city", "Paris"))
+    celsius: Any = "mild" if arguments.get("broken") else 21.5
+    return {
+        "content": [{"type": "text", "text": f"{city}: {celsius} C"}],
+        "structuredContent": {"city": city, "celsius": celsius},
+        "isError": False,
+    }
+
+
 class Milk(BaseModel):
     """The milk of a coffee."""
 
@@ -196,4 +208,8 @@ def add_tools(
     server.tool(task_support="required", preflight=ask_user_name)(test_tool_with_task)
     server.tool(input_schema=_schema(steps={"type": "integer"}))(long_report)
     server.tool()(ask_name)
+    server.tool(  # answered at once where the server decides (the extension)
+        input_schema=_schema(city={"type": "string"}, broken={"type": "boolean"}),
+        answer_within_ms=10_000,
+    )(weather)
     server.tool()(brew)

@@ -20,8 +20,8 @@ there is none), whichever revision created it; put a real authentication check i
 ``principal`` before exposing this beyond localhost.
 
 Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
-``long_report``, ``ask_name`` and the typed ``brew``), plus ``must_task`` (only as a
-task).
+``long_report``, ``ask_name``, ``weather`` and the typed ``brew``), plus ``must_task``
+(only as a task).
 """
 
 from __future__ import annotations

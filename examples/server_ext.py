@@ -14,9 +14,9 @@ named after it (``--max-active-tasks N``, ``--max-finished-tasks N``, ``--max-ta
 2.x) is ``examples/server_ext_mcp2.py``.
 
 Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
-``long_report``, ``ask_name`` and the typed ``brew``), shared with the server of both
-revisions, ``examples/server.py``. Each task belongs to the caller's ``Authorization``
-header value ("anonymous" when there is none).
+``long_report``, ``ask_name``, ``weather`` and the typed ``brew``), shared with the
+server of both revisions, ``examples/server.py``. Each task belongs to the caller's
+``Authorization`` header value ("anonymous" when there is none).
 """
 
 from __future__ import annotations

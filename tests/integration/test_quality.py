@@ -83,8 +83,14 @@ def test_mypy_strict(mypy_run: MypyRun) -> None:
 
 
 USER_CODE = """\
+from typing import Any
+
+from pydantic import BaseModel
+from typing_extensions import assert_type
+
 from {pkg}.client import InputContext, TaskFailed, TaskHandle, TasksClient, status_name
 from {pkg}.client import SyncTasksClient
+from {pkg}.client import ToolResult
 from {pkg}.server import Limits, TasksServer, ToolContext, ToolError
 
 
@@ -135,6 +141,27 @@ def sync_misspelt() -> SyncTasksClient:
     # the sync client's options are typed as the async client's
     url = "http://127.0.0.1:1/mcp"
     return SyncTasksClient(url, elicitation_handlr=None)  # type: ignore[call-arg]
+
+
+def misspelt_server() -> TasksServer:
+    # the same for a server option (the dual server's options are a TypedDict)
+    return TasksServer("x", limts=Limits())  # type: ignore[call-arg]
+
+
+class Receipt(BaseModel):
+    total: float
+
+
+async def typed_results(client: TasksClient) -> float:
+    receipt = await client.call_tool("brew", {{"size": "M"}}, result_type=Receipt)
+    assert_type(receipt, ToolResult[Receipt])
+    plain = await client.call_tool("brew")
+    assert_type(plain.structured, dict[str, Any] | None)
+    assert_type(plain.raw, dict[str, Any])
+    handle = await client.start_tool("brew", result_type=Receipt)
+    assert_type((await handle.result()).structured, Receipt)
+    resumed = await client.resume("task-1", result_type=Receipt)
+    return receipt.structured.total + resumed.structured.total
 
 
 

@@ -15,10 +15,18 @@ import asyncio
 import importlib
 from typing import Any, ClassVar, TypeVar, cast
 
+from typing_extensions import Unpack
+
 from ..jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, METHOD_NOT_FOUND, JsonRpcError
 from ..protocol import TaskFields
 from ..revision import RevisionTables
-from ..stores import ReplicaStore, SQLiteTaskStore, TaskRecord, TaskStore
+from ..stores import (
+    ReplicaStore,
+    SQLiteTaskStore,
+    TaskChanges,
+    TaskRecord,
+    TaskStore,
+)
 from .calls import ToolCalls
 from .dispatch import Dispatcher, Route
 from .info import (
@@ -341,7 +349,9 @@ class TaskServerCore(ToolRegistrar):
         """Store values of ``protocol.TaskFields`` on a live task, by wire name."""
         await self.lifecycle.set_fields(task_id, fields)
 
-    async def move_task(self, task_id: str, **changes: Any) -> TaskRecord | None:
+    async def move_task(
+        self, task_id: str, **changes: Unpack[TaskChanges]
+    ) -> TaskRecord | None:
         """Apply ``changes`` (``status``, ``status_message``, ...) to a live task
         through the state machine; None when it is gone or terminal (see
         ``Lifecycle.update``)."""

@@ -19,6 +19,9 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, cast
 
+from typing_extensions import Unpack
+
+from ..client.core import ClientSettings
 from ..client_core import (
     ClientCore,
     InputContext,
@@ -26,7 +29,6 @@ from ..client_core import (
     StatusCallback,
     TaskFailed,
     TaskHandle,
-    answer_to_wire,
 )
 from ..jsonrpc import JsonRpcError
 from ..task_ids import SqliteTaskIdStore, TaskIdStore
@@ -210,7 +212,7 @@ class ClientSeam:
         on_task: Callable[[TaskHandle[Any]], object] | None = None,
         on_status: StatusCallback | None = None,
         cancel_on_abort: bool = True,
-        **client_options: Any,
+        **client_options: Unpack[ClientSettings],
     ) -> None:
         self.store: TaskIdStore = store if store is not None else SqliteTaskIdStore()
         self.elicitation_handler = elicitation_handler
@@ -218,7 +220,8 @@ class ClientSeam:
         self.roots_handler = roots_handler
         self.on_task = on_task
         self.on_status = on_status
-        self.client_options = dict(client_options, cancel_on_abort=cancel_on_abort)
+        self.cancel_on_abort = cancel_on_abort
+        self.client_options: ClientSettings = client_options
         self.handles: dict[str, TaskHandle[Any]] = {}
 
     def tasks_client(self, session: SdkSession) -> ClientCore[Any]:
@@ -231,6 +234,7 @@ class ClientSeam:
             elicitation_handler=self.elicitation_handler or fallback,
             sampling_handler=self.sampling_handler or fallback,
             roots_handler=self.roots_handler or fallback,
+            cancel_on_abort=self.cancel_on_abort,
             **self.client_options,
         )
 
@@ -287,7 +291,7 @@ class ClientSeam:
             if task_id is not None:
                 self.handles.pop(task_id, None)
         validated: SdkToolResult = types.CallToolResult.model_validate(
-            answer_to_wire(result), by_name=False
+            result.raw, by_name=False
         )
         return validated
 
@@ -354,7 +358,7 @@ def client_extension(
     on_task: Callable[[TaskHandle[Any]], object] | None = None,
     on_status: StatusCallback | None = None,
     cancel_on_abort: bool = True,
-    **client_options: Any,
+    **client_options: Unpack[ClientSettings],
 ) -> TasksClientExtension:
     """A ``ClientExtension`` for ``mcp.client.Client(url, extensions=[...])``
     (``mcp>=2.3``).

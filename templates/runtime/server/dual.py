@@ -22,22 +22,46 @@ through the revision that created the task.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, TypedDict, cast
+
+from typing_extensions import Unpack
 
 from ..stores import SQLiteTaskStore, TaskStore
 from .core import TaskServerCore
-from .info import Emit, RequestInfo
+from .info import AuditHook, Authenticate, Emit, RequestInfo, RoutingHeaders
+from .limits import Limits, RateLimiter
 from .tools import Tool, ToolRegistrar
 
-__all__ = ["DualServer"]
+__all__ = ["DualServer", "ServerOptions"]
+
+
+class ServerOptions(TypedDict, total=False):
+    """The keyword options of every revision's server (``TaskServerCore``; see the
+    revision's ``TasksServer`` for what each does) besides ``store`` and
+    ``recover_orphans``, as the dual server takes them: a misspelt one is a type
+    error."""
+
+    limits: Limits | None
+    authenticate: Authenticate | None
+    rate_limiter: RateLimiter | None
+    audit: AuditHook | None
+    instructions: str | None
+    enable_list: bool | None
+    page_size: int
+    task_mismatch_code: int
+    max_sessions: int
+    max_sessions_per_client: int
+    session_idle_s: float
+    require_routing_headers: RoutingHeaders
 
 
 class DualServer(ToolRegistrar):
     """Serves every revision of the package on one endpoint (see the module docstring).
 
-    The options are those of each revision's ``TasksServer`` (a revision ignores the
-    options of another); ``store`` (default ``SQLiteTaskStore("mcp-tasks.sqlite3")``)
-    and the tools are shared, and orphans of a crash are recovered once.
+    The options are those of each revision's ``TasksServer`` (:class:`ServerOptions`;
+    a revision ignores the options of another); ``store`` (default
+    ``SQLiteTaskStore("mcp-tasks.sqlite3")``) and the tools are shared, and orphans of
+    a crash are recovered once.
     """
 
     servers: ClassVar[dict[str, type[TaskServerCore]]]
@@ -57,7 +81,7 @@ class DualServer(ToolRegistrar):
         *,
         store: TaskStore | None = None,
         recover_orphans: bool = True,
-        **options: Any,
+        **options: Unpack[ServerOptions],
     ) -> None:
         self.store: TaskStore = (
             store if store is not None else SQLiteTaskStore("mcp-tasks.sqlite3")

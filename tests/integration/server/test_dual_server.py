@@ -53,6 +53,7 @@ EXAMPLE_TOOLS = [
     "long_report",
     "ask_name",
     "brew",
+    "weather",
     "must_task",
 ]
 """The tools ``examples/server.py`` registers, in registration order."""
