@@ -164,6 +164,21 @@ async def typed_results(client: TasksClient) -> float:
     return receipt.structured.total + resumed.structured.total
 
 
+def sync_typed_results(client: SyncTasksClient) -> float:
+    # the sync client's twins infer the same ToolResult types
+    receipt = client.call_tool("brew", {{"size": "M"}}, result_type=Receipt)
+    assert_type(receipt, ToolResult[Receipt])
+    plain = client.call_tool("brew")
+    assert_type(plain, ToolResult[dict[str, Any] | None])
+    assert_type(plain.text, str)
+    handle = client.start_tool("brew", result_type=Receipt)
+    assert_type(handle.result(), ToolResult[Receipt])
+    assert_type(client.task("task-1").result().structured, dict[str, Any] | None)
+    resumed = client.resume("task-1", result_type=Receipt)
+    assert_type(resumed.structured, Receipt)
+    return receipt.structured.total + resumed.structured.total
+
+
 
 
 """
