@@ -148,34 +148,34 @@ def misspelt_server() -> TasksServer:
     return TasksServer("x", limts=Limits())  # type: ignore[call-arg]
 
 
-class Receipt(BaseModel):
+class Bill(BaseModel):
     total: float
 
 
 async def typed_results(client: TasksClient) -> float:
-    receipt = await client.call_tool("brew", {{"size": "M"}}, result_type=Receipt)
-    assert_type(receipt, ToolResult[Receipt])
+    receipt = await client.call_tool("brew", {{"size": "M"}}, result_type=Bill)
+    assert_type(receipt, ToolResult[Bill])
     plain = await client.call_tool("brew")
     assert_type(plain.structured, dict[str, Any] | None)
     assert_type(plain.raw, dict[str, Any])
-    handle = await client.start_tool("brew", result_type=Receipt)
-    assert_type((await handle.result()).structured, Receipt)
-    resumed = await client.resume("task-1", result_type=Receipt)
+    handle = await client.start_tool("brew", result_type=Bill)
+    assert_type((await handle.result()).structured, Bill)
+    resumed = await client.resume("task-1", result_type=Bill)
     return receipt.structured.total + resumed.structured.total
 
 
 def sync_typed_results(client: SyncTasksClient) -> float:
     # the sync client's twins infer the same ToolResult types
-    receipt = client.call_tool("brew", {{"size": "M"}}, result_type=Receipt)
-    assert_type(receipt, ToolResult[Receipt])
+    receipt = client.call_tool("brew", {{"size": "M"}}, result_type=Bill)
+    assert_type(receipt, ToolResult[Bill])
     plain = client.call_tool("brew")
     assert_type(plain, ToolResult[dict[str, Any] | None])
     assert_type(plain.text, str)
-    handle = client.start_tool("brew", result_type=Receipt)
-    assert_type(handle.result(), ToolResult[Receipt])
+    handle = client.start_tool("brew", result_type=Bill)
+    assert_type(handle.result(), ToolResult[Bill])
     assert_type(client.task("task-1").result().structured, dict[str, Any] | None)
-    resumed = client.resume("task-1", result_type=Receipt)
-    assert_type(resumed.structured, Receipt)
+    resumed = client.resume("task-1", result_type=Bill)
+    assert_type(resumed.structured, Bill)
     return receipt.structured.total + resumed.structured.total
 
 
