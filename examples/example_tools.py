@@ -6,9 +6,10 @@ They are the fixtures of the official conformance suite (``greet``, ``slow_compu
 ``failing_job``, ``protocol_error_job``, ``confirm_delete``, ``multi_input``,
 ``test_tool_with_task``: its questions before the task are an extension feature), plus
 ``long_report`` (status and progress messages), ``ask_name`` (asks for input
-mid-flight), ``weather`` (structured content) and ``brew`` (a typed tool: its input and
+mid-flight), ``weather`` (structured content), ``brew`` (a typed tool: its input and
 output schemas come from its signature, its arguments arrive validated and its result
-is ``structuredContent``). The annotations name the default package's classes; a
+is ``structuredContent``) and ``order`` (a typed tool asking a typed question, a form
+made from a model). The annotations name the default package's classes; a
 package of one revision has the same ones.
 """
 
@@ -32,13 +33,13 @@ def _schema(**properties: Any) -> dict[str, Any]:
     return {"type": "object", "properties": properties}
 
 
-def _first_answer(response: Any) -> str:
+def _first_answer(response: Mapping[str, Any] | None) -> str:
     """The first value of an accepted elicitation's content (or the action)."""
-    if isinstance(response, dict) and response.get("action") == "accept":
-        content = response.get("content") or {}
-        if content:
-            return str(next(iter(content.values())))
-    return str(response.get("action") if isinstance(response, dict) else response)
+    answer = response or {}
+    content: dict[str, Any] = answer.get("content") or {}
+    if answer.get("action") == "accept" and content:
+        return str(next(iter(content.values())))
+    return str(answer.get("action"))
 
 
 class _Request(Protocol):
@@ -176,6 +177,25 @@ async def brew(
     return Receipt(size=size, sugars=sugars, milk=milk, price_cents=price)
 
 
+class Sugars(BaseModel):
+    """How the user takes their coffee: the form ``order`` asks (a typed
+    elicitation; its schema is made from this model)."""
+
+    sugars: int = Field(default=0, ge=0, le=5, description="Spoons of sugar.")
+
+
+async def order(ctx: ToolContext, size: Literal["S", "M", "L"] = "M") -> Receipt:
+    """Ask the user how many sugars, then brew (a typed elicitation: the answer's
+    ``content`` is a ``Sugars``, or None when the user declined).
+
+    Args:
+        size: The cup size.
+    """
+    answer = await ctx.elicit("How many sugars?", Sugars)
+    sugars = answer.content.sugars if answer.content is not None else 0
+    return await brew(ctx, size, sugars=sugars)
+
+
 def add_tools(
     server: Any,
     tool_error: Callable[[str], Exception],
@@ -213,3 +233,4 @@ def add_tools(
         answer_within_ms=10_000,
     )(weather)
     server.tool()(brew)
+    server.tool()(order)

@@ -185,15 +185,21 @@ def sync_typed_results(client: SyncTasksClient) -> float:
 
 TYPED_TOOLS = """\
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
+from typing_extensions import assert_type
 
-from {pkg}.server import TasksServer, ToolContext
+from {pkg}.protocol import TaskFields
+from {pkg}.server import ElicitAnswer, TasksServer, ToolContext
 
 
 class Receipt(BaseModel):
     size: str
+
+
+class Sugars(BaseModel):
+    sugars: int = Field(ge=0, le=5, description="Spoons of sugar.")
 
 
 def typed_tools(server: TasksServer) -> None:
@@ -210,9 +216,23 @@ def typed_tools(server: TasksServer) -> None:
     async def plain(ctx: ToolContext, arguments: dict[str, object]) -> str:
         return "x"
 
+    @server.tool()
+    async def ask(ctx: ToolContext, cups: int = 1) -> Receipt:
+        # a typed elicitation: the answer's content is the model (or None)
+        answer = await ctx.elicit("How many sugars?", Sugars)
+        assert_type(answer, ElicitAnswer[Sugars])
+        assert_type(answer.action, Literal["accept", "decline", "cancel"])
+        assert_type(answer.content, Sugars | None)
+        form = await ctx.elicit("Anything else?", {{"type": "object"}})
+        assert_type(form, dict[str, Any])
+        assert_type(ctx.revision, str)
+        await ctx.set_fields(TaskFields())
+        return Receipt(size="S" if answer.content is None else "M")
+
     kept: Callable[[ToolContext, Literal["S", "M"], int], Awaitable[Receipt]] = brew
     also: Callable[[ToolContext, dict[str, object]], Awaitable[str]] = plain
-    print(kept, also)
+    asked: Callable[[ToolContext, int], Awaitable[Receipt]] = ask
+    print(kept, also, asked)
 """
 """User code with a typed and a dict tool (checked by mypy and pyright)."""
 
