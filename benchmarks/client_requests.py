@@ -261,7 +261,7 @@ async def ours_instant(url: str, count: int) -> list[float]:
                 "slow_compute", {"seconds": INSTANT_SECONDS, "label": "bench"}
             )
             took.append(time.perf_counter() - started)
-            if getattr(result, "is_error", False) or not getattr(result, "content", 1):
+            if result.is_error or not result.content:
                 raise BadReply(f"the instant tool's result is an error: {result!r}")
     return took
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import functools
 import json
 import math
 import re
@@ -52,8 +53,9 @@ import signal
 import sys
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 
@@ -61,7 +63,7 @@ from mcp_tasks import SPEC_REVISIONS  # noqa: E402
 from mcp_tasks import client as api  # noqa: E402
 from mcp_tasks import task_ids as stores  # noqa: E402
 from mcp_tasks import transport as transports  # noqa: E402
-from mcp_tasks.protocol import REVISIONS  # noqa: E402
+from mcp_tasks.protocol import REVISIONS, InputHandlers  # noqa: E402
 
 
 class StatusLine:
@@ -131,7 +133,7 @@ async def read_line(prompt: str) -> str:
     except (PermissionError, OSError, ValueError):
         # A regular file or /dev/null cannot be watched: it never blocks, so read it
         # in a thread (at its end, readline returns "").
-        text = await loop.run_in_executor(None, sys.stdin.readline)
+        text: str = await loop.run_in_executor(None, sys.stdin.readline)
     else:
         try:
             text = await line
@@ -141,6 +143,10 @@ async def read_line(prompt: str) -> str:
         sys.stderr.write("\n")
         raise EndOfInput("end of input")
     return text.strip()
+
+
+T = TypeVar("T")
+"""What an answer parser returns."""
 
 
 ACTIONS = ("accept", "decline", "cancel")
@@ -163,11 +169,11 @@ def choices(schema: dict[str, Any]) -> list[str]:
     if isinstance(schema.get("enum"), list):
         return [str(value) for value in schema["enum"]]
     for key in ("oneOf", "anyOf"):
-        options = schema.get(key)
+        options: Any = schema.get(key)
         if isinstance(options, list):
             return [
-                str(option["const"])
-                for option in options
+                str(cast(dict[str, Any], option)["const"])
+                for option in cast(list[object], options)
                 if isinstance(option, dict) and "const" in option
             ]
     return []
@@ -281,7 +287,7 @@ def parse_answer(text: str, schema: dict[str, Any], required: bool = True) -> An
     return text
 
 
-async def ask(prompt: str, parse: Any) -> Any:
+async def ask(prompt: str, parse: Callable[[str], T]) -> T:
     """Ask until ``parse`` accepts the answer, saying what was wrong each time."""
     while True:
         text = await read_line(prompt)
@@ -291,7 +297,7 @@ async def ask(prompt: str, parse: Any) -> Any:
             print(f"  {error}", file=sys.stderr, flush=True)
 
 
-def make_elicitation_handler(line: StatusLine) -> Any:
+def make_elicitation_handler(line: StatusLine) -> api.InputHandler:
     async def elicit(context: Any) -> dict[str, Any]:
         params = context.params
         line.paused = True
@@ -315,16 +321,17 @@ def make_elicitation_handler(line: StatusLine) -> Any:
         if action != "accept":
             return {"action": action}
         content: dict[str, Any] = {}
-        requested = params.get("requestedSchema") or {}
-        required = set(requested.get("required") or [])
-        for name, schema in (requested.get("properties") or {}).items():
+        requested: dict[str, Any] = params.get("requestedSchema") or {}
+        required: set[str] = set(requested.get("required") or [])
+        properties: dict[str, dict[str, Any]] = requested.get("properties") or {}
+        for name, schema in properties.items():
             description = (
                 f" - {schema['description']}" if schema.get("description") else ""
             )
             value = await ask(
                 f"  {name}{description}{hint(schema)}: ",
-                lambda text, schema=schema, name=name: parse_answer(
-                    text, schema, name in required
+                functools.partial(
+                    parse_answer, schema=schema, required=name in required
                 ),
             )
             if value is not MISSING:
@@ -342,10 +349,10 @@ def json_object_answer(text: str) -> dict[str, Any]:
         raise ValueError("not JSON: type one JSON object on one line") from None
     if not isinstance(value, dict):
         raise ValueError("must be a JSON object ({...})")
-    return value
+    return cast(dict[str, Any], value)
 
 
-def make_json_handler(line: StatusLine) -> Any:
+def make_json_handler(line: StatusLine) -> api.InputHandler:
     """The handler of an input request the client has no form for (any method of the
     schema's input-request union but elicitation): print the request and read the
     answer as a JSON object; the end of input gives up with an error."""
@@ -370,7 +377,7 @@ def make_json_handler(line: StatusLine) -> Any:
     return answer
 
 
-def input_handlers(line: StatusLine) -> dict[str, Any]:
+def input_handlers(line: StatusLine) -> InputHandlers:
     """A handler for every input method of the package's revisions: a form for
     elicitation, a JSON answer for any other."""
     methods = {method for tables in REVISIONS.values() for method in tables.inputs} - {
@@ -378,11 +385,8 @@ def input_handlers(line: StatusLine) -> dict[str, Any]:
     }
     handlers = {method: make_json_handler(line) for method in sorted(methods)}
     handlers["elicitation/create"] = make_elicitation_handler(line)
-    return handlers
-
-
-def to_json(result: Any) -> dict[str, Any]:
-    return result.to_wire() if hasattr(result, "to_wire") else dict(result)
+    # the methods are the schema's, known at run time: one handler for each
+    return cast(InputHandlers, handlers)
 
 
 async def follow(
@@ -394,7 +398,9 @@ async def follow(
     try:
         async for snapshot in handle.snapshots(timeout=timeout):
             line.update(api.status_name(snapshot.status), snapshot.status_message)
-        return to_json(await handle.result())
+        result = await handle.result()  # a ToolResult: its wire object is printed
+        raw: dict[str, Any] = result.raw
+        return raw
     finally:
         if ticker is not None:
             ticker.cancel()
@@ -463,7 +469,7 @@ def json_object_argument(text: str) -> dict[str, Any]:
         raise ValueError(
             f"JSON-ARGS must be a JSON object like '{{\"seconds\": 5}}', not {text!r}"
         )
-    return value
+    return cast(dict[str, Any], value)
 
 
 REVISION_ALIASES = {
@@ -487,7 +493,7 @@ def revision_argument(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    paragraphs = __doc__.split("\n\n")
+    paragraphs = str(__doc__).split("\n\n")
     parser = argparse.ArgumentParser(
         description=paragraphs[0],
         epilog=next(p for p in paragraphs if p.startswith("Exit status:")),

@@ -5,11 +5,14 @@ every generated package shares, and registered on a server of one revision
 They are the fixtures of the official conformance suite (``greet``, ``slow_compute``,
 ``failing_job``, ``protocol_error_job``, ``confirm_delete``, ``multi_input``,
 ``test_tool_with_task``: its questions before the task are an extension feature), plus
-``long_report`` (status and progress messages) and ``ask_name`` (asks for input
-mid-flight). The annotations name the default package's classes; a package of one
-revision has the same ones. ``slow_compute`` and ``ask_name`` are marked idempotent:
-run on Celery workers (``examples/celery_app.py``), such a tool is run again after
-its worker was lost, and asks for input without holding a worker.
+``long_report`` (status and progress messages), ``ask_name`` (asks for input
+mid-flight), ``weather`` (structured content), ``brew`` (a typed tool: its input and
+output schemas come from its signature, its arguments arrive validated and its result
+is ``structuredContent``) and ``order`` (a typed tool asking a typed question, a form
+made from a model). The annotations name the default package's classes; a
+package of one revision has the same ones. ``slow_compute`` and ``ask_name`` are
+marked idempotent: run on Celery workers (``examples/celery_app.py``), such a tool is
+run again after its worker was lost, and asks for input without holding a worker.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import asyncio
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 
@@ -30,13 +35,13 @@ def _schema(**properties: Any) -> dict[str, Any]:
     return {"type": "object", "properties": properties}
 
 
-def _first_answer(response: Any) -> str:
+def _first_answer(response: Mapping[str, Any] | None) -> str:
     """The first value of an accepted elicitation's content (or the action)."""
-    if isinstance(response, dict) and response.get("action") == "accept":
-        content = response.get("content") or {}
-        if content:
-            return str(next(iter(content.values())))
-    return str(response.get("action") if isinstance(response, dict) else response)
+    answer = response or {}
+    content: dict[str, Any] = answer.get("content") or {}
+    if answer.get("action") == "accept" and content:
+        return str(next(iter(content.values())))
+    return str(answer.get("action"))
 
 
 class _Request(Protocol):
@@ -125,6 +130,74 @@ async def ask_name(ctx: ToolContext, arguments: dict[str, Any]) -> str:
     return f"hello {_first_answer(answer)}"
 
 
+async def weather(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Report a city's weather as structured content (``structuredContent``, with its
+    text); ``"broken": true`` sends a reading whose temperature is not a number."""
+    city = str(arguments.get("city", "Paris"))
+    celsius: Any = "mild" if arguments.get("broken") else 21.5
+    return {
+        "content": [{"type": "text", "text": f"{city}: {celsius} C"}],
+        "structuredContent": {"city": city, "celsius": celsius},
+        "isError": False,
+    }
+
+
+class Milk(BaseModel):
+    """The milk of a coffee."""
+
+    kind: Literal["whole", "oat"]
+    foamed: bool = False
+
+
+class Receipt(BaseModel):
+    """What ``brew`` served, and its price."""
+
+    size: Literal["S", "M", "L"]
+    sugars: int
+    milk: Milk | None = None
+    price_cents: int
+
+
+PRICES = {"S": 250, "M": 300, "L": 350}
+"""The price of each cup size, in cents."""
+
+
+async def brew(
+    ctx: ToolContext,
+    size: Literal["S", "M", "L"],
+    sugars: Annotated[int, Field(ge=0, le=5, description="Spoons of sugar.")] = 0,
+    milk: Milk | None = None,
+) -> Receipt:
+    """Brew a coffee and return its receipt (a typed tool).
+
+    Args:
+        size: The cup size.
+        milk: The milk to add, if any.
+    """
+    await ctx.report(f"brewing a {size} coffee")
+    price = PRICES[size] + (50 if milk is not None else 0)
+    return Receipt(size=size, sugars=sugars, milk=milk, price_cents=price)
+
+
+class Sugars(BaseModel):
+    """How the user takes their coffee: the form ``order`` asks (a typed
+    elicitation; its schema is made from this model)."""
+
+    sugars: int = Field(default=0, ge=0, le=5, description="Spoons of sugar.")
+
+
+async def order(ctx: ToolContext, size: Literal["S", "M", "L"] = "M") -> Receipt:
+    """Ask the user how many sugars, then brew (a typed elicitation: the answer's
+    ``content`` is a ``Sugars``, or None when the user declined).
+
+    Args:
+        size: The cup size.
+    """
+    answer = await ctx.elicit("How many sugars?", Sugars)
+    sugars = answer.content.sugars if answer.content is not None else 0
+    return await brew(ctx, size, sugars=sugars)
+
+
 def add_tools(
     server: Any,
     tool_error: Callable[[str], Exception],
@@ -158,3 +231,9 @@ def add_tools(
     server.tool(task_support="required", preflight=ask_user_name)(test_tool_with_task)
     server.tool(input_schema=_schema(steps={"type": "integer"}))(long_report)
     server.tool(idempotent=True)(ask_name)
+    server.tool(  # answered at once where the server decides (the extension)
+        input_schema=_schema(city={"type": "string"}, broken={"type": "boolean"}),
+        answer_within_ms=10_000,
+    )(weather)
+    server.tool()(brew)
+    server.tool()(order)

@@ -75,6 +75,6 @@ def add_limit_options(
 
 def limits_from(options: argparse.Namespace, limits_class: Callable[..., L]) -> L:
     """The ``Limits`` the parsed ``options`` give (see ``add_limit_options``)."""
-    assert dataclasses.is_dataclass(limits_class)
-    names = [field.name for field in dataclasses.fields(limits_class)]
+    shape: Any = limits_class  # the Limits dataclass of any package
+    names = [field.name for field in dataclasses.fields(shape)]
     return limits_class(**{name: getattr(options, name) for name in names})

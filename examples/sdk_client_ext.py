@@ -36,9 +36,10 @@ from mcp_tasks_ext.task_ids import SqliteTaskIdStore  # noqa: E402
 
 async def ask_on_terminal(context: Any, params: Any) -> ElicitResult:
     """The host's elicitation callback: one yes/no question per boolean field."""
-    schema = getattr(params, "requested_schema", None) or {}
+    schema: dict[str, Any] = getattr(params, "requested_schema", None) or {}
     content: dict[str, Any] = {}
-    for name in schema.get("properties", {}):
+    properties: dict[str, Any] = schema.get("properties", {})
+    for name in properties:
         answer = await asyncio.to_thread(input, f"{params.message} [{name}: y/n] ")
         content[name] = answer.strip().lower().startswith("y")
     return ElicitResult(action="accept", content=content)
@@ -76,7 +77,7 @@ async def run(options: argparse.Namespace) -> int:
 
 def main() -> None:
     """Parse the command line and run."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
     parser.add_argument("url")
     parser.add_argument("tool", nargs="?", default="")
     parser.add_argument("arguments", nargs="?", default="{}", type=json.loads)

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import sys
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,7 @@ def build_app(db: str | None) -> tuple[FastMCP, TasksServer]:
 
 def main() -> None:
     """Parse the command line and serve."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="mcp-tasks-sdk-2025.sqlite3")
@@ -101,7 +101,7 @@ def main() -> None:
     sdk_lifespan = http.router.lifespan_context
 
     @contextlib.asynccontextmanager
-    async def lifespan(starlette: Any) -> AsyncIterator[None]:
+    async def lifespan(starlette: Any) -> AsyncGenerator[None, None]:
         async with server, sdk_lifespan(starlette):  # tasks end with the app
             yield
 

@@ -20,7 +20,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 
@@ -41,11 +41,13 @@ def _schema(**properties: Any) -> dict[str, Any]:
 
 def _first_answer(response: Any) -> str:
     """The first value of an accepted elicitation's content (or the action)."""
-    if isinstance(response, dict) and response.get("action") == "accept":
-        content = response.get("content") or {}
-        if content:
-            return str(next(iter(content.values())))
-    return str(response.get("action") if isinstance(response, dict) else response)
+    if not isinstance(response, dict):
+        return str(response)
+    answer = cast(dict[str, Any], response)
+    content: dict[str, Any] = answer.get("content") or {}
+    if answer.get("action") == "accept" and content:
+        return str(next(iter(content.values())))
+    return str(answer.get("action"))
 
 
 async def ask_user_name(
@@ -142,7 +144,7 @@ def build_app(db: str | None) -> MCPServer:
 
 def main() -> None:
     """Parse the command line and serve."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="mcp-tasks-sdk-ext.sqlite3")

@@ -23,7 +23,8 @@ there is none), whichever revision created it; put a real authentication check i
 ``principal`` before exposing this beyond localhost.
 
 Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
-``long_report`` and ``ask_name``), plus ``must_task`` (only as a task).
+``long_report``, ``ask_name``, ``weather`` and the typed ``brew``), plus ``must_task``
+(only as a task).
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def load_executor(spec: str) -> Any:
 
 def main() -> None:
     """Parse the command line and serve."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="mcp-tasks.sqlite3")

@@ -17,8 +17,9 @@ there is none), which also enables ``tasks/list``; put a real authentication che
 
 Tools: ``greet`` (never a task), ``slow_compute``, ``failing_job`` (tool error),
 ``protocol_error_job`` (JSON-RPC error), ``confirm_delete`` and ``multi_input`` (ask for
-input mid-flight), ``long_report`` (progress messages) and ``must_task`` (only as a
-task).
+input mid-flight), ``long_report`` (progress messages), ``must_task`` (only as a
+task), ``brew`` (a typed tool of ``example_tools``: schemas from its signature, a
+structured result) and ``order`` (a typed tool asking a typed question).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from example_tools import brew, order  # noqa: E402
 from limit_options import add_limit_options, limits_from  # noqa: E402
 
 from mcp_tasks_2025_11_25.asgi import serve  # noqa: E402
@@ -53,7 +55,7 @@ def _schema(**properties: Any) -> dict[str, Any]:
 
 def _first_answer(response: dict[str, Any]) -> str:
     """The first value of an accepted elicitation's content (or the action)."""
-    content = response.get("content") or {}
+    content: dict[str, Any] = response.get("content") or {}
     if response.get("action") == "accept" and content:
         return str(next(iter(content.values())))
     return str(response.get("action"))
@@ -144,12 +146,14 @@ def build_server(store_path: str | None, limits: Limits = LIMITS) -> TasksServer
         """Only callable as a task."""
         return "done as a task"
 
+    server.tool()(brew)  # typed: schemas from its signature, a structured result
+    server.tool()(order)  # typed, asking a typed question (a form from a model)
     return server
 
 
 def main() -> None:
     """Parse the command line and serve."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="mcp-tasks-2025.sqlite3")

@@ -16,7 +16,7 @@ import argparse
 import contextlib
 import sys
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
@@ -37,7 +37,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 def main() -> None:
     """Parse the command line and serve."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="mcp-tasks-2025.sqlite3")
@@ -49,7 +49,7 @@ def main() -> None:
     manager = StreamableHTTPSessionManager(app=sdk_server)
 
     @contextlib.asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(_app: Starlette) -> AsyncGenerator[None, None]:
         async with tasks, manager.run():
             yield
 

@@ -14,9 +14,9 @@ named after it (``--max-active-tasks N``, ``--max-finished-tasks N``, ``--max-ta
 2.x) is ``examples/server_ext_mcp2.py``.
 
 Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
-``long_report`` and ``ask_name``), shared with the server of both revisions,
-``examples/server.py``. Each task belongs to the caller's ``Authorization`` header value
-("anonymous" when there is none).
+``long_report``, ``ask_name``, ``weather`` and the typed ``brew``), shared with the
+server of both revisions, ``examples/server.py``. Each task belongs to the caller's
+``Authorization`` header value ("anonymous" when there is none).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def build_server(
 
 def main() -> None:
     """Parse the command line and serve."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="mcp-tasks-ext.sqlite3")

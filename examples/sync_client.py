@@ -6,7 +6,9 @@ notebooks and WSGI apps. Runs against the example server::
 
 It calls a plain tool, follows a task's status, answers a question the server asks
 midway with a plain function that reads the terminal (``input()``: it runs in a worker
-thread, so the client's event loop keeps serving), and cancels a task.
+thread, so the client's event loop keeps serving), reads a tool's structured content
+as a model of its own (``result_type=``), and cancels a task. Every call returns a
+``ToolResult``: ``result.text`` is the text of its content blocks.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
+
+from pydantic import BaseModel  # noqa: E402
 
 from mcp_tasks.client import (  # noqa: E402
     InputContext,
@@ -27,9 +31,11 @@ from mcp_tasks.client import (  # noqa: E402
 from mcp_tasks.task_ids import MemoryTaskIdStore  # noqa: E402
 
 
-def text_of(result: dict[str, Any]) -> str:
-    """The text blocks of a ``CallToolResult`` object."""
-    return " ".join(str(block.get("text", "")) for block in result.get("content", []))
+class Reading(BaseModel):
+    """The ``weather`` tool's structured content."""
+
+    city: str
+    celsius: float
 
 
 def confirm(context: InputContext) -> dict[str, Any]:
@@ -54,14 +60,18 @@ def main(url: str) -> None:
         url, elicitation_handler=confirm, store=MemoryTaskIdStore()
     ) as client:
         print(f"revision: {client.revision}")
-        print(text_of(client.call_tool("greet", {"name": "sync"})))
+        print(client.call_tool("greet", {"name": "sync"}).text)
 
         result = client.call_tool(
             "slow_compute", {"seconds": 1, "label": "sum"}, on_status=show
         )
-        print(text_of(result))
+        print(result.text)
 
-        print(text_of(client.call_tool("confirm_delete", {"filename": "notes.txt"})))
+        print(client.call_tool("confirm_delete", {"filename": "notes.txt"}).text)
+
+        weather = client.call_tool("weather", {"city": "Oslo"}, result_type=Reading)
+        reading = weather.structured  # a Reading (InvalidStructuredContent if not)
+        print(f"{reading.city}: {reading.celsius} degrees")
 
         handle = client.start_tool("slow_compute", {"seconds": 60})
         print(f"started task {handle.task_id}, cancelling it")

@@ -269,7 +269,7 @@ async def test_subscribed_wait_ends_when_the_task_completes_during_the_subscript
             await asyncio.wait_for(scene.store.held.wait(), DEADLINE_S)
             scene.gate.set()
             result = await asyncio.wait_for(waiting, DEADLINE_S)
-    assert result["content"][0]["text"] == "released"
+    assert result.raw["content"][0]["text"] == "released"
 
 
 async def test_lease_round_does_not_stop_a_worker_storing_its_outcome(
@@ -302,7 +302,7 @@ async def test_lease_round_does_not_stop_a_worker_storing_its_outcome(
             await asyncio.wait_for(scene.store.read_after_write.wait(), DEADLINE_S)
             scene.store.release_write.set()
             result = await asyncio.wait_for(waiting, DEADLINE_S)
-    assert result["content"][0]["text"] == "released"
+    assert result.raw["content"][0]["text"] == "released"
 
 
 async def test_subscribed_waits_keep_their_connections() -> None:
@@ -334,7 +334,7 @@ async def test_subscribed_waits_keep_their_connections() -> None:
                 )
                 gates[-1].set()  # the result comes by push
                 result = await asyncio.wait_for(waiting, DEADLINE_S)
-                assert result["content"][0]["text"] == "released"
+                assert result.raw["content"][0]["text"] == "released"
                 await until(
                     lambda: not server.notifications.listeners,
                     timeout=DEADLINE_S,
@@ -491,7 +491,7 @@ async def test_stale_push_after_the_terminal_one_does_not_hide_it() -> None:
         peer, store=MemoryTaskIdStore(), clock=clock, sleep=clock.sleep, subscribe=True
     )
     result = await asyncio.wait_for(client.call_tool("job"), DEADLINE_S)
-    assert result == TEXT_RESULT
+    assert result.raw == TEXT_RESULT
     assert isinstance(clock, FakeClock)
 
 
@@ -536,7 +536,8 @@ async def test_client_stops_draining_for_a_server_that_keeps_streams_open() -> N
     client = TasksClient(
         peer, store=MemoryTaskIdStore(), clock=clock, sleep=clock.sleep, subscribe=True
     )
-    assert await asyncio.wait_for(client.call_tool("job"), DEADLINE_S) == TEXT_RESULT
+    done = await asyncio.wait_for(client.call_tool("job"), DEADLINE_S)
+    assert done.raw == TEXT_RESULT
     assert client.listens_end is None and not listens[0].done()  # left running
     await until(
         lambda: listens[0].done(),
@@ -544,6 +545,7 @@ async def test_client_stops_draining_for_a_server_that_keeps_streams_open() -> N
         what="the drained subscription stopped",
     )
     assert client.listens_end is False
-    assert await asyncio.wait_for(client.call_tool("job"), DEADLINE_S) == TEXT_RESULT
+    done = await asyncio.wait_for(client.call_tool("job"), DEADLINE_S)
+    assert done.raw == TEXT_RESULT
     assert listens[1].done()  # stopped with its wait
     await client.aclose()

@@ -57,7 +57,7 @@ def mypy_run(tmp_path_factory: pytest.TempPathFactory) -> MypyRun:
     user_code = {}
     for package in PACKAGES:
         user_code[package] = users / f"user_code_{package}.py"
-        user_code[package].write_text(USER_CODE.format(pkg=package))
+        user_code[package].write_text((USER_CODE + TYPED_TOOLS).format(pkg=package))
     args = [_tool("mypy"), "--strict", "--no-incremental", "--python-version", "3.10"]
     for package in PACKAGES:
         args += ["-p", package]
@@ -83,8 +83,14 @@ def test_mypy_strict(mypy_run: MypyRun) -> None:
 
 
 USER_CODE = """\
+from typing import Any
+
+from pydantic import BaseModel
+from typing_extensions import assert_type
+
 from {pkg}.client import InputContext, TaskFailed, TaskHandle, TasksClient, status_name
 from {pkg}.client import SyncTasksClient
+from {pkg}.client import ToolResult
 from {pkg}.server import Limits, TasksServer, ToolContext, ToolError
 
 
@@ -137,9 +143,98 @@ def sync_misspelt() -> SyncTasksClient:
     return SyncTasksClient(url, elicitation_handlr=None)  # type: ignore[call-arg]
 
 
+def misspelt_server() -> TasksServer:
+    # the same for a server option (the dual server's options are a TypedDict)
+    return TasksServer("x", limts=Limits())  # type: ignore[call-arg]
+
+
+class Bill(BaseModel):
+    total: float
+
+
+async def typed_results(client: TasksClient) -> float:
+    receipt = await client.call_tool("brew", {{"size": "M"}}, result_type=Bill)
+    assert_type(receipt, ToolResult[Bill])
+    plain = await client.call_tool("brew")
+    assert_type(plain.structured, dict[str, Any] | None)
+    assert_type(plain.raw, dict[str, Any])
+    handle = await client.start_tool("brew", result_type=Bill)
+    assert_type((await handle.result()).structured, Bill)
+    resumed = await client.resume("task-1", result_type=Bill)
+    return receipt.structured.total + resumed.structured.total
+
+
+def sync_typed_results(client: SyncTasksClient) -> float:
+    # the sync client's twins infer the same ToolResult types
+    receipt = client.call_tool("brew", {{"size": "M"}}, result_type=Bill)
+    assert_type(receipt, ToolResult[Bill])
+    plain = client.call_tool("brew")
+    assert_type(plain, ToolResult[dict[str, Any] | None])
+    assert_type(plain.text, str)
+    handle = client.start_tool("brew", result_type=Bill)
+    assert_type(handle.result(), ToolResult[Bill])
+    assert_type(client.task("task-1").result().structured, dict[str, Any] | None)
+    resumed = client.resume("task-1", result_type=Bill)
+    assert_type(resumed.structured, Bill)
+    return receipt.structured.total + resumed.structured.total
+
+
 
 
 """
+
+TYPED_TOOLS = """\
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+from typing_extensions import assert_type
+
+from {pkg}.protocol import TaskFields
+from {pkg}.server import ElicitAnswer, TasksServer, ToolContext
+
+
+class Receipt(BaseModel):
+    size: str
+
+
+class Sugars(BaseModel):
+    sugars: int = Field(ge=0, le=5, description="Spoons of sugar.")
+
+
+def typed_tools(server: TasksServer) -> None:
+    # both tool styles register, and the decorator keeps each function's own type
+    @server.tool()
+    async def brew(
+        ctx: ToolContext,
+        size: Literal["S", "M"],
+        sugars: Annotated[int, Field(ge=0)] = 0,
+    ) -> Receipt:
+        return Receipt(size=size)
+
+    @server.tool(task_support="required")
+    async def plain(ctx: ToolContext, arguments: dict[str, object]) -> str:
+        return "x"
+
+    @server.tool()
+    async def ask(ctx: ToolContext, cups: int = 1) -> Receipt:
+        # a typed elicitation: the answer's content is the model (or None)
+        answer = await ctx.elicit("How many sugars?", Sugars)
+        assert_type(answer, ElicitAnswer[Sugars])
+        assert_type(answer.action, Literal["accept", "decline", "cancel"])
+        assert_type(answer.content, Sugars | None)
+        form = await ctx.elicit("Anything else?", {{"type": "object"}})
+        assert_type(form, dict[str, Any])
+        assert_type(ctx.revision, str)
+        await ctx.set_fields(TaskFields())
+        return Receipt(size="S" if answer.content is None else "M")
+
+    kept: Callable[[ToolContext, Literal["S", "M"], int], Awaitable[Receipt]] = brew
+    also: Callable[[ToolContext, dict[str, object]], Awaitable[str]] = plain
+    asked: Callable[[ToolContext, int], Awaitable[Receipt]] = ask
+    print(kept, also, asked)
+"""
+"""User code with a typed and a dict tool (checked by mypy and pyright)."""
 
 
 @pytest.mark.timeout(300)  # the first one waits for the shared mypy run
@@ -155,13 +250,16 @@ def test_user_code_imports_the_public_names_type_clean(
 
 @pytest.mark.timeout(300)  # pyright strict over three packages: 30-70 s, more if loaded
 def test_pyright_strict(tmp_path: Path) -> None:
-    """0 errors from pyright in strict mode on every golden package and on the user
-    code of each (``USER_CODE``)."""
+    """0 errors from pyright in strict mode on every golden package, on the user code
+    of each (``USER_CODE``) and on a typed and a dict tool (``TYPED_TOOLS``)."""
     user_code = []
     for package in PACKAGES:
         path = tmp_path / f"user_code_{package}.py"
         path.write_text(USER_CODE.format(pkg=package))
         user_code.append(str(path))
+        tools = tmp_path / f"typed_tools_{package}.py"
+        tools.write_text(TYPED_TOOLS.format(pkg=package))
+        user_code.append(str(tools))
     config = tmp_path / "pyrightconfig.json"
     config.write_text(
         json.dumps(

@@ -231,7 +231,7 @@ async def test_a_client_keeps_polling_through_an_added_active_status(
                 await client.call_tool("open_gate", {})
         result = await handle.result()
     assert "paused" in seen and seen[-1] == "completed", seen
-    assert "done after pause" in json.dumps(result)
+    assert "done after pause" in json.dumps(result.raw)
 
 
 @pytest.mark.parametrize("served", ["b_progress"], indirect=True)
@@ -248,7 +248,7 @@ async def test_b_tool_sets_an_added_field_and_the_client_reads_it(
                 await client.call_tool("open_gate", {})
         result = await handle.result()
     assert 0.5 in progress, progress
-    assert "counted" in json.dumps(result)
+    assert "counted" in json.dumps(result.raw)
 
 
 @pytest.mark.parametrize("served", ["d_list"], indirect=True)
@@ -260,7 +260,7 @@ async def test_d_added_method_is_a_typed_client_method_served_by_the_built_in_li
     transport = _module(client_module.__name__.rsplit(".", 1)[0] + ".transport")
     async with _client(client_module, url) as client:
         for _ in range(3):
-            assert "quick" in json.dumps(await client.call_tool("quick", {}))
+            assert "quick" in json.dumps((await client.call_tool("quick", {})).raw)
         first = await client.tasks_list()
         assert isinstance(first, models.ListTasksResult)
         assert len(first.tasks) == 2 and first.next_cursor is not None

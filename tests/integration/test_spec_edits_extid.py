@@ -97,7 +97,7 @@ async def test_the_schemas_new_identifier_is_negotiated_on_the_wire(
         assert handle.task_id
         await client.call_tool("open_gate", {})
         result = await handle.result()
-    assert "slow done" in json.dumps(result)
+    assert "slow done" in json.dumps(result.raw)
 
 
 @pytest.mark.parametrize("served", ["extid_v2"], indirect=True)
@@ -138,7 +138,7 @@ async def test_an_identifier_the_schema_does_not_name_comes_from_the_target(
     async with _client(package, url) as client:
         handle = await client.start_tool("slow", {})
         await client.call_tool("open_gate", {})
-        assert "slow done" in json.dumps(await handle.result())
+        assert "slow done" in json.dumps((await handle.result()).raw)
 
 
 def _write(tmp_path: Path, name: str, raw: dict[str, Any]) -> Path:

@@ -73,7 +73,7 @@ async def test_g_added_input_request_is_answered_by_its_typed_handler(
     ) as client:
         assert client.client_capabilities()["confirmation"] == {}
         result = await client.call_tool("confirming", {}, timeout=60)
-    assert "confirmed=True" in json.dumps(result)
+    assert "confirmed=True" in json.dumps(result.raw)
     assert [c.method for c in asked] == ["confirmation/create"]
     assert isinstance(asked[0].request, models.ConfirmationRequestParams)
     assert asked[0].request.question == "Deploy?"
@@ -160,7 +160,7 @@ async def test_h_added_notification_reaches_the_callback_and_the_handle(
         result = await waiting
         await asyncio.wait_for(collector, 30)  # ends with the wait
     assert client.revision == revision
-    assert "progressed" in json.dumps(result)
+    assert "progressed" in json.dumps(result.raw)
     for note in iterated:
         assert isinstance(note, models.TaskProgressNotification)
         assert note.params.task_id == handle.task_id

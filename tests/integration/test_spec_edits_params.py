@@ -60,7 +60,7 @@ def _client(package: str, module: str, url: str, **options: Any) -> Any:
 
 
 def _text(result: Any) -> str:
-    wire = result if isinstance(result, dict) else result.to_wire()
+    wire = result if isinstance(result, dict) else result.raw
     return str(wire["content"][0]["text"])
 
 

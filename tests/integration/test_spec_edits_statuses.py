@@ -122,7 +122,7 @@ async def test_a_tool_asks_for_input_in_an_added_input_status(
             on_status=lambda t: seen.append(client_module.status_name(t.status)),
             timeout=60,
         )
-    text = json.dumps(result if isinstance(result, dict) else result.to_wire())
+    text = json.dumps(result.raw)
     assert "approved: accept {'ok': True}" in text, text
     assert when_asked == ["awaiting_approval"], (when_asked, seen)
     assert "input_required" not in seen and seen[-1] == "completed", seen
@@ -148,7 +148,7 @@ async def test_a_new_task_starts_in_the_configured_initial_status(
                 await client.call_tool("open_gate", {})
         result = await handle.result()
     assert seen == ["queued", "working", "completed"], seen
-    text = json.dumps(result if isinstance(result, dict) else result.to_wire())
+    text = json.dumps(result.raw)
     assert "went through the queue" in text
 
 

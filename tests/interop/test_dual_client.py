@@ -47,6 +47,7 @@ from mcp_tasks.client import (
     TaskCancelled,
     TaskFailed,
     TasksClient,
+    ToolResult,
     detected_revisions,
     forget_detected,
     status_name,
@@ -122,8 +123,11 @@ def server(request: pytest.FixtureRequest) -> Iterator[Server]:
         yield dataclasses.replace(kind, url=handle.url)
 
 
-def text_of(result: dict[str, Any]) -> str:
-    return " ".join(str(block.get("text", "")) for block in result.get("content", []))
+def text_of(result: ToolResult | dict[str, Any]) -> str:
+    """The text of a ``ToolResult`` (or of the wire object the terminal client
+    prints)."""
+    blocks = result.content if isinstance(result, ToolResult) else result["content"]
+    return " ".join(str(block.get("text", "")) for block in blocks)
 
 
 class PostLog:
@@ -165,7 +169,7 @@ def test_dual_task_completes(server: Server) -> None:
                 on_status=lambda task: statuses.append(status_name(task.status)),
                 timeout=30,
             )
-        assert "alpha" in text_of(result) and result.get("isError") is not True
+        assert "alpha" in text_of(result) and result.is_error is False
         assert statuses[-1] == "completed"
         assert await store.pending() == []
 
@@ -179,7 +183,7 @@ def test_dual_task_fails(server: Server) -> None:
             assert handle.task_id is not None
             try:
                 result = await handle.result(timeout=30)
-                outcome = "isError" if result.get("isError") is True else "success"
+                outcome = "isError" if result.is_error else "success"
                 text = text_of(result)
             except TaskFailed as error:
                 outcome, text = "TaskFailed", error.message

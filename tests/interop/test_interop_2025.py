@@ -60,7 +60,7 @@ def test_interop_completes_with_status_updates(url: str) -> None:
                 on_status=seen.append,
                 timeout=30,
             )
-        assert "alpha" in json.dumps(result.to_wire()) and result.is_error is not True
+        assert "alpha" in json.dumps(result.raw) and result.is_error is not True
         assert (
             status_name(seen[0].status) == "working"
             and status_name(seen[-1].status) == "completed"
@@ -106,7 +106,7 @@ def test_interop_elicitation_answered_during_tasks_result(url: str) -> None:
             result = await client.call_tool(
                 "confirm_delete", {"filename": "report.txt"}, timeout=30
             )
-        assert "deleted report.txt" in json.dumps(result.to_wire())
+        assert "deleted report.txt" in json.dumps(result.raw)
         assert len(asked) == 1 and "report.txt" in asked[0].params["message"]
         assert asked[0].task_id is not None
 
@@ -213,7 +213,7 @@ def test_interop_status_notifications_end_the_wait_without_polling(url: str) -> 
                 20,
             )
         await transport.http.aclose()
-        assert "pushed" in json.dumps(result.to_wire())
+        assert "pushed" in json.dumps(result.raw)
         assert "tasks/get" not in transport.methods
 
     run(scenario())

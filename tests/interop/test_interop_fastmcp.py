@@ -21,6 +21,7 @@ from mcp_tasks_ext.client import (
     TaskCancelled,
     TasksClient,
     TaskSnapshot,
+    ToolResult,
     status_name,
 )
 from mcp_tasks_ext.task_ids import MemoryTaskIdStore, SqliteTaskIdStore
@@ -39,8 +40,8 @@ def url() -> Iterator[str]:
         yield server.url
 
 
-def text_of(result: dict[str, Any]) -> str:
-    return " ".join(str(block.get("text")) for block in result["content"])
+def text_of(result: ToolResult) -> str:
+    return " ".join(str(block.get("text")) for block in result.content)
 
 
 def test_interop_completes_with_status_messages(url: str) -> None:
@@ -54,7 +55,7 @@ def test_interop_completes_with_status_messages(url: str) -> None:
             )
             assert handle.task_id is not None
             result = await handle.result(on_status=seen.append, timeout=30)
-        assert text_of(result) == "alpha: done" and result["isError"] is False
+        assert text_of(result) == "alpha: done" and result.is_error is False
         assert [status_name(s.status) for s in seen][-1] == "completed"
         assert any(s.status_message == "alpha: halfway" for s in seen)
         assert await store.pending() == []
@@ -66,7 +67,7 @@ def test_interop_tool_error_completes_with_is_error(url: str) -> None:
     async def scenario() -> None:
         async with TasksClient(HttpTransport(url), store=MemoryTaskIdStore()) as client:
             result = await client.call_tool("failing_job", {}, timeout=30)
-        assert result["isError"] is True and "failing_job failed on purpose" in text_of(
+        assert result.is_error is True and "failing_job failed on purpose" in text_of(
             result
         )
 

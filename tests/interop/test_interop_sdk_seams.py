@@ -222,5 +222,5 @@ def test_fastmcp_seam_keeps_plain_tools_and_resumes_tasks(
     assert "execution" not in listed["greet"] or listed["greet"]["execution"].get(
         "taskSupport"
     ) in (None, "forbidden")
-    assert greeting.content[0].text == "Hello, c!"  # type: ignore[union-attr]
-    assert resumed.content[0].text == "computed  after 0.5s"  # type: ignore[union-attr]
+    assert greeting.content[0]["text"] == "Hello, c!"
+    assert resumed.content[0]["text"] == "computed  after 0.5s"

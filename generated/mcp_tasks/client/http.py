@@ -2,7 +2,9 @@
 # not edit. regenerate with: mcptasks-gen generate
 """MCP streamable HTTP for the tasks client: :class:`HttpTransport`, over ``httpx`` (an
 optional dependency, imported when the transport is built: without it, building one
-raises ``ModuleNotFoundError`` saying ``pip install httpx``).
+raises ``ModuleNotFoundError`` saying ``pip install httpx``). What the transport uses of
+``httpx`` is typed by the local protocols :class:`AsyncHttpClient` and
+:class:`HttpResponse`, so the package type-checks where ``httpx`` is not installed.
 
 JSON and SSE responses are both accepted; server-to-client requests arriving on any
 SSE stream are answered by POST. It serves both kinds of MCP connection. With a session
@@ -27,7 +29,8 @@ import importlib.util
 import json
 import sys
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
 
 from ..jsonrpc import JsonRpcError, RequestId, json_object
 from .dispatch import Dispatcher, json_objects, response_outcome
@@ -38,10 +41,14 @@ from .transport import (
     revision_hint,
 )
 
-if TYPE_CHECKING:
-    import httpx
-
-__all__ = ["GET_STREAM_WAIT_S", "SSE_END_WAIT_S", "HttpTransport", "header_value"]
+__all__ = [
+    "GET_STREAM_WAIT_S",
+    "SSE_END_WAIT_S",
+    "AsyncHttpClient",
+    "HttpResponse",
+    "HttpTransport",
+    "header_value",
+]
 
 GET_STREAM_WAIT_S = 5.0
 """How long ``notifications/initialized`` waits for the server to answer the session's
@@ -80,11 +87,66 @@ def header_value(value: str) -> str:
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
+class HttpResponse(Protocol):
+    """What :class:`HttpTransport` reads of an ``httpx.Response`` (a structural type:
+    ``httpx`` need not be installed to type-check the package)."""
+
+    @property
+    def status_code(self) -> int:
+        """The HTTP status."""
+        ...
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The response headers (case-insensitive in ``httpx``)."""
+        ...
+
+    async def aread(self) -> bytes:
+        """The whole body."""
+        ...
+
+    def aiter_lines(self) -> AsyncIterator[str]:
+        """The body line by line, as it arrives (SSE)."""
+        ...
+
+
+class AsyncHttpClient(Protocol):
+    """What :class:`HttpTransport` uses of an ``httpx.AsyncClient`` (the
+    ``http_client`` it may be given): ``httpx.AsyncClient`` satisfies it."""
+
+    def stream(
+        self,
+        method: str,
+        url: Any,
+        *,
+        json: Any = ...,
+        headers: Mapping[str, str] | None = ...,
+    ) -> AbstractAsyncContextManager[HttpResponse]:
+        """Send a request; the response is read inside the ``async with``."""
+        ...
+
+    async def delete(
+        self, url: Any, *, headers: Mapping[str, str] | None = ...
+    ) -> object:
+        """Send a DELETE (ends a session)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        ...
+
+
+def _httpx() -> Any:
+    """The ``httpx`` module (typed ``Any``: it is imported at run time only, so the
+    package type-checks without it)."""
+    return importlib.import_module("httpx")
+
+
 def _require_httpx() -> None:
     """Import ``httpx`` now, so that its absence is reported where the transport is
     built."""
     try:
-        importlib.import_module("httpx")
+        _httpx()
     except ImportError as error:
         raise ModuleNotFoundError(
             "HttpTransport needs the httpx package: pip install httpx", name="httpx"
@@ -119,7 +181,7 @@ class HttpTransport:
         *,
         headers: Mapping[str, str] | None = None,
         timeout: float = 30.0,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: AsyncHttpClient | None = None,
     ) -> None:
         """Prepare the transport; no connection is made until the first message.
 
@@ -130,7 +192,8 @@ class HttpTransport:
             _require_httpx()
         _note_sniffio_absent()
         self.url = url
-        self._parsed: tuple[str, httpx.URL] | None = None
+        self._parsed: tuple[str, Any] | None = None
+        """``url`` and its ``httpx.URL``."""
         self._headers = dict(headers or {})
         self._timeout = timeout
         self._http = http_client
@@ -149,21 +212,19 @@ class HttpTransport:
         self._dispatcher.on_notification = on_notification
         self._dispatcher.on_request = on_request
 
-    def _client(self) -> httpx.AsyncClient:
+    def _client(self) -> AsyncHttpClient:
         if self._http is None:
-            import httpx
-
+            httpx = _httpx()
             self._http = httpx.AsyncClient(
                 timeout=httpx.Timeout(self._timeout, read=None)
             )
         return self._http
 
-    def _target(self) -> httpx.URL:
-        """``url``, parsed once (httpx parses a string again for every request)."""
-        import httpx
-
+    def _target(self) -> Any:
+        """``url`` as an ``httpx.URL``, parsed once (httpx parses a string again for
+        every request)."""
         if self._parsed is None or self._parsed[0] != self.url:
-            self._parsed = (self.url, httpx.URL(self.url))
+            self._parsed = (self.url, _httpx().URL(self.url))
         return self._parsed[1]
 
     def _base_headers(self) -> dict[str, str]:
@@ -253,8 +314,7 @@ class HttpTransport:
     ) -> dict[str, Any] | None:
         """POST one message; return the result matching ``request_id`` (``None`` when
         there is none)."""
-        import httpx
-
+        httpx = _httpx()
         try:
             async with self._client().stream(
                 "POST", self._target(), json=message, headers=headers
@@ -311,8 +371,7 @@ class HttpTransport:
 
         For tools that probe a server (the checker), e.g. with deliberately wrong
         routing headers."""
-        import httpx
-
+        httpx = _httpx()
         received: list[dict[str, Any]] = []
         try:
             async with self._client().stream(
@@ -384,7 +443,7 @@ class HttpTransport:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(rest(), SSE_END_WAIT_S)
 
-    async def _events(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    async def _events(self, response: HttpResponse) -> AsyncIterator[dict[str, Any]]:
         """Yield the JSON messages of an SSE response, one per ``data`` event."""
         data: list[str] = []
         async for line in response.aiter_lines():
@@ -406,8 +465,7 @@ class HttpTransport:
         transport closes; ``opened`` is set once the server answered the first GET (or
         it failed).
         """
-        import httpx
-
+        httpx = _httpx()
         try:
             while True:
                 try:
@@ -434,8 +492,7 @@ class HttpTransport:
         if self._http is None:
             return
         if self.session_id is not None:
-            import httpx
-
+            httpx = _httpx()
             with contextlib.suppress(httpx.HTTPError):
                 await self._http.delete(self.url, headers=self._base_headers())
             self.session_id = None

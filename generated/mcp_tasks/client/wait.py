@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["Wait", "nap"]
 
 R = TypeVar("R")
-"""What a finished call yields: the tool's result in the revision's representation."""
+"""The revision's own form of a tool result (see ``ClientCore``)."""
 
 
 async def nap(
@@ -84,7 +84,7 @@ class Wait(Generic[R]):
       polling waits while the server acknowledged it.
     """
 
-    def __init__(self, handle: TaskHandle[R], client: ClientCore[R]) -> None:
+    def __init__(self, handle: TaskHandle[Any], client: ClientCore[R]) -> None:
         """Attach to ``handle``."""
         self.handle, self.client, self.tables = handle, client, client.tables
         self.payload: asyncio.Future[Any] | None = None

@@ -13,8 +13,8 @@ handlers), :class:`~.notifications.NotificationRouter` and
 :class:`~.calls.ToolCalls` (``tools/call``). A wait on a task is a
 :class:`~.handle.TaskHandle` driving a :class:`~.wait.Wait`. What is the revision's own
 lives in its adapter (``rev_2025`` or ``rev_ext``), a subclass of :class:`ClientCore`:
-the handshake (``initialize`` and its session, or ``server/discover``) and the tool
-result's Python type.
+the handshake (``initialize`` and its session, or ``server/discover``). Every tool
+result is a :class:`~.tool_result.ToolResult`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, Generic, TypedDict, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypedDict, cast
 
 from pydantic import BaseModel
-from typing_extensions import Unpack
+from typing_extensions import TypeVar, Unpack
 
 from ..jsonrpc import METHOD_NOT_FOUND, JsonRpcError, RequestId, json_object
 from ..protocol import (
@@ -60,30 +60,32 @@ from .notifications import (
 )
 from .results import ResultReader
 from .tasks import TaskRequests
+from .tool_result import ToolResult
 from .transport import Transport
 from .wait import Wait
 
-__all__ = ["ClientCore", "ClientOptions", "speaks_statelessly"]
+__all__ = ["ClientCore", "ClientOptions", "ClientSettings", "speaks_statelessly"]
 
 R = TypeVar("R")
-"""What a finished call yields: the tool's result in the revision's representation."""
+"""The revision's own form of a tool result: its generated ``CallToolResult`` (what
+:attr:`ToolResult.model` is), or ``dict`` where the schema defines none. Every client
+returns a :class:`ToolResult`; the parameter names the revision's model."""
+T = TypeVar("T", default=dict[str, Any] | None)
+"""A call's ``result_type``: the type of its result's ``structured`` content (without
+one, the ``structuredContent`` object as received, or ``None``)."""
 C = TypeVar("C", bound="ClientCore[Any]")
 
 
-class ClientOptions(TypedDict, total=False):
-    """The keyword options of every revision's client (see :class:`ClientCore`), as
-    the dual client takes them: a misspelt one is a type error."""
+class ClientSettings(TypedDict, total=False):
+    """The options of :class:`ClientOptions` other than the task ID store, the input
+    handlers and ``cancel_on_abort`` (which the official SDK's seam takes as
+    arguments of its own; see ``sdk.client_extension``)."""
 
-    store: TaskIdStore | None
     client_info: Mapping[str, Any] | None
     default_poll_interval: float
-    cancel_on_abort: bool
     poll_after_cancel: bool
     ttl_backstop: bool | None
     transport_retries: int
-    elicitation_handler: InputHandler | None
-    sampling_handler: InputHandler | None
-    roots_handler: InputHandler | None
     clock: Callable[[], float]
     sleep: Callable[[float], Awaitable[None]]
     wall_clock: Callable[[], float]
@@ -94,18 +96,10 @@ class ClientOptions(TypedDict, total=False):
     max_input_rounds: int
 
 
-def speaks_statelessly(tables: RevisionTables) -> bool:
-    """Whether a client of the revision of ``tables`` sends the protocol version and
-    its capabilities in each request's ``_meta`` instead of opening a session (kept
-    for callers of earlier versions: ``tables.stateless`` says it)."""
-    return tables.stateless
-
-
-class ClientCore(Generic[R]):
-    """What the Tasks clients of every revision share; the adapters subclass it as
-    ``TasksClient``.
-
-    Keyword options:
+class ClientOptions(ClientSettings, total=False):
+    """The keyword options of every revision's client (see :class:`ClientCore`), as
+    the dual client takes them: a misspelt one is a type error. ``input_handlers`` and
+    ``on_notification`` are arguments of their own, typed by each package's protocol.
 
     * ``store``: where task IDs are kept while their tasks run (default: SQLite file,
       see :class:`SqliteTaskIdStore`).
@@ -145,6 +139,25 @@ class ClientCore(Generic[R]):
     * ``max_input_rounds`` (a result kind field, as the extension's ``resultType``): how
       many ``input_required`` answers one ``tools/call`` may need.
     """
+
+    store: TaskIdStore | None
+    cancel_on_abort: bool
+    elicitation_handler: InputHandler | None
+    sampling_handler: InputHandler | None
+    roots_handler: InputHandler | None
+
+
+def speaks_statelessly(tables: RevisionTables) -> bool:
+    """Whether a client of the revision of ``tables`` sends the protocol version and
+    its capabilities in each request's ``_meta`` instead of opening a session (kept
+    for callers of earlier versions: ``tables.stateless`` says it)."""
+    return tables.stateless
+
+
+class ClientCore(Generic[R]):
+    """What the Tasks clients of every revision share (the adapters subclass it as
+    ``TasksClient``); the keyword options are those of :class:`ClientOptions` (each
+    described there), ``input_handlers`` and ``on_notification``."""
 
     tables: ClassVar[RevisionTables]
     """The revision's protocol tables (set by the revision's client class)."""
@@ -257,7 +270,7 @@ class ClientCore(Generic[R]):
         return self.calls.tools
 
     @property
-    def subscriptions(self) -> dict[str | int, TaskHandle[R]]:
+    def subscriptions(self) -> dict[str | int, TaskHandle[Any]]:
         """Open ``subscriptions/listen`` streams by request ID (= subscription ID)."""
         return self.notifications.subscriptions
 
@@ -303,14 +316,21 @@ class ClientCore(Generic[R]):
             capabilities["extensions"] = {self.tables.extension_id: {}}
         return capabilities
 
-    def wait_for(self, handle: TaskHandle[R]) -> Wait[R]:
+    def wait_for(self, handle: TaskHandle[Any]) -> Wait[R]:
         """The hooks of one wait on ``handle``."""
         return Wait(handle, self)
 
-    def outcome(self, raw: Mapping[str, Any]) -> R:
-        """A tool result (wire form) as the call's result (``ValueError`` when it is
-        none)."""
-        raise NotImplementedError
+    def outcome(self, raw: Mapping[str, Any]) -> ToolResult[Any]:
+        """A tool result (wire form) as the call's :class:`ToolResult`, its
+        ``structuredContent`` as received (``ValueError`` when it is no tool result:
+        where the schema defines a ``CallToolResult``, ``raw`` must validate as
+        one)."""
+        model = getattr(self.tables.models, "CallToolResult", None)
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return ToolResult.from_wire(raw)
+        result = ToolResult.from_wire(raw, model_type=model)
+        _ = result.model  # checked on receipt, as the revision's result model
+        return result
 
     def call_context(self) -> dict[str, Any]:
         """What is stored with a new task's ID besides the method and the tool's
@@ -466,11 +486,12 @@ class ClientCore(Generic[R]):
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        result_type: type[T] | None = None,
         task: bool | None = None,
         ttl: int | None = None,
         on_progress: ProgressCallback | None = None,
         **params: Unpack[CallToolParams],
-    ) -> TaskHandle[R]:
+    ) -> TaskHandle[T]:
         """Send ``tools/call`` and return a handle, without waiting for a task to
         finish.
 
@@ -481,28 +502,42 @@ class ClientCore(Generic[R]):
         is answered with the registered handlers and the call retried, at most
         ``max_input_rounds`` times. ``on_progress`` receives the call's progress
         notifications until the task is terminal; ``params``: ``CallToolParams``.
+        ``result_type``: what the handle's :class:`ToolResult` validates the
+        ``structuredContent`` into (a pydantic model, dataclass, ...).
         """
-        return await self.calls.start(name, arguments, task, ttl, on_progress, params)
+        handle = await self.calls.start(name, arguments, task, ttl, on_progress, params)
+        handle.result_type = result_type
+        return handle
 
     async def call_tool(
         self,
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        result_type: type[T] | None = None,
         task: bool | None = None,
         ttl: int | None = None,
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
         on_progress: ProgressCallback | None = None,
         **params: Unpack[CallToolParams],
-    ) -> R:
-        """Call a tool and return its result, whether or not the server made a task.
+    ) -> ToolResult[T]:
+        """Call a tool and return its :class:`ToolResult`, whether or not the server
+        made a task; with ``result_type``, its ``structured`` content is validated into
+        that type (:class:`InvalidStructuredContent`, naming the fields, when it does
+        not fit).
 
         See :meth:`start_tool` for the options and :meth:`TaskHandle.result` for the
         errors.
         """
         handle = await self.start_tool(
-            name, arguments, task=task, ttl=ttl, on_progress=on_progress, **params
+            name,
+            arguments,
+            result_type=result_type,
+            task=task,
+            ttl=ttl,
+            on_progress=on_progress,
+            **params,
         )
         return await handle.result(timeout=timeout, on_status=on_status)
 
@@ -512,7 +547,7 @@ class ClientCore(Generic[R]):
         name: str,
         *,
         on_finish: Callable[[], object] | None = None,
-    ) -> TaskHandle[R]:
+    ) -> TaskHandle[dict[str, Any] | None]:
         """Follow the task a ``tools/call`` created (``result`` is that call's task
         result, wire form, as the schema's create result has it: the task under ``task``
         or its fields inline), also one that other code sent, such as the official SDK's
@@ -569,27 +604,44 @@ class ClientCore(Generic[R]):
         return await self.tasks.list(params)
 
     async def created(
-        self, task: TaskSnapshot, context: Mapping[str, Any], **options: Any
-    ) -> TaskHandle[R]:
-        """Store a new task's ID with ``context`` and return its handle."""
+        self,
+        task: TaskSnapshot,
+        context: Mapping[str, Any],
+        *,
+        model_immediate_response: str | None = None,
+        on_finish: Callable[[], object] | None = None,
+    ) -> TaskHandle[Any]:
+        """Store a new task's ID with ``context`` and return its handle (see
+        :class:`TaskHandle` for the options)."""
         await self.store.save(task.task_id, context)
-        return TaskHandle(self, task, context=context, **options)
+        return TaskHandle(
+            self,
+            task,
+            context=context,
+            model_immediate_response=model_immediate_response,
+            on_finish=on_finish,
+        )
 
-    def task(self, task_id: str) -> TaskHandle[R]:
+    def task(
+        self, task_id: str, *, result_type: type[T] | None = None
+    ) -> TaskHandle[T]:
         """Return a handle for an existing task (fetched on first use) so it can be
-        awaited."""
-        return TaskHandle(self, None, task_id=task_id)
+        awaited; ``result_type`` as in :meth:`call_tool`."""
+        return TaskHandle(self, None, task_id=task_id, result_type=result_type)
 
     async def resume(
         self,
         task_id: str,
         *,
+        result_type: type[T] | None = None,
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
-    ) -> R:
+    ) -> ToolResult[T]:
         """Continue waiting for a task created earlier (for example by a process that
-        crashed)."""
-        return await self.task(task_id).result(timeout=timeout, on_status=on_status)
+        crashed) and return its :class:`ToolResult` (``result_type`` as in
+        :meth:`call_tool`)."""
+        handle = self.task(task_id, result_type=result_type)
+        return await handle.result(timeout=timeout, on_status=on_status)
 
     async def pending_tasks(self) -> list[StoredTask]:
         """The tasks in the store: created, and not yet seen terminal."""

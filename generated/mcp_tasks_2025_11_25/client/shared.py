@@ -28,6 +28,9 @@ from .inputs import InputNotHandled as InputNotHandled
 from .inputs import TypedInputContext as TypedInputContext
 from .notifications import NotificationCallback as NotificationCallback
 from .notifications import ProgressCallback as ProgressCallback
+from .tool_result import InvalidStructuredContent as InvalidStructuredContent
+from .tool_result import Structured as Structured
+from .tool_result import ToolResult as ToolResult
 
 __all__: list[str] = [
     "CapabilityNotDeclared",
@@ -37,6 +40,7 @@ __all__: list[str] = [
     "NotificationCallback",
     "TypedInputContext",
     "InvalidResponse",
+    "InvalidStructuredContent",
     "MethodNotFound",
     "ProgressCallback",
     "StatusCallback",
@@ -50,6 +54,8 @@ __all__: list[str] = [
     "TaskRequired",
     "TaskSnapshot",
     "TasksClientError",
+    "ToolResult",
+    "Structured",
     "WaitTimeout",
     "status_name",
 ]

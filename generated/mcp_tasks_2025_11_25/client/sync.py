@@ -48,12 +48,11 @@ from typing import (
     Protocol,
     TypeAlias,
     TypedDict,
-    TypeVar,
     cast,
 )
 
 from pydantic import BaseModel
-from typing_extensions import Self, Unpack
+from typing_extensions import Self, TypeVar, Unpack
 
 from ..input_types import InputContext, InputHandler, TypedInputContext
 from ..jsonrpc import RequestId
@@ -71,6 +70,7 @@ from ..protocol import (
 from ..task_ids import StoredTask, TaskIdStore
 from .handle import StatusCallback, TaskHandle
 from .notifications import NotificationCallback, ProgressCallback
+from .tool_result import ToolResult
 from .transport import Transport
 
 if TYPE_CHECKING:
@@ -84,10 +84,19 @@ __all__: list[str] = [
     "SyncTaskHandle",
 ]
 
-T = TypeVar("T")
+V = TypeVar("V")
+"""What a coroutine or function run in the loop thread gives."""
+V_co = TypeVar("V_co", covariant=True)
+"""What an async handle's ``result()`` gives."""
 R = TypeVar("R")
-"""What a finished call yields: the tool's result in the revision's representation."""
-R_co = TypeVar("R_co", covariant=True)
+"""The revision's own form of a tool result (``ClientCore``'s parameter): its
+generated ``CallToolResult``, or ``dict`` where the schema defines none."""
+T = TypeVar("T", default=dict[str, Any] | None)
+"""A call's ``result_type``: the type of its result's ``structured`` content (without
+one, the ``structuredContent`` object as received, or ``None``), as in
+``ClientCore``."""
+S = TypeVar("S", default=dict[str, Any] | None)
+"""The type of a handle's result's ``structured`` content (as in ``TaskHandle``)."""
 
 InputAnswer: TypeAlias = Mapping[str, Any] | BaseModel | None
 """What an input handler returns: the result object (a model or its wire form), or
@@ -188,7 +197,7 @@ class LoopThread:
         """Whether the caller runs in the loop's own thread."""
         return threading.current_thread() is self.thread
 
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+    def run(self, coroutine: Coroutine[Any, Any, V]) -> V:
         """Run ``coroutine`` in the loop and return its result (its exception raised
         as it is). Interrupting the wait (``KeyboardInterrupt``) cancels it.
 
@@ -213,20 +222,20 @@ class LoopThread:
             future.cancel()  # interrupted: stop the call too (no-op once it ended)
             raise
 
-    def call(self, function: Callable[[], T]) -> T:
+    def call(self, function: Callable[[], V]) -> V:
         """Run a plain function in the loop's thread (for what touches the loop's
         state) and return its result."""
 
-        async def invoke() -> T:
+        async def invoke() -> V:
             return function()
 
         return self.run(invoke())
 
-    def iterate(self, items: AsyncIterator[T]) -> Iterator[T]:
+    def iterate(self, items: AsyncIterator[V]) -> Iterator[V]:
         """Iterate an async iterator of the loop, one ``__anext__`` per step; leaving
         the loop early closes it."""
 
-        async def step() -> list[T]:
+        async def step() -> list[V]:
             try:
                 return [await items.__anext__()]
             except StopAsyncIteration:
@@ -358,7 +367,7 @@ class SyncClientBase:
         """Start the connection (overridden by each sync client)."""
 
 
-class AsyncHandle(Protocol[R_co]):
+class AsyncHandle(Protocol[V_co]):
     """What :class:`SyncTaskHandle` drives: a ``TaskHandle`` or a ``DualHandle``."""
 
     @property
@@ -372,7 +381,7 @@ class AsyncHandle(Protocol[R_co]):
 
     async def result(
         self, *, timeout: float | None = None, on_status: StatusCallback | None = None
-    ) -> R_co: ...
+    ) -> V_co: ...
 
     def snapshots(
         self, *, timeout: float | None = None
@@ -383,10 +392,11 @@ class AsyncHandle(Protocol[R_co]):
     async def cancel(self, **params: Unpack[CancelTaskParams]) -> TaskState | None: ...
 
 
-class SyncHandleBase(Generic[R]):
-    """What the sync handles share (:class:`SyncTaskHandle`, ``SyncDualHandle``)."""
+class SyncHandleBase(Generic[V]):
+    """What the sync handles share (:class:`SyncTaskHandle`, ``SyncDualHandle``);
+    ``V``: what the async handle's ``result()`` gives."""
 
-    def __init__(self, handle: AsyncHandle[R], runner: LoopThread) -> None:
+    def __init__(self, handle: AsyncHandle[V], runner: LoopThread) -> None:
         """Wrap the async ``handle``, whose calls run in ``runner``'s loop."""
         self.handle = handle
         """The async handle (use it in the client's loop only)."""
@@ -425,15 +435,22 @@ class SyncHandleBase(Generic[R]):
         return self._runner.run(self.handle.cancel(**params))
 
 
-class SyncTaskHandle(SyncHandleBase[R]):
+class SyncTaskHandle(SyncHandleBase[ToolResult[S]]):
     """The sync twin of ``TaskHandle``: one call and, when the server made one, its
-    task; the methods block until the async handle's end."""
+    task, and eventually its result (a ``ToolResult`` whose ``structured`` content is
+    an ``S``); the methods block until the async handle's end."""
+
+    def __init__(self, handle: TaskHandle[S], runner: LoopThread) -> None:
+        """Wrap the async ``handle``, whose calls run in ``runner``'s loop."""
+        super().__init__(handle, runner)
 
     def result(
         self, *, timeout: float | None = None, on_status: StatusCallback | None = None
-    ) -> R:
-        """Wait for the tool's result (see ``TaskHandle.result``: the same errors).
-        ``on_status`` runs in the client's loop thread."""
+    ) -> ToolResult[S]:
+        """Wait for the tool's :class:`ToolResult` (see ``TaskHandle.result``: the
+        same errors, such as ``InvalidStructuredContent`` when the
+        ``structuredContent`` does not validate as the ``result_type``). ``on_status``
+        runs in the client's loop thread."""
         return self._runner.run(
             self.handle.result(timeout=timeout, on_status=on_status)
         )
@@ -493,7 +510,7 @@ class SyncClientCore(SyncClientBase, Generic[R]):
         one)."""
         return self._client.server_capabilities
 
-    def _handle(self, handle: TaskHandle[R]) -> SyncTaskHandle[R]:
+    def _handle(self, handle: TaskHandle[S]) -> SyncTaskHandle[S]:
         return SyncTaskHandle(handle, self.runner)
 
     async def _aclose(self) -> None:
@@ -510,16 +527,24 @@ class SyncClientCore(SyncClientBase, Generic[R]):
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        result_type: type[T] | None = None,
         task: bool | None = None,
         ttl: int | None = None,
         on_progress: ProgressCallback | None = None,
         **params: Unpack[CallToolParams],
-    ) -> SyncTaskHandle[R]:
+    ) -> SyncTaskHandle[T]:
         """Send ``tools/call`` and return a handle without waiting for a task to
-        finish (see ``ClientCore.start_tool``)."""
+        finish (see ``ClientCore.start_tool``; ``result_type``: what the handle's
+        ``ToolResult`` validates the ``structuredContent`` into)."""
         handle = self.runner.run(
             self._client.start_tool(
-                name, arguments, task=task, ttl=ttl, on_progress=on_progress, **params
+                name,
+                arguments,
+                result_type=result_type,
+                task=task,
+                ttl=ttl,
+                on_progress=on_progress,
+                **params,
             )
         )
         return self._handle(handle)
@@ -529,22 +554,26 @@ class SyncClientCore(SyncClientBase, Generic[R]):
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        result_type: type[T] | None = None,
         task: bool | None = None,
         ttl: int | None = None,
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
         on_progress: ProgressCallback | None = None,
         **params: Unpack[CallToolParams],
-    ) -> R:
-        """Call a tool and return its result, whether or not the server made a task
-        (see ``ClientCore.call_tool``; the callbacks run in the client's loop
-        thread)."""
+    ) -> ToolResult[T]:
+        """Call a tool and return its :class:`ToolResult`, whether or not the server
+        made a task; with ``result_type``, its ``structured`` content is validated into
+        that type (``InvalidStructuredContent``, naming the fields, when it does not
+        fit). See ``ClientCore.call_tool``; the callbacks run in the client's loop
+        thread."""
         # Thin delegation to the async call_tool: the same parameters (the twin test
         # compares the signatures), passed on as they are, and its return type.
         return self.runner.run(
             self._client.call_tool(
                 name,
                 arguments,
+                result_type=result_type,
                 task=task,
                 ttl=ttl,
                 timeout=timeout,
@@ -560,7 +589,7 @@ class SyncClientCore(SyncClientBase, Generic[R]):
         name: str,
         *,
         on_finish: Callable[[], object] | None = None,
-    ) -> SyncTaskHandle[R]:
+    ) -> SyncTaskHandle[dict[str, Any] | None]:
         """Follow the task a ``tools/call`` created (see ``ClientCore.adopt``)."""
         handle = self.runner.run(self._client.adopt(result, name, on_finish=on_finish))
         return self._handle(handle)
@@ -609,27 +638,51 @@ class SyncClientCore(SyncClientBase, Generic[R]):
         return self.runner.run(self._client.list_tasks(**params))
 
     def created(
-        self, task: TaskSnapshot, context: Mapping[str, Any], **options: Any
-    ) -> SyncTaskHandle[R]:
-        """Store a new task's ID with ``context`` and return its handle."""
-        handle = self.runner.run(self._client.created(task, context, **options))
+        self,
+        task: TaskSnapshot,
+        context: Mapping[str, Any],
+        *,
+        model_immediate_response: str | None = None,
+        on_finish: Callable[[], object] | None = None,
+    ) -> SyncTaskHandle[Any]:
+        """Store a new task's ID with ``context`` and return its handle (see
+        ``ClientCore.created`` and ``TaskHandle`` for the options)."""
+        handle = self.runner.run(
+            self._client.created(
+                task,
+                context,
+                model_immediate_response=model_immediate_response,
+                on_finish=on_finish,
+            )
+        )
         return self._handle(handle)
 
-    def task(self, task_id: str) -> SyncTaskHandle[R]:
-        """A handle for an existing task (fetched on first use)."""
-        return self._handle(self.runner.call(lambda: self._client.task(task_id)))
+    def task(
+        self, task_id: str, *, result_type: type[T] | None = None
+    ) -> SyncTaskHandle[T]:
+        """A handle for an existing task (fetched on first use); ``result_type`` as in
+        :meth:`call_tool`."""
+        return self._handle(
+            self.runner.call(
+                lambda: self._client.task(task_id, result_type=result_type)
+            )
+        )
 
     def resume(
         self,
         task_id: str,
         *,
+        result_type: type[T] | None = None,
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
-    ) -> R:
+    ) -> ToolResult[T]:
         """Continue waiting for a task created earlier (for example by a process that
-        crashed)."""
+        crashed) and return its :class:`ToolResult` (``result_type`` as in
+        :meth:`call_tool`)."""
         return self.runner.run(
-            self._client.resume(task_id, timeout=timeout, on_status=on_status)
+            self._client.resume(
+                task_id, result_type=result_type, timeout=timeout, on_status=on_status
+            )
         )
 
     def pending_tasks(self) -> list[StoredTask]:

@@ -2,7 +2,9 @@
 # not edit. regenerate with: mcptasks-gen generate
 """The low-level seam: :func:`mount` serves a ``TasksServer``'s tools and Tasks methods
 from an official SDK's low-level ``Server`` (``mcp`` 2.x for the Tasks extension,
-``mcp`` 1.x for 2025-11-25); ``TasksServer.mount`` calls it."""
+``mcp`` 1.x for 2025-11-25); ``TasksServer.mount`` calls it. What it uses of the SDK's
+``Server`` is typed by the protocols :class:`LowlevelServer2` and
+:class:`LowlevelServer1`, which the SDK classes satisfy."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol, cast
 
 from ..server_core import (
     Emit,
@@ -21,7 +24,48 @@ from ..server_core import (
 )
 from .shared import module, raise_sdk_error, wire
 
-__all__ = ["mount"]
+__all__ = ["LowlevelServer1", "LowlevelServer2", "mount"]
+
+
+class LowlevelServer2(Protocol):
+    """What :func:`mount` uses of an ``mcp`` 2.x low-level ``Server``
+    (``mcp.server.lowlevel.Server`` satisfies it)."""
+
+    @property
+    def extensions(self) -> dict[str, dict[str, Any]]:
+        """Extension identifier -> settings advertised by ``server/discover``."""
+        ...
+
+    @property
+    def middleware(self) -> list[Any]:
+        """The request middleware, outermost first."""
+        ...
+
+    lifespan: Callable[[Any], AbstractAsyncContextManager[Any]]
+    """Called with the server; its context spans the server's run."""
+
+
+class LowlevelServer1(Protocol):
+    """What :func:`mount` (and ``fastmcp_tasks``) use of an ``mcp`` 1.x low-level
+    ``Server`` (``mcp.server.lowlevel.Server``, a ``FastMCP`` app's ``_mcp_server``,
+    satisfies it)."""
+
+    @property
+    def request_handlers(self) -> dict[Any, Any]:
+        """``mcp.types`` request class -> async handler."""
+        ...
+
+    @property
+    def request_context(self) -> Any:
+        """The context of the request being handled."""
+        ...
+
+    def get_capabilities(
+        self, notification_options: Any, experimental_capabilities: Any
+    ) -> Any:
+        """The server's ``ServerCapabilities``."""
+        ...
+
 
 _SDK1_REQUESTS = (
     ("tools/list", "ListToolsRequest", "ListToolsResult"),
@@ -42,7 +86,9 @@ _SDK1_INPUT_RESULTS = {
 """``mcp`` 1.x: the ``mcp.types`` result class of each server-to-client request."""
 
 
-def mount(server: TaskServerCore, sdk_server: Any) -> None:
+def mount(
+    server: TaskServerCore, sdk_server: LowlevelServer2 | LowlevelServer1
+) -> None:
     """Serve ``server``'s tools and Tasks methods from an official SDK's low-level
     ``Server`` (``TasksServer.mount``).
 
@@ -67,9 +113,9 @@ def mount(server: TaskServerCore, sdk_server: Any) -> None:
     """
     extension = server.tables.is_extension
     if hasattr(sdk_server, "middleware") and extension:
-        _mount_sdk2(server, sdk_server)
+        _mount_sdk2(server, cast(LowlevelServer2, sdk_server))
     elif hasattr(sdk_server, "request_handlers") and not extension:
-        _mount_sdk1(server, sdk_server)
+        _mount_sdk1(server, cast(LowlevelServer1, sdk_server))
     else:
         raise RuntimeError(
             f"cannot mount an MCP {server.tables.protocol_version} server into"
@@ -78,7 +124,7 @@ def mount(server: TaskServerCore, sdk_server: Any) -> None:
         )
 
 
-def _mount_sdk2(server: TaskServerCore, sdk_server: Any) -> None:
+def _mount_sdk2(server: TaskServerCore, sdk_server: LowlevelServer2) -> None:
     """``mcp`` 2.x: a middleware answers ``tools/*`` and ``tasks/*`` through ``handle``.
 
     The SDK's ``server/discover`` advertises the extension; its lifespan starts and
@@ -116,7 +162,7 @@ def _mount_sdk2(server: TaskServerCore, sdk_server: Any) -> None:
     sdk_server.lifespan = lifespan
 
 
-def _mount_sdk1(server: TaskServerCore, sdk_server: Any) -> None:
+def _mount_sdk1(server: TaskServerCore, sdk_server: LowlevelServer1) -> None:
     """``mcp`` 1.x: request handlers answer through ``handle``; capabilities gain
     ``tasks``.
 
@@ -206,4 +252,5 @@ def _mount_sdk1(server: TaskServerCore, sdk_server: Any) -> None:
         capabilities.tasks = types.ServerTasksCapability.model_validate(declared)
         return capabilities
 
-    sdk_server.get_capabilities = get_capabilities
+    patched: Any = sdk_server  # the bound method is replaced on this instance
+    patched.get_capabilities = get_capabilities

@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from typing_extensions import Unpack
+
 from ..jsonrpc import JsonRpcError
 from ..protocol import TaskFields
 from ..revision import RevisionTables
-from ..stores import TaskRecord, TaskStore
+from ..stores import TaskChanges, TaskRecord, TaskStore
 from .info import CustomHandler, RequestInfo, RoutingHeaders
 from .limits import Limits
 
@@ -156,7 +158,9 @@ class Host(Protocol):
 
     async def set_task_fields(self, task_id: str, fields: TaskFields) -> None: ...
 
-    async def move_task(self, task_id: str, **changes: Any) -> TaskRecord | None: ...
+    async def move_task(
+        self, task_id: str, **changes: Unpack[TaskChanges]
+    ) -> TaskRecord | None: ...
 
     async def send_progress(
         self,

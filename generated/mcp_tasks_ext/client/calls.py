@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["ToolCalls"]
 
 R = TypeVar("R")
-"""What a finished call yields: the tool's result in the revision's representation."""
+"""The revision's own form of a tool result (see ``ClientCore``)."""
 
 _RETRY_KEYS = ("inputResponses", "requestState")
 _TASK_NEEDED = (INVALID_REQUEST, METHOD_NOT_FOUND)
@@ -61,7 +61,7 @@ class ToolCalls(Generic[R]):
         ttl: int | None,
         on_progress: ProgressCallback | None,
         given: Mapping[str, object] | None = None,
-    ) -> TaskHandle[R]:
+    ) -> TaskHandle[Any]:
         """Send ``tools/call`` and return a handle (see ``ClientCore.start_tool``);
         ``given``: the call's params that the schema adds."""
         client = self.client
@@ -82,7 +82,8 @@ class ToolCalls(Generic[R]):
                     return await self.adopt(result, name, on_finish=forget)
                 if kind == "complete":
                     client.notifications.forget_progress(token)
-                    return TaskHandle(client, None, result=client.outcome(result))
+                    outcome = client.outcome(result)
+                    return TaskHandle(client, None, result=outcome, tool=name)
                 if kind != "input_required":
                     raise InvalidResponse(
                         f"unknown result kind {kind!r} for tools/call"
@@ -191,7 +192,7 @@ class ToolCalls(Generic[R]):
         name: str,
         *,
         on_finish: Callable[[], object] | None = None,
-    ) -> TaskHandle[R]:
+    ) -> TaskHandle[Any]:
         """Follow the task a ``tools/call`` created (see ``ClientCore.adopt``)."""
         client, tables, data = self.client, self.tables, dict(result)
         nested = "task" in tables.create_result.model_fields

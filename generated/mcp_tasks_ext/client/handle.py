@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, cast
 
-from typing_extensions import Unpack
+from typing_extensions import TypeVar, Unpack
 
 from ..protocol import CancelTaskParams, SchemaNotification, TaskSnapshot, TaskState
 from .codec import older, status_name
@@ -21,6 +21,7 @@ from .errors import (
     TasksClientError,
     WaitTimeout,
 )
+from .tool_result import ToolResult
 from .transport import TransportError
 from .wait import nap
 
@@ -29,15 +30,17 @@ if TYPE_CHECKING:
 
 __all__ = ["StatusCallback", "TaskHandle"]
 
-R = TypeVar("R")
-"""What a finished call yields: the tool's result in the revision's representation."""
+S = TypeVar("S", default=dict[str, Any] | None)
+"""The type of the result's ``structured`` content: the call's ``result_type``, else
+the JSON object as received (see :class:`ToolResult`)."""
 
 StatusCallback: TypeAlias = Callable[["TaskSnapshot"], object]
 """Called with every new task snapshot (for a progress bar or a status line)."""
 
 
-class TaskHandle(Generic[R]):
-    """One call: its task (when the server created one) and, eventually, its result.
+class TaskHandle(Generic[S]):
+    """One call: its task (when the server created one) and, eventually, its result (a
+    :class:`ToolResult` whose ``structured`` content is an ``S``).
 
     Iterate :meth:`snapshots` to follow the task, or await :meth:`result` to wait for
     the outcome; both drive the same polling loop in the calling coroutine, so
@@ -48,27 +51,38 @@ class TaskHandle(Generic[R]):
 
     def __init__(
         self,
-        client: ClientCore[R],
+        client: ClientCore[Any],
         task: TaskSnapshot | None,
         *,
-        result: R | None = None,
+        result: ToolResult[Any] | None = None,
+        result_type: type[Any] | None = None,
+        tool: str | None = None,
         task_id: str | None = None,
         context: Mapping[str, Any] | None = None,
         model_immediate_response: str | None = None,
         on_finish: Callable[[], object] | None = None,
     ) -> None:
         """Wrap a created task (or an immediate ``result``); use the client's methods
-        to get one."""
+        to get one. ``result_type``: what the result's ``structuredContent`` is
+        validated into (see :meth:`ToolResult.from_wire`); ``tool``: the tool's name
+        (default: the ``name`` in ``context``)."""
         self._client = client
         self.task: TaskSnapshot | None = task
         """The latest snapshot of the task (``None`` without a task or before the
         first fetch)."""
         self.context = dict(context or {})
         """What the client stored with the task ID (method, tool name, session)."""
+        name = tool if tool is not None else self.context.get("name")
+        self.tool: str | None = name if isinstance(name, str) else None
+        """The tool's name, where known (errors name it)."""
         self.model_immediate_response = model_immediate_response
         """Text for the model while the task runs, when the server sent some."""
         self._task_id = task.task_id if task is not None else task_id
         self._result = result
+        self.result_type = result_type
+        """What :meth:`result` validates the ``structuredContent`` into (``None``: it
+        is kept as received)."""
+        self._typed: ToolResult[S] | None = None
         self._error: BaseException | None = None
         self._on_finish = on_finish
         self._wake = asyncio.Event()
@@ -88,7 +102,7 @@ class TaskHandle(Generic[R]):
         self._ended = asyncio.Event()
 
     @property
-    def client(self) -> ClientCore[R]:
+    def client(self) -> ClientCore[Any]:
         """The client the handle sends through."""
         return self._client
 
@@ -107,7 +121,7 @@ class TaskHandle(Generic[R]):
         """The ``inputRequests`` keys already answered."""
         return frozenset(self.answered)
 
-    def finish(self, result: R) -> None:
+    def finish(self, result: ToolResult[Any]) -> None:
         """Record the call's result (used by the revision's :class:`Wait`)."""
         self._result = result
         self._ended.set()
@@ -184,12 +198,14 @@ class TaskHandle(Generic[R]):
 
     async def result(
         self, *, timeout: float | None = None, on_status: StatusCallback | None = None
-    ) -> R:
+    ) -> ToolResult[S]:
         """Wait for the tool's result.
 
         Raises :class:`TaskFailed` (with the JSON-RPC error of the work),
         :class:`TaskCancelled`, :class:`TaskNotFound`, :class:`TaskExpired`,
-        :class:`WaitTimeout`, or :class:`InvalidResponse`.
+        :class:`WaitTimeout`, or :class:`InvalidResponse` (such as
+        :class:`InvalidStructuredContent` when the ``structuredContent`` does not
+        validate as the ``result_type``).
         """
         if not self.done:
             async for snapshot in self.snapshots(timeout=timeout):
@@ -198,7 +214,10 @@ class TaskHandle(Generic[R]):
         if self._error is not None:
             raise self._error
         assert self._result is not None
-        return self._result
+        if self._typed is None:
+            typed = self._result.validated(self.result_type, tool=self.tool)
+            self._typed = cast("ToolResult[S]", typed)
+        return self._typed
 
     async def snapshots(
         self, *, timeout: float | None = None

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["TaskRequests", "paged"]
 
 R = TypeVar("R")
-"""What a finished call yields: the tool's result in the revision's representation."""
+"""The revision's own form of a tool result (see ``ClientCore``)."""
 
 
 async def paged(

@@ -30,6 +30,15 @@ the seams share is in ``sdk.shared``.
 The SDKs are imported when one of these functions is called, never at import time: the
 package itself depends on pydantic only. The seams use the server and the client; the
 server does not import them.
+
+Typing: what the seams use of the SDK's objects is described by small protocols
+(``FastMCPApp``, ``SdkClient``, ``SdkSession``, ``SdkToolResult``) that the SDK's
+classes satisfy, so the package type-checks with pydantic alone, with ``mcp`` 1.x or
+2.x. ``fastmcp_tasks(app, ...)`` keeps the app's type (``seam.app``);
+``server_extension()`` and ``client_extension()`` return ``TasksServerExtension`` and
+``TasksClientExtension``, whose SDK base class type checkers see as ``Any`` (so
+``MCPServer(extensions=[...])`` accepts them) and whose ``task_tool`` decorator keeps
+the decorated function's type.
 """
 
 from __future__ import annotations
@@ -52,12 +61,18 @@ from ..server_core import http_headers as http_headers
 from ..task_ids import SqliteTaskIdStore as SqliteTaskIdStore
 from ..task_ids import TaskIdStore as TaskIdStore
 from .client_seam import ClientSeam as ClientSeam
+from .client_seam import SdkClient as SdkClient
+from .client_seam import SdkSession as SdkSession
+from .client_seam import SdkToolResult as SdkToolResult
 from .client_seam import SdkTransport as SdkTransport
+from .client_seam import TasksClientExtension as TasksClientExtension
 from .client_seam import client_extension as client_extension
+from .fastmcp_seam import FastMCPApp as FastMCPApp
 from .fastmcp_seam import FastMCPSeam as FastMCPSeam
 from .fastmcp_seam import fastmcp_tasks as fastmcp_tasks
 from .lowlevel import mount as mount
 from .server_seam import ServerSeam as ServerSeam
+from .server_seam import TasksServerExtension as TasksServerExtension
 from .server_seam import server_extension as server_extension
 from .shared import F as F
 from .shared import task_context as task_context
@@ -67,9 +82,15 @@ WireError = JsonRpcError
 
 __all__ = [
     "ClientSeam",
+    "FastMCPApp",
     "FastMCPSeam",
+    "SdkClient",
+    "SdkSession",
+    "SdkToolResult",
     "SdkTransport",
     "ServerSeam",
+    "TasksClientExtension",
+    "TasksServerExtension",
     "client_extension",
     "fastmcp_tasks",
     "mount",

@@ -8,15 +8,22 @@ this package's polling loop: input requests go to the host's elicitation, sampli
 and roots callbacks (or to handlers given here) and are delivered with
 ``tasks/update``; the task ID is stored until the task ends; cancelling the call
 sends ``tasks/cancel``; the ordinary ``CallToolResult`` is returned.
+
+The SDK objects the seam uses are typed by small protocols (:class:`SdkSession`,
+:class:`SdkClient`, :class:`SdkToolResult`) that ``mcp``'s classes satisfy, so the
+package type-checks without ``mcp`` installed.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable
-from typing import Any, Literal, cast
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol, cast
 
+from typing_extensions import Unpack
+
+from ..client.core import ClientSettings
 from ..client_core import (
     ClientCore,
     InputContext,
@@ -24,14 +31,72 @@ from ..client_core import (
     StatusCallback,
     TaskFailed,
     TaskHandle,
-    answer_to_wire,
 )
 from ..jsonrpc import JsonRpcError
 from ..task_ids import SqliteTaskIdStore, TaskIdStore
 from ..transport import NotificationHandler, RequestHandler, RequestId
-from .shared import extension_tables, forward_to_seam, module, wire
+from .shared import SdkBase, extension_tables, forward_to_seam, module, wire
 
-__all__ = ["ClientSeam", "SdkTransport", "client_extension"]
+__all__ = [
+    "ClientSeam",
+    "SdkClient",
+    "SdkSession",
+    "SdkToolResult",
+    "SdkTransport",
+    "TasksClientExtension",
+    "client_extension",
+]
+
+
+class SdkSession(Protocol):
+    """What the seam uses of an ``mcp`` 2.x ``ClientSession`` (a structural type:
+    ``mcp.client.session.ClientSession`` satisfies it)."""
+
+    async def send_request(self, request: Any, result_type: Any) -> Any:
+        """Send a request; its result validated as ``result_type``."""
+        ...
+
+    async def dispatch_input_request(self, ctx: Any, request: Any) -> Any:
+        """Answer an input request with the client's own callbacks."""
+        ...
+
+
+class SdkClient(Protocol):
+    """What the seam uses of an ``mcp`` 2.x ``mcp.client.Client``: its session."""
+
+    @property
+    def session(self) -> SdkSession:
+        """The connected ``ClientSession``."""
+        ...
+
+
+class SdkToolResult(Protocol):
+    """What a ``tools/call`` result of the SDK has (``mcp_types.CallToolResult``
+    satisfies it): the content blocks, the structured content, the error flag, and
+    pydantic's ``model_dump``. ``isinstance(result, CallToolResult)`` narrows it to the
+    SDK's class."""
+
+    def model_dump(
+        self, *, mode: str = ..., by_alias: bool = ..., exclude_none: bool = ...
+    ) -> dict[str, Any]:
+        """The result as a dict (``mode="json"``: JSON values; ``by_alias``: wire
+        names)."""
+        ...
+
+    @property
+    def content(self) -> Sequence[Any]:
+        """The content blocks."""
+        ...
+
+    @property
+    def structured_content(self) -> Any:
+        """The structured result (``structuredContent``), or None."""
+        ...
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the tool failed (``isError``)."""
+        ...
 
 
 def _extension_client() -> type[ClientCore[Any]]:
@@ -49,7 +114,7 @@ class SdkTransport:
     channel, so no notifications or server requests arrive here.
     """
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: SdkSession) -> None:
         self.session = session
         self._error_type: Any = getattr(module("mcp.shared.exceptions"), "MCPError")
 
@@ -106,7 +171,7 @@ def _claim_model() -> Any:
     return type("CreateTaskClaim", (result,), namespace)
 
 
-def _session_handler(session: Any) -> InputHandler:
+def _session_handler(session: SdkSession) -> InputHandler:
     """An input handler that asks the SDK session's own callbacks (the host's)."""
     types: Any = module("mcp_types")
     context_type: Any = getattr(module("mcp.client.session"), "ClientRequestContext")
@@ -149,7 +214,7 @@ class ClientSeam:
         on_task: Callable[[TaskHandle[Any]], object] | None = None,
         on_status: StatusCallback | None = None,
         cancel_on_abort: bool = True,
-        **client_options: Any,
+        **client_options: Unpack[ClientSettings],
     ) -> None:
         self.store: TaskIdStore = store if store is not None else SqliteTaskIdStore()
         self.elicitation_handler = elicitation_handler
@@ -157,10 +222,11 @@ class ClientSeam:
         self.roots_handler = roots_handler
         self.on_task = on_task
         self.on_status = on_status
-        self.client_options = dict(client_options, cancel_on_abort=cancel_on_abort)
+        self.cancel_on_abort = cancel_on_abort
+        self.client_options: ClientSettings = client_options
         self.handles: dict[str, TaskHandle[Any]] = {}
 
-    def tasks_client(self, session: Any) -> ClientCore[Any]:
+    def tasks_client(self, session: SdkSession) -> ClientCore[Any]:
         """A ``TasksClient`` speaking through ``session`` (an ``mcp`` 2.x
         ``ClientSession``)."""
         fallback = _session_handler(session)
@@ -170,6 +236,7 @@ class ClientSeam:
             elicitation_handler=self.elicitation_handler or fallback,
             sampling_handler=self.sampling_handler or fallback,
             roots_handler=self.roots_handler or fallback,
+            cancel_on_abort=self.cancel_on_abort,
             **self.client_options,
         )
 
@@ -178,19 +245,24 @@ class ClientSeam:
         claim: Any = getattr(module("mcp.client.extension"), "ResultClaim")
         return [claim(result_type="task", model=_claim_model(), resolve=self.resolve)]
 
-    async def resolve(self, claimed: Any, ctx: Any) -> Any:
+    async def resolve(self, claimed: Any, ctx: Any) -> SdkToolResult:
         """Wait for the task of a ``tools/call`` and return its ``CallToolResult``."""
-        client = self.tasks_client(ctx.session)
+        client = self.tasks_client(cast(SdkSession, ctx.session))
         handle = await client.adopt(wire(claimed), str(ctx.tool_name))
         return await self._finish(handle, ctx.read_timeout_seconds)
 
     async def resume(
-        self, client: Any, task_id: str, *, timeout: float | None = None
-    ) -> Any:
+        self,
+        client: SdkClient | SdkSession,
+        task_id: str,
+        *,
+        timeout: float | None = None,
+    ) -> SdkToolResult:
         """Continue waiting for a stored task (for example after the process was
-        killed) through ``client`` (an ``mcp.client.Client`` or its ``ClientSession``).
+        killed) through ``client`` (an ``mcp.client.Client`` or its ``ClientSession``)
+        and return its ``CallToolResult``.
         """
-        session = getattr(client, "session", client)
+        session = cast(SdkSession, getattr(client, "session", client))
         handle = self.tasks_client(session).task(task_id)
         return await self._finish(handle, timeout)
 
@@ -203,7 +275,9 @@ class ClientSeam:
         ``TaskCancelled``."""
         await self.handles[task_id].cancel()
 
-    async def _finish(self, handle: TaskHandle[Any], timeout: float | None) -> Any:
+    async def _finish(
+        self, handle: TaskHandle[Any], timeout: float | None
+    ) -> SdkToolResult:
         types: Any = module("mcp_types")
         error_type: Any = getattr(module("mcp.shared.exceptions"), "MCPError")
         task_id = handle.task_id
@@ -218,9 +292,63 @@ class ClientSeam:
         finally:
             if task_id is not None:
                 self.handles.pop(task_id, None)
-        return types.CallToolResult.model_validate(
-            answer_to_wire(result), by_name=False
+        validated: SdkToolResult = types.CallToolResult.model_validate(
+            result.raw, by_name=False
         )
+        return validated
+
+
+class TasksClientExtension(SdkBase):  # type: ignore[misc]  # mcp's ClientExtension
+    """The Tasks extension for ``mcp.client.Client(url, extensions=[...])``
+    (``mcp>=2.3``) that :func:`client_extension` returns.
+
+    At run time its class also derives from ``mcp.client.extension.ClientExtension``
+    (made when the SDK is first imported); type checkers see that base as ``Any``
+    (:data:`~.shared.SdkBase`), so the object is accepted by ``Client`` and the
+    package type-checks without ``mcp``. What users call is typed here; the other
+    attributes of its :class:`ClientSeam` (``seam``) are forwarded.
+    """
+
+    identifier: str
+    """The Tasks extension's identifier (set on the class made at run time)."""
+
+    def __init__(self, seam: ClientSeam) -> None:
+        self.seam = seam
+
+    def claims(self) -> list[Any]:
+        """The ``ResultClaim`` for ``resultType: "task"`` on ``tools/call``."""
+        return self.seam.claims()
+
+    @property
+    def handles(self) -> dict[str, TaskHandle[Any]]:
+        """The ``TaskHandle`` of each task being waited for, by task ID."""
+        return self.seam.handles
+
+    @property
+    def store(self) -> TaskIdStore:
+        """Where the task IDs are kept until their tasks end."""
+        return self.seam.store
+
+    async def resume(
+        self,
+        client: SdkClient | SdkSession,
+        task_id: str,
+        *,
+        timeout: float | None = None,
+    ) -> SdkToolResult:
+        """Continue waiting for a stored task (see :meth:`ClientSeam.resume`)."""
+        return await self.seam.resume(client, task_id, timeout=timeout)
+
+    async def pending(self) -> list[str]:
+        """The IDs of stored tasks not yet seen ending."""
+        return await self.seam.pending()
+
+    async def cancel(self, task_id: str) -> None:
+        """Cancel a task being waited for (``tasks/cancel``)."""
+        await self.seam.cancel(task_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return forward_to_seam(self, name)
 
 
 def client_extension(
@@ -232,8 +360,8 @@ def client_extension(
     on_task: Callable[[TaskHandle[Any]], object] | None = None,
     on_status: StatusCallback | None = None,
     cancel_on_abort: bool = True,
-    **client_options: Any,
-) -> Any:
+    **client_options: Unpack[ClientSettings],
+) -> TasksClientExtension:
     """A ``ClientExtension`` for ``mcp.client.Client(url, extensions=[...])``
     (``mcp>=2.3``).
 
@@ -258,23 +386,14 @@ def client_extension(
 
 
 @functools.cache
-def _client_extension_type() -> Any:
-    base: Any = getattr(module("mcp.client.extension"), "ClientExtension")
-
-    def init(self: Any, seam: ClientSeam) -> None:
-        self.seam = seam
-
-    def claims(self: Any) -> list[Any]:
-        return cast(ClientSeam, self.seam).claims()
-
+def _client_extension_type() -> type[TasksClientExtension]:
+    """:class:`TasksClientExtension` with ``mcp``'s ``ClientExtension`` as a second
+    base."""
+    base: type[object] = getattr(module("mcp.client.extension"), "ClientExtension")
     namespace = {
         "__module__": __name__,
-        "__doc__": (
-            "The Tasks extension for ``mcp.client.Client`` (see ``client_extension``)."
-        ),
+        "__doc__": TasksClientExtension.__doc__,
         "identifier": extension_tables("client_extension").extension_id,
-        "__init__": init,
-        "claims": claims,
-        "__getattr__": forward_to_seam,
     }
-    return type("TasksClientExtension", (base,), namespace)
+    made = type("TasksClientExtension", (TasksClientExtension, base), namespace)
+    return cast(type[TasksClientExtension], made)

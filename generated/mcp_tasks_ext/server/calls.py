@@ -28,6 +28,12 @@ class ToolCalls:
 
     def __init__(self, host: Host) -> None:
         self.host = host
+        tool_model = getattr(host.tables.models, "Tool", None)
+        self.lists_output_schema = tool_model is not None and any(
+            (info.serialization_alias or name) == "outputSchema"
+            for name, info in tool_model.model_fields.items()
+        )
+        """Whether the revision's ``Tool`` has ``outputSchema`` (typed tools')."""
 
     async def ping(self, call: Call) -> dict[str, Any]:
         """``ping``: an empty result."""
@@ -40,6 +46,7 @@ class ToolCalls:
     async def call_tool(self, call: Call) -> dict[str, Any]:
         """Run a tool synchronously, or create a task and run it in the background."""
         tool, arguments = self.host.registry.called(call.params, self.host.limits)
+        values = tool.handler_arguments(arguments)  # a typed tool's, before any task
         meta = call.params.get("_meta")
         token = (
             cast(dict[str, Any], meta).get("progressToken")
@@ -62,7 +69,7 @@ class ToolCalls:
         as_task, ttl = self.task_request(call, tool)
         if not as_task:
             try:
-                result = tool_result(await tool.handler(ctx, arguments))
+                result = tool_result(await tool.handler(ctx, values))
             except ToolError as error:
                 result = text_result(str(error), is_error=True)
             check_result(self.host.limits, tool.name, result, stored=False)
@@ -72,7 +79,7 @@ class ToolCalls:
         if ctx.session is not None:  # it gets the task's status notifications
             self.host.notifications.task_sessions[record.task_id] = ctx.session
         # in process by default (``Lifecycle.spawn`` of ``work``); see server.executor
-        await self.host.executor.launch(self.host, record, ctx, arguments)
+        await self.host.executor.launch(self.host, record, ctx, arguments, values)
         within_ms = self.answer_within_ms(tool)
         if within_ms > 0:
             answer = await self.answer_inline(record, ctx, within_ms)
@@ -214,6 +221,8 @@ class ToolCalls:
             wire["title"] = tool.title
         if tool.description:
             wire["description"] = tool.description
+        if tool.output_schema is not None and self.lists_output_schema:
+            wire["outputSchema"] = tool.output_schema
         if self.host.tables.client_asks_for_tasks:
             wire["execution"] = {"taskSupport": tool.task_support}
         return wire

@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar, cast
+
+from typing_extensions import Unpack
 
 from ..jsonrpc import INVALID_REQUEST, LIMIT_EXCEEDED, METHOD_NOT_FOUND, JsonRpcError
 from ..protocol import TaskFields
 from ..revision import RevisionTables
-from ..stores import ReplicaStore, SQLiteTaskStore, TaskRecord, TaskStore
+from ..stores import (
+    ReplicaStore,
+    SQLiteTaskStore,
+    TaskChanges,
+    TaskRecord,
+    TaskStore,
+)
 from .calls import ToolCalls
 from .dispatch import Dispatcher, Route
 from .executor import Executor, InProcessExecutor
@@ -40,20 +47,13 @@ from .replies import Replies
 from .roles import TaskRoles
 from .sessions import Session, SessionRegistry
 from .subscriptions import Notifications
-from .tools import (
-    Preflight,
-    TaskSupport,
-    Tool,
-    ToolContext,
-    ToolHandler,
-    ToolRegistry,
-)
+from .tools import Tool, ToolContext, ToolRegistrar, ToolRegistry
 from .views import TaskViews
 
 _Server = TypeVar("_Server", bound="TaskServerCore")
 
 
-class TaskServerCore:
+class TaskServerCore(ToolRegistrar):
     """The revision-neutral server: tools, store, limits, sessions, task lifecycle,
     input requests, replicas and the dispatcher, each a part with its own state
     (``registry``, ``sessions``, ``lifecycle``, ``inputs``, ``replicas``,
@@ -360,7 +360,9 @@ class TaskServerCore:
         """Store values of ``protocol.TaskFields`` on a live task, by wire name."""
         await self.lifecycle.set_fields(task_id, fields)
 
-    async def move_task(self, task_id: str, **changes: Any) -> TaskRecord | None:
+    async def move_task(
+        self, task_id: str, **changes: Unpack[TaskChanges]
+    ) -> TaskRecord | None:
         """Apply ``changes`` (``status``, ``status_message``, ...) to a live task
         through the state machine; None when it is gone or terminal (see
         ``Lifecycle.update``)."""
@@ -399,32 +401,6 @@ class TaskServerCore:
     def add_tool(self, tool: Tool) -> None:
         """Register a tool (replacing one with the same name)."""
         self.registry.add(tool)
-
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        description: str = "",
-        title: str | None = None,
-        input_schema: dict[str, Any] | None = None,
-        task_support: TaskSupport = "optional",
-        preflight: Preflight | None = None,
-        immediate_response: str | None = None,
-        answer_within_ms: int | None = None,
-        idempotent: bool = False,
-    ) -> Callable[[ToolHandler], ToolHandler]:
-        """Decorator registering ``async def handler(ctx, arguments)`` as a tool."""
-        return self.registry.tool(
-            name,
-            description=description,
-            title=title,
-            input_schema=input_schema,
-            task_support=task_support,
-            preflight=preflight,
-            immediate_response=immediate_response,
-            answer_within_ms=answer_within_ms,
-            idempotent=idempotent,
-        )
 
     @property
     def tools(self) -> list[Tool]:

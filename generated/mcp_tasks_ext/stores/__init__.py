@@ -42,6 +42,7 @@ from .base import ReplicaStore as ReplicaStore
 from .base import Signal as Signal
 from .base import SignalHandler as SignalHandler
 from .base import StoreUnavailable as StoreUnavailable
+from .base import TaskChanges as TaskChanges
 from .base import TaskRecord as TaskRecord
 from .base import TaskStore as TaskStore
 from .base import TransitionStore as TransitionStore
@@ -69,6 +70,7 @@ __all__ = [
     "Signal",
     "SignalHandler",
     "StoreUnavailable",
+    "TaskChanges",
     "TaskRecord",
     "TaskStore",
     "TransitionStore",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from ..protocol import TERMINAL_STATUSES
 
@@ -30,6 +30,7 @@ __all__ = [
     "Signal",
     "SignalHandler",
     "StoreUnavailable",
+    "TaskChanges",
     "TaskRecord",
     "TaskStore",
     "TransitionStore",
@@ -90,6 +91,25 @@ class TaskRecord:
         """Whether the TTL has elapsed at ``now``."""
         expires_at = self.expires_at
         return expires_at is not None and now >= expires_at
+
+
+class TaskChanges(TypedDict, total=False):
+    """Changes to a :class:`TaskRecord` (its fields by name; ``task_id``,
+    ``updated_at`` and ``seq`` are the store's), as the server's lifecycle applies
+    them: a misspelt field is a type error."""
+
+    owner: str | None
+    tool: str
+    status: str
+    created_at: float
+    ttl_ms: int | None
+    poll_interval_ms: int | None
+    status_message: str | None
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    input_requests: dict[str, dict[str, Any]]
+    extra: dict[str, Any]
+    answers: dict[str, dict[str, Any]]
 
 
 class StoreUnavailable(Exception):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib
 import itertools
 import secrets
 import time
@@ -214,8 +215,7 @@ class Session:
         it sends goes out (an ``httpx`` request hook)."""
         http: Any = None
         if on_request is not None:
-            import httpx
-
+            httpx: Any = importlib.import_module("httpx")  # typed without httpx
             http = httpx.AsyncClient(
                 timeout=httpx.Timeout(30.0, read=None),
                 event_hooks={"request": [on_request]},

@@ -16,7 +16,7 @@ about its revision: the error is raised and nothing is remembered. ``revision=``
 revision and skips detection.
 
 The same code works against either revision: ``call_tool`` and ``resume`` return the
-tool's ``CallToolResult`` as a JSON object, ``start_tool`` and ``task`` return a
+tool's :class:`ToolResult` (as every client does), ``start_tool`` and ``task`` return a
 :class:`DualHandle` whose ``result()`` does the same, and input handlers, durable task
 IDs and cancellation are those of the revision's client.
 """
@@ -26,9 +26,9 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar, Generic, cast
 
-from typing_extensions import Unpack
+from typing_extensions import TypeVar, Unpack
 
 from ..jsonrpc import JsonRpcError
 from ..protocol import (
@@ -42,11 +42,11 @@ from ..protocol import (
 )
 from ..revision import RevisionTables, choose_revision
 from ..task_ids import SqliteTaskIdStore, StoredTask, TaskIdStore
-from .codec import answer_to_wire
 from .core import ClientCore, ClientOptions
 from .handle import StatusCallback, TaskHandle
 from .http import HttpTransport
 from .notifications import NotificationCallback, ProgressCallback
+from .tool_result import ToolResult
 from .transport import Transport, TransportError
 
 __all__: list[str] = [
@@ -94,11 +94,16 @@ def forget_detected(endpoint: str | None = None) -> None:
         _DETECTED.pop(endpoint, None)
 
 
-class DualHandle:
-    """A task handle whose ``result()`` is the ``CallToolResult`` JSON object in any
+S = TypeVar("S", default=dict[str, Any] | None)
+"""The type of a result's ``structured`` content: a call's ``result_type``, else the
+``structuredContent`` object as received (see :class:`ToolResult`)."""
+
+
+class DualHandle(Generic[S]):
+    """A task handle whose ``result()`` is the tool's :class:`ToolResult` in any
     revision."""
 
-    def __init__(self, handle: TaskHandle[Any]) -> None:
+    def __init__(self, handle: TaskHandle[S]) -> None:
         self.handle = handle
         """The revision client's handle."""
 
@@ -119,12 +124,10 @@ class DualHandle:
 
     async def result(
         self, timeout: float | None = None, on_status: StatusCallback | None = None
-    ) -> dict[str, Any]:
-        """Wait for the task and return its ``CallToolResult`` (see
+    ) -> ToolResult[S]:
+        """Wait for the task and return its :class:`ToolResult` (see
         ``TaskHandle.result``)."""
-        return answer_to_wire(
-            await self.handle.result(timeout=timeout, on_status=on_status)
-        )
+        return await self.handle.result(timeout=timeout, on_status=on_status)
 
     def snapshots(self, *, timeout: float | None = None) -> AsyncIterator[TaskSnapshot]:
         """Every new snapshot of the task until it ends (see
@@ -336,56 +339,65 @@ class DualClient:
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        result_type: type[S] | None = None,
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
         on_progress: ProgressCallback | None = None,
         **params: Unpack[CallToolParams],
-    ) -> dict[str, Any]:
-        """Call a tool and return its ``CallToolResult`` object, task or not;
-        ``on_progress`` gets the call's ``notifications/progress``; ``params``: the
-        call's params of the schema (those of the server's revision are sent)."""
+    ) -> ToolResult[S]:
+        """Call a tool and return its :class:`ToolResult`, task or not (``structured``
+        validated into ``result_type`` when given); ``on_progress`` gets the call's
+        ``notifications/progress``; ``params``: the call's params of the schema (those
+        of the server's revision are sent)."""
         client = self.client
-        result = await client.call_tool(
+        return await client.call_tool(
             name,
             arguments,
+            result_type=result_type,
             timeout=timeout,
             on_status=on_status,
             on_progress=on_progress,
             **own_params(client.tables, "create", params),
         )
-        return answer_to_wire(result)
 
     async def start_tool(
         self,
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        result_type: type[S] | None = None,
         on_progress: ProgressCallback | None = None,
         **params: Unpack[CallToolParams],
-    ) -> DualHandle:
+    ) -> DualHandle[S]:
         """Send ``tools/call`` and return a handle without waiting for the task."""
         client = self.client
         handle = await client.start_tool(
             name,
             arguments,
+            result_type=result_type,
             on_progress=on_progress,
             **own_params(client.tables, "create", params),
         )
         return DualHandle(handle)
 
-    def task(self, task_id: str) -> DualHandle:
+    def task(
+        self, task_id: str, *, result_type: type[S] | None = None
+    ) -> DualHandle[S]:
         """A handle for an existing task (fetched on first use)."""
-        return DualHandle(self.client.task(task_id))
+        return DualHandle(self.client.task(task_id, result_type=result_type))
 
     async def resume(
         self,
         task_id: str,
         *,
+        result_type: type[S] | None = None,
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
-    ) -> dict[str, Any]:
-        """Continue waiting for a task created earlier and return its result object."""
-        return await self.task(task_id).result(timeout=timeout, on_status=on_status)
+    ) -> ToolResult[S]:
+        """Continue waiting for a task created earlier and return its
+        :class:`ToolResult`."""
+        handle = self.task(task_id, result_type=result_type)
+        return await handle.result(timeout=timeout, on_status=on_status)
 
     async def get_task(
         self, task_id: str, **params: Unpack[GetTaskParams]

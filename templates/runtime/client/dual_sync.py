@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from typing_extensions import Unpack
+from typing_extensions import TypeVar, Unpack
 
 from ..protocol import CallToolParams, CancelTaskParams, GetTaskParams, TaskState
 from ..task_ids import StoredTask
@@ -24,23 +24,28 @@ from .sync import (
     SyncHandleBase,
     SyncInputHandler,
 )
+from .tool_result import ToolResult
 from .transport import Transport
 
 __all__: list[str] = ["SyncDualClient", "SyncDualHandle"]
 
+S = TypeVar("S", default=dict[str, Any] | None)
+"""The type of a result's ``structured`` content: a call's ``result_type``, else the
+``structuredContent`` object as received (as in ``DualClient``)."""
 
-class SyncDualHandle(SyncHandleBase[dict[str, Any]]):
-    """The sync twin of ``DualHandle``: ``result()`` is the ``CallToolResult`` JSON
-    object in any revision."""
 
-    def __init__(self, handle: DualHandle, runner: LoopThread) -> None:
+class SyncDualHandle(SyncHandleBase[ToolResult[S]]):
+    """The sync twin of ``DualHandle``: ``result()`` is the tool's ``ToolResult`` (its
+    ``structured`` content an ``S``) in any revision."""
+
+    def __init__(self, handle: DualHandle[S], runner: LoopThread) -> None:
         """Wrap the async ``handle``, whose calls run in ``runner``'s loop."""
         super().__init__(handle, runner)
 
     def result(
         self, timeout: float | None = None, on_status: StatusCallback | None = None
-    ) -> dict[str, Any]:
-        """Wait for the task and return its ``CallToolResult`` object (see
+    ) -> ToolResult[S]:
+        """Wait for the task and return its ``ToolResult`` (see
         ``DualHandle.result``)."""
         return self._runner.run(
             self.handle.result(timeout=timeout, on_status=on_status)
@@ -93,7 +98,7 @@ class SyncDualClient(SyncClientBase):
         """The revision in use (None until :meth:`open` or :meth:`rejoin`)."""
         return self._client.revision
 
-    def _handle(self, handle: DualHandle) -> SyncDualHandle:
+    def _handle(self, handle: DualHandle[S]) -> SyncDualHandle[S]:
         return SyncDualHandle(handle, self.runner)
 
     async def _aclose(self) -> None:
@@ -118,19 +123,22 @@ class SyncDualClient(SyncClientBase):
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        result_type: type[S] | None = None,
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
         on_progress: ProgressCallback | None = None,
         **params: Unpack[CallToolParams],
-    ) -> dict[str, Any]:
-        """Call a tool and return its ``CallToolResult`` object, task or not (see
-        ``DualClient.call_tool``; the callbacks run in the client's loop thread)."""
+    ) -> ToolResult[S]:
+        """Call a tool and return its ``ToolResult``, task or not (``structured``
+        validated into ``result_type`` when given; see ``DualClient.call_tool``; the
+        callbacks run in the client's loop thread)."""
         # Thin delegation to the async call_tool: the same parameters (the twin test
         # compares the signatures), passed on as they are, and its return type.
         return self.runner.run(
             self._client.call_tool(
                 name,
                 arguments,
+                result_type=result_type,
                 timeout=timeout,
                 on_status=on_status,
                 on_progress=on_progress,
@@ -143,29 +151,46 @@ class SyncDualClient(SyncClientBase):
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        result_type: type[S] | None = None,
         on_progress: ProgressCallback | None = None,
         **params: Unpack[CallToolParams],
-    ) -> SyncDualHandle:
+    ) -> SyncDualHandle[S]:
         """Send ``tools/call`` and return a handle without waiting for the task."""
         handle = self.runner.run(
-            self._client.start_tool(name, arguments, on_progress=on_progress, **params)
+            self._client.start_tool(
+                name,
+                arguments,
+                result_type=result_type,
+                on_progress=on_progress,
+                **params,
+            )
         )
         return self._handle(handle)
 
-    def task(self, task_id: str) -> SyncDualHandle:
+    def task(
+        self, task_id: str, *, result_type: type[S] | None = None
+    ) -> SyncDualHandle[S]:
         """A handle for an existing task (fetched on first use)."""
-        return self._handle(self.runner.call(lambda: self._client.task(task_id)))
+        return self._handle(
+            self.runner.call(
+                lambda: self._client.task(task_id, result_type=result_type)
+            )
+        )
 
     def resume(
         self,
         task_id: str,
         *,
+        result_type: type[S] | None = None,
         timeout: float | None = None,
         on_status: StatusCallback | None = None,
-    ) -> dict[str, Any]:
-        """Continue waiting for a task created earlier and return its result object."""
+    ) -> ToolResult[S]:
+        """Continue waiting for a task created earlier and return its
+        ``ToolResult``."""
         return self.runner.run(
-            self._client.resume(task_id, timeout=timeout, on_status=on_status)
+            self._client.resume(
+                task_id, result_type=result_type, timeout=timeout, on_status=on_status
+            )
         )
 
     def get_task(self, task_id: str, **params: Unpack[GetTaskParams]) -> TaskState:

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 R = TypeVar("R")
-"""What a finished call yields: the tool's result in the revision's representation."""
+"""The revision's own form of a tool result (see ``ClientCore``)."""
 
 ProgressCallback: TypeAlias = Callable[[float, float | None, str | None], object]
 """Called with ``(progress, total, message)`` for each ``notifications/progress`` of
@@ -65,11 +65,11 @@ class NotificationRouter(Generic[R]):
         """Route the notifications of the revision of ``tables``."""
         self.tables = tables
         self.decode = decode
-        self.watchers: dict[str, set[TaskHandle[R]]] = {}
+        self.watchers: dict[str, set[TaskHandle[Any]]] = {}
         """Task ID -> the handles waiting for it."""
         self.progress: dict[str, ProgressCallback] = {}
         """``progressToken`` -> the callback of its call."""
-        self.subscriptions: dict[str | int, TaskHandle[R]] = {}
+        self.subscriptions: dict[str | int, TaskHandle[Any]] = {}
         """Open ``subscriptions/listen`` streams by request ID (= subscription ID)."""
         self.callback: NotificationCallback | None = None
         """Gets every notification of the schema the runtime has no role for."""
@@ -130,11 +130,11 @@ class NotificationRouter(Generic[R]):
                 queue.get_nowait()
             queue.put_nowait(note)
 
-    def watch(self, task_id: str, handle: TaskHandle[R]) -> None:
+    def watch(self, task_id: str, handle: TaskHandle[Any]) -> None:
         """Route status notifications for ``task_id`` to ``handle`` (while it waits)."""
         self.watchers.setdefault(task_id, set()).add(handle)
 
-    def unwatch(self, task_id: str, handle: TaskHandle[R]) -> None:
+    def unwatch(self, task_id: str, handle: TaskHandle[Any]) -> None:
         """Stop routing notifications for ``task_id`` to ``handle``."""
         handles = self.watchers.get(task_id)
         if handles is not None:

@@ -2,13 +2,13 @@
 
 What is this revision's own: the ``initialize`` handshake and its session (joined again
 by :meth:`TasksClient.rejoin` after a restart), the ``elicitation.form`` capability, the
-tool result as a ``CallToolResult`` and the task that ``tasks/cancel`` answers with. The
-rest is shared and chosen by the tables: asking for a task on ``tools/call`` only when
-the server declared ``tasks.requests.tools.call`` and the tool's
-``execution.taskSupport`` allows it, following it at the server's ``pollInterval`` and
-collecting the outcome with ``tasks/result`` while answering the requests the server
-sends for the task. The caller gets the tool's ``CallToolResult`` as if the call had
-been answered at once::
+tool result checked as a ``CallToolResult`` (``ToolResult.model``) and the task that
+``tasks/cancel`` answers with. The rest is shared and chosen by the tables: asking for a
+task on ``tools/call`` only when the server declared ``tasks.requests.tools.call`` and
+the tool's ``execution.taskSupport`` allows it, following it at the server's
+``pollInterval`` and collecting the outcome with ``tasks/result`` while answering the
+requests the server sends for the task. The caller gets the tool's result (a
+``ToolResult``, as from every client) as if the call had been answered at once::
 
     async with TasksClient(HttpTransport("http://127.0.0.1:8000/mcp")) as client:
         result = await client.call_tool("slow_compute", {"seconds": 3})
@@ -99,9 +99,6 @@ class TasksClient(ClientCore[CallToolResult]):
         """``initialize``, unless :meth:`rejoin` joined a session."""
         if not self.connected:
             await self.connect()
-
-    def outcome(self, raw: Mapping[str, Any]) -> CallToolResult:
-        return CallToolResult.model_validate(raw)
 
     def client_capabilities(self) -> dict[str, Any]:
         """The capabilities sent in ``initialize`` (one entry per registered

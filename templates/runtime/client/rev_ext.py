@@ -1,13 +1,14 @@
 """Client adapter for the MCP Tasks extension ``io.modelcontextprotocol/tasks``
 (stateless core).
 
-What is this revision's own: ``server/discover``, the tool result as a plain JSON object
-and the TTL backstop on by default. The rest is shared and chosen by the tables: every
-request declares the extension in its per-request ``_meta``; a ``tools/call`` may be
-answered at once, with an input request (answered and retried), or with a task, which
-the shared polling loop follows, answering its ``inputRequests`` through
-``tasks/update`` (each key once) and returning the inlined result, so the caller always
-gets the tool's result::
+What is this revision's own: ``server/discover`` and the TTL backstop on by default (its
+schema defines no ``CallToolResult`` model: ``ToolResult.model`` is ``None``). The rest
+is shared and chosen by the tables: every request declares the extension in its
+per-request ``_meta``; a ``tools/call`` may be answered at once, with an input request
+(answered and retried), or with a task, which the shared polling loop follows, answering
+its ``inputRequests`` through ``tasks/update`` (each key once) and returning the inlined
+result, so the caller always gets the tool's result (a ``ToolResult``, as from every
+client)::
 
     async with TasksClient(HttpTransport("http://127.0.0.1:8000/mcp")) as client:
         result = await client.call_tool("slow_compute", {"seconds": 3})
@@ -49,7 +50,8 @@ DetailedTaskState: TypeAlias = TaskState
 """A ``tasks/get`` result or ``notifications/tasks`` payload: one class per status."""
 
 Result: TypeAlias = dict[str, Any]
-"""A tool's ``CallToolResult`` object, as received."""
+"""The revision's own form of a tool result (``ClientCore``'s parameter): the
+``CallToolResult`` object, as received (``ToolResult.raw``)."""
 
 
 def decode_detailed_task(raw: Mapping[str, Any]) -> DetailedTaskState:
@@ -85,9 +87,6 @@ class TasksClient(ClientCore[Result]):
             on_notification=on_notification,
             **options,
         )
-
-    def outcome(self, raw: Mapping[str, Any]) -> Result:
-        return dict(raw)
 
     async def discover(self) -> dict[str, Any]:
         """``server/discover``: the server's versions and capabilities (its ``ttlMs``

@@ -26,6 +26,9 @@ from .inputs import InputNotHandled as InputNotHandled
 from .inputs import TypedInputContext as TypedInputContext
 from .notifications import NotificationCallback as NotificationCallback
 from .notifications import ProgressCallback as ProgressCallback
+from .tool_result import InvalidStructuredContent as InvalidStructuredContent
+from .tool_result import Structured as Structured
+from .tool_result import ToolResult as ToolResult
 
 __all__: list[str] = [
     "CapabilityNotDeclared",
@@ -35,6 +38,7 @@ __all__: list[str] = [
     "NotificationCallback",
     "TypedInputContext",
     "InvalidResponse",
+    "InvalidStructuredContent",
     "MethodNotFound",
     "ProgressCallback",
     "StatusCallback",
@@ -48,6 +52,8 @@ __all__: list[str] = [
     "TaskRequired",
     "TaskSnapshot",
     "TasksClientError",
+    "ToolResult",
+    "Structured",
     "WaitTimeout",
     "status_name",
 ]

@@ -17,14 +17,18 @@ from typing import Any, cast
 
 from ..jsonrpc import JsonRpcError
 from ..server_core import (
+    Preflight,
     RequestInfo,
     TaskServerCore,
+    TaskSupport,
     ToolError,
     ToolOutput,
     http_headers,
 )
 from .shared import (
+    F,
     HostedTools,
+    SdkBase,
     extension_tables,
     forward_to_seam,
     module,
@@ -32,7 +36,7 @@ from .shared import (
     sdk_result,
 )
 
-__all__ = ["ServerSeam", "server_extension"]
+__all__ = ["ServerSeam", "TasksServerExtension", "server_extension"]
 
 _SDK_CALL: contextvars.ContextVar[Callable[[], Awaitable[Any]] | None] = (
     contextvars.ContextVar("mcp_tasks_sdk_call", default=None)
@@ -120,7 +124,81 @@ class ServerSeam(HostedTools):
             raise JsonRpcError(error.code, error.message, error.data) from None
 
 
-def server_extension(server: TaskServerCore) -> Any:
+class TasksServerExtension(SdkBase):  # type: ignore[misc]  # mcp's Extension
+    """The Tasks extension for ``MCPServer(extensions=[...])`` (``mcp>=2.3``) that
+    :func:`server_extension` returns.
+
+    At run time its class also derives from ``mcp.server.extension.Extension`` (made
+    when the SDK is first imported); type checkers see that base as ``Any``
+    (:data:`~.shared.SdkBase`), so the object is accepted by ``MCPServer`` and the
+    package type-checks without ``mcp``. ``task_tool`` and ``mark`` are typed here;
+    the other attributes of its :class:`ServerSeam` (``seam``) are forwarded.
+    """
+
+    identifier: str
+    """The Tasks extension's identifier (set on the class made at run time)."""
+
+    def __init__(self, seam: ServerSeam) -> None:
+        self.seam = seam
+
+    @property
+    def server(self) -> TaskServerCore:
+        """The ``TasksServer`` that answers the marked tools and the Tasks methods."""
+        return self.seam.server
+
+    def methods(self) -> list[Any]:
+        """``MethodBinding``s of the Tasks methods the revision has."""
+        return self.seam.methods()
+
+    async def intercept_tool_call(self, params: Any, ctx: Any, call_next: Any) -> Any:
+        """``tools/call`` of a marked tool goes to the ``TasksServer``."""
+        return await self.seam.intercept(params, ctx, call_next)
+
+    def task_tool(
+        self,
+        name: str | None = None,
+        *,
+        task_support: TaskSupport = "optional",
+        immediate_response: str | None = None,
+        preflight: Preflight | None = None,
+    ) -> Callable[[F], F]:
+        """Decorator above ``@mcp.tool()``: the tool may run as a task, or must with
+        ``task_support="required"`` (see :meth:`HostedTools.task_tool`); it returns
+        the function as it is, with its type."""
+        return self.seam.task_tool(
+            name,
+            task_support=task_support,
+            immediate_response=immediate_response,
+            preflight=preflight,
+        )
+
+    def mark(
+        self,
+        name: str,
+        *,
+        task_support: TaskSupport = "optional",
+        description: str = "",
+        immediate_response: str | None = None,
+        preflight: Preflight | None = None,
+    ) -> None:
+        """Let the SDK tool ``name`` run as a task (see :meth:`HostedTools.mark`)."""
+        self.seam.mark(
+            name,
+            task_support=task_support,
+            description=description,
+            immediate_response=immediate_response,
+            preflight=preflight,
+        )
+
+    def marked(self, name: str) -> bool:
+        """Whether ``name`` is a task tool."""
+        return self.seam.marked(name)
+
+    def __getattr__(self, name: str) -> Any:
+        return forward_to_seam(self, name)
+
+
+def server_extension(server: TaskServerCore) -> TasksServerExtension:
     """An ``Extension`` for ``MCPServer(extensions=[...])`` (``mcp>=2.3``) backed by
     ``server``.
 
@@ -138,27 +216,13 @@ def server_extension(server: TaskServerCore) -> Any:
 
 
 @functools.cache
-def _server_extension_type() -> Any:
-    base: Any = getattr(module("mcp.server.extension"), "Extension")
-
-    def init(self: Any, seam: ServerSeam) -> None:
-        self.seam = seam
-
-    def methods(self: Any) -> list[Any]:
-        return cast(ServerSeam, self.seam).methods()
-
-    async def intercept_tool_call(
-        self: Any, params: Any, ctx: Any, call_next: Any
-    ) -> Any:
-        return await cast(ServerSeam, self.seam).intercept(params, ctx, call_next)
-
+def _server_extension_type() -> type[TasksServerExtension]:
+    """:class:`TasksServerExtension` with ``mcp``'s ``Extension`` as a second base."""
+    base: type[object] = getattr(module("mcp.server.extension"), "Extension")
     namespace = {
         "__module__": __name__,
-        "__doc__": "The Tasks extension for ``MCPServer`` (see ``server_extension``).",
+        "__doc__": TasksServerExtension.__doc__,
         "identifier": extension_tables("server_extension").extension_id,
-        "__init__": init,
-        "methods": methods,
-        "intercept_tool_call": intercept_tool_call,
-        "__getattr__": forward_to_seam,
     }
-    return type("TasksServerExtension", (base,), namespace)
+    made = type("TasksServerExtension", (TasksServerExtension, base), namespace)
+    return cast(type[TasksServerExtension], made)

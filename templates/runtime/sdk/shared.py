@@ -1,5 +1,7 @@
-"""What the SDK seams share: the tool context, importing the SDKs, JSON objects, and
-the marking of SDK tools as task tools of a ``TasksServer`` (``HostedTools``)."""
+"""What the SDK seams share: the tool context, importing the SDKs, JSON objects, the
+marking of SDK tools as task tools of a ``TasksServer`` (``HostedTools``), and
+``SdkBase``, the base type checkers see for the classes that derive from an SDK class
+made on first use."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import asyncio
 import contextvars
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 from ..protocol import REVISIONS
 from ..revision import RevisionTables
@@ -24,6 +26,7 @@ from ..server_core import (
 __all__ = [
     "F",
     "HostedTools",
+    "SdkBase",
     "extension_tables",
     "forward_to_seam",
     "module",
@@ -34,6 +37,17 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+if TYPE_CHECKING:
+    SdkBase = Any
+else:
+    SdkBase = object
+"""The base of a class whose objects are at run time instances of an SDK class too
+(``TasksServerExtension`` is an ``mcp.server.extension.Extension``): ``Any`` for type
+checkers, so that such an object is accepted where the SDK wants its own class
+(``MCPServer(extensions=[...])``) while the package type-checks without the SDK
+installed; ``object`` at run time, where the SDK class is added as a second base when
+the SDK is imported (on first use)."""
 
 _TOOL_CONTEXT: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar(
     "mcp_tasks_tool_context", default=None

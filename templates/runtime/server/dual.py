@@ -21,23 +21,49 @@ through the revision that created the task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, cast
+from collections.abc import Mapping
+from typing import Any, ClassVar, TypedDict, cast
+
+from typing_extensions import Unpack
 
 from ..stores import SQLiteTaskStore, TaskStore
 from .core import TaskServerCore
-from .info import Emit, RequestInfo
-from .tools import Preflight, TaskSupport, Tool, ToolHandler
+from .executor import Executor
+from .info import AuditHook, Authenticate, Emit, RequestInfo, RoutingHeaders
+from .limits import Limits, RateLimiter
+from .tools import Tool, ToolRegistrar
 
-__all__ = ["DualServer"]
+__all__ = ["DualServer", "ServerOptions"]
 
 
-class DualServer:
+class ServerOptions(TypedDict, total=False):
+    """The keyword options of every revision's server (``TaskServerCore``; see the
+    revision's ``TasksServer`` for what each does) besides ``store`` and
+    ``recover_orphans``, as the dual server takes them: a misspelt one is a type
+    error."""
+
+    limits: Limits | None
+    authenticate: Authenticate | None
+    rate_limiter: RateLimiter | None
+    audit: AuditHook | None
+    instructions: str | None
+    enable_list: bool | None
+    page_size: int
+    task_mismatch_code: int
+    max_sessions: int
+    max_sessions_per_client: int
+    session_idle_s: float
+    require_routing_headers: RoutingHeaders
+    executor: Executor | None
+
+
+class DualServer(ToolRegistrar):
     """Serves every revision of the package on one endpoint (see the module docstring).
 
-    The options are those of each revision's ``TasksServer`` (a revision ignores the
-    options of another); ``store`` (default ``SQLiteTaskStore("mcp-tasks.sqlite3")``)
-    and the tools are shared, and orphans of a crash are recovered once.
+    The options are those of each revision's ``TasksServer`` (:class:`ServerOptions`;
+    a revision ignores the options of another); ``store`` (default
+    ``SQLiteTaskStore("mcp-tasks.sqlite3")``) and the tools are shared, and orphans of
+    a crash are recovered once.
     """
 
     servers: ClassVar[dict[str, type[TaskServerCore]]]
@@ -57,7 +83,7 @@ class DualServer:
         *,
         store: TaskStore | None = None,
         recover_orphans: bool = True,
-        **options: Any,
+        **options: Unpack[ServerOptions],
     ) -> None:
         self.store: TaskStore = (
             store if store is not None else SQLiteTaskStore("mcp-tasks.sqlite3")
@@ -90,34 +116,6 @@ class DualServer:
             (s for s in self.by_revision.values() if not s.uses_sessions), first
         )
         """The revision every request without a session goes to."""
-
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        description: str = "",
-        title: str | None = None,
-        input_schema: dict[str, Any] | None = None,
-        task_support: TaskSupport = "optional",
-        preflight: Preflight | None = None,
-        immediate_response: str | None = None,
-        answer_within_ms: int | None = None,
-        idempotent: bool = False,
-    ) -> Callable[[ToolHandler], ToolHandler]:
-        """Decorator registering ``async def handler(ctx, arguments)`` as a tool of
-        every revision (see ``TasksServer.tool``; ``preflight`` questions are an
-        extension feature)."""
-        return self.stateless_server.tool(
-            name,
-            description=description,
-            title=title,
-            input_schema=input_schema,
-            task_support=task_support,
-            preflight=preflight,
-            immediate_response=immediate_response,
-            answer_within_ms=answer_within_ms,
-            idempotent=idempotent,
-        )
 
     def add_tool(self, tool: Tool) -> None:
         """Register ``tool`` for every revision."""

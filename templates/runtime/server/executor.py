@@ -96,8 +96,11 @@ class Executor(Protocol):
         record: TaskRecord,
         ctx: ToolContext,
         arguments: dict[str, Any],
+        values: dict[str, Any],
     ) -> None:
-        """Start the task ``host`` just created for a call (``ctx``, ``arguments``)."""
+        """Start the task ``host`` just created for a call (``ctx``): ``arguments``
+        as the call sent them (JSON), ``values`` as the tool's handler gets them (a
+        typed tool's validated values: ``Tool.handler_arguments``)."""
         ...
 
     async def submit(self, task_id: str) -> None:
@@ -143,10 +146,11 @@ class InProcessExecutor:
         record: TaskRecord,
         ctx: ToolContext,
         arguments: dict[str, Any],
+        values: dict[str, Any],
     ) -> None:
         """Run the tool in the background of ``host`` now."""
         host.lifecycle.contexts[record.task_id] = ctx
-        self.prepared[record.task_id] = (host, record, ctx, arguments)
+        self.prepared[record.task_id] = (host, record, ctx, values)
         await self.submit(record.task_id)
 
     async def submit(self, task_id: str) -> None:
@@ -154,8 +158,8 @@ class InProcessExecutor:
         prepared = self.prepared.pop(task_id, None)
         if prepared is None:
             raise KeyError(f"task {task_id} was not launched in this process")
-        host, record, ctx, arguments = prepared
-        host.lifecycle.spawn(record, host.calls.work(task_id, ctx, arguments))
+        host, record, ctx, values = prepared
+        host.lifecycle.spawn(record, host.calls.work(task_id, ctx, values))
 
     async def cancel(self, task_id: str) -> None:
         """Stop the task's worker, if it runs here."""
@@ -239,6 +243,7 @@ class RemoteExecutor:
         record: TaskRecord,
         ctx: ToolContext,
         arguments: dict[str, Any],
+        values: dict[str, Any],
     ) -> None:
         """Store the task's job (JSON: arguments, revision, client capabilities, the
         call's other params, the answers to its preflight questions, whether the tool
@@ -490,10 +495,13 @@ async def run_task(
     ctx.replay_answers = dict(job.answers) if tool.idempotent else None
     ctx.request_params = _object(job.spec.get("requestParams"))
     ctx.input_responses = _object(job.spec.get("inputResponses"))
+    try:  # a typed tool's values (the front-end checked them already)
+        values = tool.handler_arguments(_object(job.spec.get("arguments")))
+    except JsonRpcError as error:  # a tool changed between front-end and worker
+        await host.lifecycle.finish(task_id, host.tables.failed, error=error)
+        return "ran"
     host.lifecycle.contexts[task_id] = ctx
-    host.lifecycle.spawn(
-        record, host.calls.work(task_id, ctx, _object(job.spec.get("arguments")))
-    )
+    host.lifecycle.spawn(record, host.calls.work(task_id, ctx, values))
     worker = host.lifecycle.workers[task_id]
     while not worker.done():
         await asyncio.wait({worker}, timeout=cancel_check_s)

@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
+from typing_extensions import Unpack
+
 from ..jsonrpc import INTERNAL_ERROR, JsonRpcError
 from ..protocol import TaskFields
 from ..stores import (
@@ -19,6 +21,7 @@ from ..stores import (
     Quota,
     ReplicaStore,
     StoreUnavailable,
+    TaskChanges,
     TaskRecord,
     TransitionStore,
 )
@@ -248,7 +251,9 @@ class Lifecycle:
         if worker is not None and worker is not asyncio.current_task():
             worker.cancel()
 
-    async def save(self, record: TaskRecord, **changes: Any) -> TaskRecord:
+    async def save(
+        self, record: TaskRecord, **changes: Unpack[TaskChanges]
+    ) -> TaskRecord:
         """Store ``record`` with ``changes`` and a bumped ``updated_at``; publish it."""
         now = max(time.time(), record.updated_at + 0.001)
         updated = replace(record, updated_at=now, **changes)
@@ -256,13 +261,16 @@ class Lifecycle:
         await self.announce(updated)
         return updated
 
-    async def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
+    async def update(
+        self, task_id: str, **changes: Unpack[TaskChanges]
+    ) -> TaskRecord | None:
         """Apply ``changes`` to a live task, following the status state machine.
 
         Returns the new record, or None when the task is gone or already terminal
         (terminal states never change). An illegal transition raises ``ValueError``.
         """
-        return await self.mutate(task_id, lambda record: changes)
+        fields = cast("dict[str, Any]", changes)  # a TaskChanges: the fields by name
+        return await self.mutate(task_id, lambda record: fields)
 
     async def mutate(
         self,

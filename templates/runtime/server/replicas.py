@@ -130,12 +130,24 @@ class Replicas:
                 self.host.emit_audit("lease_expired", record.task_id, record.owner)
         return failed
 
-    async def signal(self, kind: str, task_id: str, **data: Any) -> None:
+    async def signal(
+        self,
+        kind: str,
+        task_id: str,
+        *,
+        record: dict[str, Any] | None = None,
+        answers: dict[str, Any] | None = None,
+    ) -> None:
         """Tell the other replicas (if the store has any), or else the siblings, about
-        ``task_id``.
+        ``task_id`` (with the task's ``record``, or the ``answers`` given to it).
 
         Best effort: a failure is logged, since the change itself is already stored.
         """
+        data: dict[str, Any] = {}
+        if record is not None:
+            data["record"] = record
+        if answers is not None:
+            data["answers"] = answers
         store = self.host.store
         if not isinstance(store, ReplicaStore):
             # the same store in the same process (a dual server): tell them directly

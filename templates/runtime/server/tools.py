@@ -15,6 +15,7 @@ from ..protocol import StatusName, TaskFields
 from .info import Emit
 from .limits import Limits, check_size
 from .sessions import Session
+from .signatures import ToolSignature, tool_signature
 from .wire import ToolOutput
 
 if TYPE_CHECKING:
@@ -29,6 +30,10 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 
 ToolHandler = Callable[["ToolContext", dict[str, Any]], Awaitable[ToolOutput]]
 """``async def handler(ctx, arguments) -> ToolOutput``: the work of one tool."""
+
+ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Awaitable[object]])
+"""What ``@server.tool()`` registers, and gives back unchanged: a dict tool (a
+``ToolHandler``) or a typed one (``async def brew(ctx, size: str, ...) -> Receipt``)."""
 
 Preflight = Callable[
     ["ToolContext", dict[str, Any]], Awaitable[dict[str, dict[str, Any]] | None]
@@ -59,6 +64,11 @@ class Tool:
     the revision allows it (the extension), a call that finishes within that many
     milliseconds is answered with its result instead of a task (0: never).
 
+    ``signature`` is set for a typed tool (see ``signatures.ToolSignature``): the
+    call's arguments are validated by it before the tool runs (``-32602`` naming the
+    field) and ``handler`` gets the validated values; ``output_schema`` is listed
+    where the revision's ``Tool`` has ``outputSchema``.
+
     ``idempotent``: running the tool twice does no harm, so an executor whose worker
     was lost mid-task may run it again (``server.executor``); else that task fails.
     """
@@ -74,19 +84,26 @@ class Tool:
     preflight: Preflight | None = None
     immediate_response: str | None = None
     answer_within_ms: int | None = None
+    output_schema: dict[str, Any] | None = None
+    signature: ToolSignature | None = None
     idempotent: bool = False
 
+    def handler_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """What ``handler`` gets for the call's checked ``arguments``: the same dict
+        for a dict tool, the validated values for a typed one (``-32602`` naming the
+        field that does not fit)."""
+        if self.signature is None:
+            return arguments
+        return self.signature.parse(arguments)
 
-class ToolRegistry:
-    """The tools a server serves, by name, in registration order (the servers of
-    several revisions share one: ``TaskServerCore.share_tools``)."""
 
-    def __init__(self) -> None:
-        self.by_name: dict[str, Tool] = {}
+class ToolRegistrar:
+    """The ``tool`` decorator of a registry or a server: one definition, registering
+    through the owner's ``add_tool``."""
 
-    def add(self, tool: Tool) -> None:
+    def add_tool(self, tool: Tool) -> None:
         """Register a tool (replacing one with the same name)."""
-        self.by_name[tool.name] = tool
+        raise NotImplementedError
 
     def tool(
         self,
@@ -100,31 +117,88 @@ class ToolRegistry:
         immediate_response: str | None = None,
         answer_within_ms: int | None = None,
         idempotent: bool = False,
-    ) -> Callable[[ToolHandler], ToolHandler]:
-        """Decorator registering ``async def handler(ctx, arguments)`` as a tool."""
+    ) -> Callable[[ToolFunction], ToolFunction]:
+        """Decorator registering an async function as a tool (of every revision the
+        server serves) and returning it unchanged.
 
-        def register(handler: ToolHandler) -> ToolHandler:
-            self.add(
+        A dict tool is ``async def handler(ctx, arguments)`` (``arguments``
+        annotated ``dict[str, Any]`` or not at all), or any function registered with
+        ``input_schema``: it gets the call's arguments as they came and returns a
+        ``ToolOutput``. Any other signature is a typed tool, ``async def brew(ctx:
+        ToolContext, size: Literal["S", "M", "L"], sugars: int = 0) -> Receipt``: its
+        ``inputSchema`` is made from the parameters after the context (pydantic
+        types, defaults, ``Annotated[..., Field(description=...)]``, the docstring's
+        ``Args:`` entries), the call's arguments are validated into those Python
+        values before the tool runs or any task exists (``-32602`` naming the
+        field), and a result annotated with a pydantic model, a ``TypedDict`` or any
+        type but ``str`` and ``ToolOutput`` gets an ``outputSchema`` and is sent as
+        ``structuredContent`` with a text block of its JSON (other types wrapped as
+        ``{"result": ...}``). A signature that cannot be a schema is a
+        ``TypeError`` naming the tool and the parameter.
+
+        ``name`` defaults to the function's name and ``description`` to its
+        docstring (a typed tool's: up to its ``Args:`` section); ``task_support``,
+        ``preflight`` (MRTR questions before any task exists, an extension feature;
+        it gets the arguments as they came), ``immediate_response``,
+        ``answer_within_ms`` and ``idempotent``: see ``Tool``.
+        """
+
+        def register(function: ToolFunction) -> ToolFunction:
+            tool_name = name or getattr(function, "__name__", "")
+            if not tool_name:
+                raise TypeError("a tool needs a name: pass name=")
+            signature = (
+                tool_signature(function, tool_name) if input_schema is None else None
+            )
+            if signature is None:
+                handler = cast(ToolHandler, function)
+                docstring = (getattr(function, "__doc__", None) or "").strip()
+                schema: dict[str, Any] = (
+                    input_schema
+                    if input_schema is not None
+                    else {"type": "object", "properties": {}}
+                )
+            else:
+                handler = signature.run
+                docstring = signature.description
+                schema = signature.input_schema
+            self.add_tool(
                 Tool(
-                    name=name or handler.__name__,
+                    name=tool_name,
                     handler=handler,
-                    description=description or (handler.__doc__ or "").strip(),
+                    description=description or docstring,
                     title=title,
-                    input_schema=(
-                        input_schema
-                        if input_schema is not None
-                        else {"type": "object", "properties": {}}
-                    ),
+                    input_schema=schema,
                     task_support=task_support,
                     preflight=preflight,
                     immediate_response=immediate_response,
                     answer_within_ms=answer_within_ms,
+                    output_schema=(
+                        signature.output_schema if signature is not None else None
+                    ),
+                    signature=signature,
                     idempotent=idempotent,
                 )
             )
-            return handler
+            return function
 
         return register
+
+
+class ToolRegistry(ToolRegistrar):
+    """The tools a server serves, by name, in registration order (the servers of
+    several revisions share one: ``TaskServerCore.share_tools``)."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, Tool] = {}
+
+    def add(self, tool: Tool) -> None:
+        """Register a tool (replacing one with the same name)."""
+        self.by_name[tool.name] = tool
+
+    def add_tool(self, tool: Tool) -> None:
+        """Register a tool (replacing one with the same name): ``add``."""
+        self.add(tool)
 
     @property
     def tools(self) -> list[Tool]:

@@ -12,13 +12,13 @@ import asyncio
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import httpx
 import pytest
 
 from mcp_tasks.client import (
     TasksClient,
+    ToolResult,
     detected_revisions,
     forget_detected,
 )
@@ -48,8 +48,9 @@ def dual_server(port: int | None = None) -> Iterator[ServerHandle]:
         yield handle
 
 
-def text_of(result: dict[str, Any]) -> str:
-    return " ".join(str(block.get("text", "")) for block in result.get("content", []))
+def text_of(result: ToolResult) -> str:
+    assert isinstance(result, ToolResult)
+    return " ".join(str(block.get("text", "")) for block in result.content)
 
 
 @pytest.mark.parametrize("revision", ["2025-11-25", EXTENSION])

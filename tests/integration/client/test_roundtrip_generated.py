@@ -72,7 +72,7 @@ def test_roundtrip_extension_outcomes(ext_url: str) -> None:
                 on_status=lambda t: messages.append(t.status_message),
                 timeout=30,
             )
-            assert "report ready after 2 steps" in json.dumps(report)
+            assert "report ready after 2 steps" in json.dumps(report.raw)
             assert "step 2/2" in messages
             with pytest.raises(TaskFailed) as failed:
                 await client.call_tool("protocol_error_job", {}, timeout=30)
@@ -83,11 +83,11 @@ def test_roundtrip_extension_outcomes(ext_url: str) -> None:
             deleted = await client.call_tool(
                 "confirm_delete", {"filename": "notes.txt"}, timeout=30
             )
-            assert "deleted notes.txt" in json.dumps(deleted)
+            assert "deleted notes.txt" in json.dumps(deleted.raw)
             both = await client.call_tool("multi_input", {}, timeout=30)
-            assert json.dumps(both).count("Luca") == 2
+            assert json.dumps(both.raw).count("Luca") == 2
             greeted = await client.call_tool("test_tool_with_task", {}, timeout=30)
-            assert "Hello Luca!" in json.dumps(greeted)
+            assert "Hello Luca!" in json.dumps(greeted.raw)
             handle = await client.start_tool(
                 "slow_compute", {"seconds": 30, "label": "slow"}
             )
@@ -116,7 +116,7 @@ def test_roundtrip_2025_outcomes(legacy_url: str) -> None:
             done = await client.call_tool(
                 "slow_compute", {"seconds": 0.3, "label": "x"}, timeout=30
             )
-            assert "computed x" in json.dumps(done.to_wire())
+            assert "computed x" in json.dumps(done.raw)
             try:
                 failed = await client.call_tool("failing_job", {}, timeout=30)
                 assert failed.is_error is True
@@ -125,7 +125,7 @@ def test_roundtrip_2025_outcomes(legacy_url: str) -> None:
             deleted = await client.call_tool(
                 "confirm_delete", {"filename": "notes.txt"}, timeout=30
             )
-            assert "deleted notes.txt" in json.dumps(deleted.to_wire())
+            assert "deleted notes.txt" in json.dumps(deleted.raw)
             handle = await client.start_tool(
                 "slow_compute", {"seconds": 30, "label": "slow"}
             )

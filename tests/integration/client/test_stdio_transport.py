@@ -31,7 +31,7 @@ def test_stdio_transport_runs_a_task_to_completion() -> None:
 
             transport.set_handlers(spy, client.inputs.on_request)
             result = await client.call_tool("job", {})
-            assert result["content"][0]["text"] == "stdio ok"
+            assert result.raw["content"][0]["text"] == "stdio ok"
             with pytest.raises(TaskNotFound):
                 await client.get_task("missing")
 

@@ -2,8 +2,8 @@
 example server (``examples/server.py``) over HTTP: a plain call in every package, an
 elicitation answered by a plain (and an async) handler while the loop keeps serving,
 cancel from another thread, use from a thread while another event loop runs, a
-callback that calls the client, no thread left after close, and
-``examples/sync_client.py``.
+callback that calls the client, no thread left after close, the ``ToolResult`` typed by
+``result_type=`` in every package, and ``examples/sync_client.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from mcp_tasks.client import (
     InputContext,
@@ -40,10 +41,18 @@ def server() -> Iterator[ServerHandle]:
         yield handle
 
 
+class Reading(BaseModel):
+    """The example ``weather`` tool's structured content."""
+
+    city: str
+    celsius: float
+
+
 def text_of(result: Any) -> str:
-    """The text of a ``CallToolResult`` (the JSON object or the 2025-11-25 model)."""
-    wire = result if isinstance(result, dict) else result.to_wire()
-    return " ".join(str(block.get("text", "")) for block in wire.get("content", []))
+    """The text of a tool's result: a ``ToolResult``, as from the async client."""
+    assert type(result).__name__ == "ToolResult", type(result)
+    text: str = result.text
+    return text
 
 
 def threads_of(client: Any) -> list[str]:
@@ -79,6 +88,57 @@ def test_plain_call_in_every_package(
         assert client.pending_tasks() == []
     assert not client.runner.thread.is_alive()
     assert threads_of(client) == []
+
+
+@pytest.mark.parametrize(
+    ("package", "revision"),
+    [
+        ("mcp_tasks", "2025-11-25"),
+        ("mcp_tasks", "ext-2026-07-28"),
+        ("mcp_tasks_2025_11_25", None),
+        ("mcp_tasks_ext", None),
+    ],
+)
+def test_result_type_gives_the_same_tool_result_as_the_async_client(
+    server: ServerHandle, package: str, revision: str | None
+) -> None:
+    """``call_tool``, ``start_tool``, ``task`` and ``resume`` of the sync client take
+    ``result_type`` and return the package's ``ToolResult`` with the validated
+    ``structured`` content, as the async client does; a bad ``structuredContent`` is
+    ``InvalidStructuredContent`` naming the field."""
+    client_module = importlib.import_module(f"{package}.client")
+    options: dict[str, Any] = {"store": MemoryTaskIdStore()}
+    if revision is not None:
+        options["revision"] = revision
+    expected = Reading(city="Oslo", celsius=21.5)
+    with client_module.TasksClient.sync(server.url, **options) as client:
+        plain = client.call_tool("weather", {"city": "Oslo"}, timeout=DEADLINE)
+        assert type(plain) is client_module.ToolResult
+        assert plain.structured == {"city": "Oslo", "celsius": 21.5}
+        assert plain.text == "Oslo: 21.5 C" and plain.is_error is False
+        typed = client.call_tool(
+            "weather", {"city": "Oslo"}, result_type=Reading, timeout=DEADLINE
+        )
+        assert type(typed) is client_module.ToolResult
+        assert typed.structured == expected
+        with pytest.raises(client_module.InvalidStructuredContent) as caught:
+            client.call_tool(
+                "weather",
+                {"city": "Oslo", "broken": True},
+                result_type=Reading,
+                timeout=DEADLINE,
+            )
+        assert caught.value.fields == ["celsius"]
+        handle = client.start_tool("weather", {"city": "Oslo"}, result_type=Reading)
+        assert handle.result(timeout=DEADLINE).structured == expected
+        if handle.task_id is not None:  # the 2025-11-25 server makes a task of it
+            again = client.task(handle.task_id, result_type=Reading)
+            assert again.result(timeout=DEADLINE).structured == expected
+            resumed = client.resume(
+                handle.task_id, result_type=Reading, timeout=DEADLINE
+            )
+            assert type(resumed) is client_module.ToolResult
+            assert resumed.structured == expected
 
 
 @pytest.mark.parametrize("kind", ["plain", "async"])
@@ -227,6 +287,7 @@ def test_the_example_runs(server: ServerHandle) -> None:
     lines = proc.stdout.splitlines()
     assert "Hello, sync!" in lines
     assert "computed sum after 1.0s" in lines
+    assert "Oslo: 21.5 degrees" in lines
     assert any(line.endswith("deleted notes.txt") for line in lines), lines
     assert lines[-1] == "cancelled"
     assert "Traceback" not in proc.stderr

@@ -52,6 +52,9 @@ EXAMPLE_TOOLS = [
     "test_tool_with_task",
     "long_report",
     "ask_name",
+    "weather",
+    "brew",
+    "order",
     "must_task",
 ]
 """The tools ``examples/server.py`` registers, in registration order."""

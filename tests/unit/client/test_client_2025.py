@@ -170,7 +170,7 @@ def test_no_task_param_without_server_capability() -> None:
         client, peer, _ = make(Server(capabilities={"tasks": {"list": {}}}))
         await client.connect()
         result = await client.call_tool("job", {"x": 1})
-        assert isinstance(result, CallToolResult)
+        assert isinstance(result.model, CallToolResult)
         assert all("task" not in sent.params for sent in peer.of("tools/call"))
         with pytest.raises(CapabilityNotDeclared):
             await client.call_tool("job", task=True)
@@ -267,7 +267,7 @@ def test_create_task_result_parsed_nested_and_immediate_response_exposed() -> No
         assert handle.task is not None and handle.task_id == TASK_ID
         assert handle.task.status_message == "The operation is now in progress."
         assert handle.model_immediate_response == "Working on it."
-        assert isinstance(await handle.result(), CallToolResult)
+        assert isinstance((await handle.result()).model, CallToolResult)
 
     run(scenario())
 
@@ -412,7 +412,7 @@ def test_tasks_result_success_decoded_and_error_reraised_with_code_message_data(
         client, _, _ = make(Server())
         await client.connect()
         result = await client.call_tool("job")
-        assert isinstance(result, CallToolResult) and result.is_error is False
+        assert isinstance(result.model, CallToolResult) and result.is_error is False
         assert (
             result.meta is not None
             and "io.modelcontextprotocol/related-task" in result.meta
@@ -519,7 +519,7 @@ def test_status_notifications_update_cache_and_polling_works_without_them() -> N
     async def scenario() -> None:
         client, _, _ = make(Server(gets=[task_2025("working"), task_2025("completed")]))
         await client.connect()
-        assert isinstance(await client.call_tool("job"), CallToolResult)
+        assert isinstance((await client.call_tool("job")).model, CallToolResult)
 
         stuck = StuckClock()
         client, peer, _ = make(Server(), clock=stuck)
@@ -544,7 +544,7 @@ def test_status_notifications_update_cache_and_polling_works_without_them() -> N
         await asyncio.wait_for(follower, 5)
         assert seen == ["working:None", "working:halfway", "completed:None"]
         assert peer.of("tasks/get") == []
-        assert isinstance(await handle.result(), CallToolResult)
+        assert isinstance((await handle.result()).model, CallToolResult)
 
     run(scenario())
 
@@ -635,7 +635,7 @@ def test_task_model_accepts_null_ttl_and_keeps_timestamps_as_strings() -> None:
             )
         )
         await client.connect()
-        assert isinstance(await client.call_tool("job"), CallToolResult)
+        assert isinstance((await client.call_tool("job")).model, CallToolResult)
 
     run(scenario())
 
@@ -693,7 +693,7 @@ def test_augmentation_required_error_is_typed_or_retried_with_task() -> None:
         retry_server.plain_error = JsonRpcError(-32601, "task required")
         retrying, peer, _ = make(retry_server, retry_with_task=True)
         await retrying.connect()
-        assert isinstance(await retrying.call_tool("job"), CallToolResult)
+        assert isinstance((await retrying.call_tool("job")).model, CallToolResult)
         assert [("task" in s.params) for s in peer.of("tools/call")] == [False, True]
 
     run(scenario())
@@ -719,7 +719,7 @@ def test_tasks_get_polling_runs_in_parallel_with_pending_tasks_result() -> None:
         client, peer, _ = make(server)
         await client.connect()
         result = await asyncio.wait_for(client.call_tool("job"), 5)
-        assert isinstance(result, CallToolResult)
+        assert isinstance(result.model, CallToolResult)
         assert len(peer.of("tasks/get")) >= 3 and len(peer.of("tasks/result")) == 1
 
     run(scenario())
@@ -755,7 +755,7 @@ def test_call_without_task_returns_the_immediate_result() -> None:
         await client.connect()
         handle = await client.start_tool("plain")
         assert handle.task_id is None and handle.done
-        assert isinstance(await handle.result(), CallToolResult)
+        assert isinstance((await handle.result()).model, CallToolResult)
         assert peer.of("tasks/get") == []
 
     run(scenario())
@@ -807,7 +807,8 @@ def test_overall_timeout_keeps_the_task_resumable(tmp_path: Any) -> None:
         await fresh.connect()
         pending = await fresh.pending_tasks()
         assert pending[0].context == {"method": "tools/call", "name": "job"}
-        assert isinstance(await fresh.resume(pending[0].task_id), CallToolResult)
+        resumed = await fresh.resume(pending[0].task_id)
+        assert isinstance(resumed.model, CallToolResult)
         assert peer.of("tools/call") == []
         assert await store.pending() == []
 
@@ -851,7 +852,7 @@ def test_resume_after_restart_rejoins_the_session_the_task_belongs_to(
         assert entry is not None and second_peer.joined == ("session-A", "2025-11-25")
         async with second:
             assert second.can_cancel()
-            assert isinstance(await second.resume(TASK_ID), CallToolResult)
+            assert isinstance((await second.resume(TASK_ID)).model, CallToolResult)
         assert "initialize" not in second_peer.methods()
 
     run(scenario())
@@ -880,7 +881,7 @@ def test_a_dropped_tasks_result_stream_is_asked_again_after_polling() -> None:
         server.on_result = on_result
         client, peer, _ = make(server)
         await client.connect()
-        assert isinstance(await client.call_tool("job"), CallToolResult)
+        assert isinstance((await client.call_tool("job")).model, CallToolResult)
         assert len(peer.of("tasks/result")) == 2
         first_result, second_result = (
             peer.sent.index(s) for s in peer.of("tasks/result")
@@ -935,9 +936,7 @@ def test_adopt_follows_a_task_that_other_code_created() -> None:
         assert handle.model_immediate_response == "working on it"
         assert handle.context["name"] == "job"
         result = await handle.result()
-        assert (
-            result.content[0].model_dump()["text"] == TEXT_RESULT["content"][0]["text"]
-        )
+        assert result.content[0]["text"] == TEXT_RESULT["content"][0]["text"]
         assert not peer.of("tools/call") and peer.of("tasks/result")
 
     run(scenario())

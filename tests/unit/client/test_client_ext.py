@@ -206,7 +206,7 @@ def test_tools_call_dispatched_on_result_type() -> None:
     async def scenario() -> None:
         for immediate in (dict(TEXT_RESULT), {**TEXT_RESULT, "resultType": "complete"}):
             client, peer, _ = make(Server(call=[immediate]))
-            assert (await client.call_tool("job"))["content"] == TEXT_RESULT["content"]
+            assert (await client.call_tool("job")).content == TEXT_RESULT["content"]
             assert peer.of("tasks/get") == []
         needs_input = {
             "resultType": "input_required",
@@ -216,7 +216,7 @@ def test_tools_call_dispatched_on_result_type() -> None:
         client, peer, _ = make(
             Server(call=[needs_input, CREATED]), elicitation_handler=accept_name
         )
-        assert (await client.call_tool("job", {"x": 1}))["isError"] is False
+        assert (await client.call_tool("job", {"x": 1})).raw["isError"] is False
         first, retry = peer.of("tools/call")
         assert retry.id != first.id
         assert retry.params["inputResponses"] == {
@@ -354,7 +354,7 @@ def test_completed_failed_and_cancelled_outcomes_are_returned_or_raised() -> Non
             "isError": True,
         }
         client, _, _ = make(Server(gets=[task_ext("completed", result=tool_error)]))
-        assert (await client.call_tool("job"))["isError"] is True
+        assert (await client.call_tool("job")).raw["isError"] is True
         failed = task_ext(
             "failed",
             message="Tool execution failed",
@@ -481,7 +481,7 @@ def test_cancel_sends_tasks_cancel_stops_polling_and_drops_state() -> None:
         )
         kept = await keep.start_tool("job")
         await kept.cancel()
-        assert (await kept.result())["isError"] is False
+        assert (await kept.result()).raw["isError"] is False
         assert len(keep_peer.of("tasks/get")) == 2
 
     run(scenario())
@@ -548,7 +548,7 @@ def test_ttl_backstop_ends_wait_with_task_expired() -> None:
             ttl_backstop=False,
             wall_clock=lambda: 1764066600.0 + 3600,
         )
-        assert (await lenient.call_tool("job"))["isError"] is False
+        assert (await lenient.call_tool("job")).raw["isError"] is False
 
     run(scenario())
 
@@ -572,7 +572,7 @@ def test_task_id_saved_on_create_deleted_at_terminal_and_resumable(
             Server(gets=[task_ext("completed", result=TEXT_RESULT)]),
             store=SqliteTaskIdStore(path),
         )
-        assert (await fresh.resume(TASK_ID))["content"] == TEXT_RESULT["content"]
+        assert (await fresh.resume(TASK_ID)).raw["content"] == TEXT_RESULT["content"]
         assert peer.methods() == ["tasks/get"]
         assert await SqliteTaskIdStore(path).pending() == []
 
@@ -616,7 +616,7 @@ def test_listen_push_for_acknowledged_ids_ends_wait_early() -> None:
         server.on_listen = on_listen
         client, peer, _ = make(server, clock=StuckClock(), subscribe=True)
         result = await asyncio.wait_for(client.call_tool("job"), 5)
-        assert result["isError"] is False
+        assert result.raw["isError"] is False
         assert peer.of("tasks/get") == []
 
     run(scenario())
@@ -646,7 +646,7 @@ def test_unacknowledged_ids_keep_being_polled() -> None:
 
         server.on_listen = on_listen
         client, peer, _ = make(server, subscribe=True)
-        assert (await asyncio.wait_for(client.call_tool("job"), 5))["isError"] is False
+        assert (await asyncio.wait_for(client.call_tool("job"), 5)).is_error is False
         assert len(peer.of("tasks/get")) == 2
 
     run(scenario())
@@ -682,7 +682,7 @@ def test_no_poll_races_a_subscription_that_is_still_opening() -> None:
             return ACK
 
         server.on_listen = on_listen
-        assert (await asyncio.wait_for(client.call_tool("job"), 5))["isError"] is False
+        assert (await asyncio.wait_for(client.call_tool("job"), 5)).is_error is False
         assert peer.of("tasks/get") == []
 
     run(scenario())
@@ -821,7 +821,7 @@ def test_call_progress_is_reported_and_task_options_are_refused() -> None:
         result = await client.call_tool(
             "job", on_progress=lambda p, t, m: progress.append((p, t, m))
         )
-        assert result["content"] == TEXT_RESULT["content"]
+        assert result.raw["content"] == TEXT_RESULT["content"]
         assert progress == [(1.0, 2.0, "half")]
         meta = peer.of("tools/call")[0].params["_meta"]
         assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"

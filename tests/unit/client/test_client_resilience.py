@@ -37,7 +37,7 @@ def test_failed_polls_are_retried_with_backoff() -> None:
     async def scenario() -> None:
         gets = [task_ext("completed", result=TEXT_RESULT)]
         client, peer, clock = make(Flaky(3, gets=gets))
-        assert (await client.call_tool("job"))["content"] == TEXT_RESULT["content"]
+        assert (await client.call_tool("job")).raw["content"] == TEXT_RESULT["content"]
         assert len(peer.of("tasks/get")) == 4
         assert clock.sleeps == [0.5, 0.5, 1.0, 2.0]
 

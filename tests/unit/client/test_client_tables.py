@@ -58,7 +58,7 @@ def test_configured_active_status_keeps_polling_and_is_reported(
         result = await client.call_tool(
             "job", on_status=lambda task: seen.append(str(task.status))
         )
-        assert result["content"] == TEXT_RESULT["content"]
+        assert result.raw["content"] == TEXT_RESULT["content"]
         assert seen == ["working", "paused", "paused", "working", "completed"]
         assert len(peer.of("tasks/get")) == 4
 
@@ -178,7 +178,7 @@ def test_a_result_role_fetches_the_outcome_a_terminal_status_does_not_carry(
     async def scenario() -> None:
         client, peer, _ = make(ListingServer(gets=[task_ext("archived")]))
         result = await client.call_tool("job")
-        assert result["content"] == TEXT_RESULT["content"]
+        assert result.raw["content"] == TEXT_RESULT["content"]
         assert peer.of("tasks/result")[0].params["taskId"] == TASK_ID
 
     run(scenario())
@@ -215,7 +215,7 @@ def test_with_a_result_role_and_no_update_role_input_waits_for_tasks_result(
         server = ListingServer(gets=[waiting])
         client, peer, _ = make(server, elicitation_handler=accept_name)
         result = await client.call_tool("job")
-        assert result["content"] == TEXT_RESULT["content"]
+        assert result.raw["content"] == TEXT_RESULT["content"]
         assert peer.of("tasks/result") and not peer.of("tasks/update")
 
     run(scenario())
@@ -248,7 +248,7 @@ def test_a_task_request_field_makes_the_stateless_client_ask_for_tasks() -> None
         peer = FakePeer(tools)
         client = AskingClient(peer, store=MemoryTaskIdStore(), sleep=_no_sleep)
         server.peer = peer
-        assert (await client.call_tool("job", ttl=5000))["isError"] is False
+        assert (await client.call_tool("job", ttl=5000)).raw["isError"] is False
         sent = peer.of("tools/call")[0].params
         assert sent["task"] == {"ttl": 5000}
         assert sent["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
