@@ -532,3 +532,15 @@ async def test_a_redis_restart_mid_task_loses_nothing_and_runs_nothing_twice(
     after = await create(front, "slow_compute", seconds=0.1, label="after")
     done = await wait_status(front, after, {"completed", "failed"}, timeout=30)
     assert done["status"] == "completed", done
+
+
+async def test_a_typed_tool_runs_on_a_worker(front: ServerHandle, pool: Pool) -> None:
+    """``brew`` (a typed tool): the worker validates the stored arguments into its
+    values again and the result is its ``structuredContent``."""
+    pool.ensure()
+    task_id = await create(front, "brew", size="M", sugars=2, milk={"kind": "oat"})
+    done = await wait_status(front, task_id, {"completed", "failed"}, timeout=30)
+    assert done["status"] == "completed", done
+    structured = done["result"]["structuredContent"]
+    assert structured["size"] == "M" and structured["sugars"] == 2, structured
+    await ran_once(pool, task_id)
