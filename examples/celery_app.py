@@ -22,12 +22,12 @@ the task store turns away while the task runs (see ``docs/celery.md``).
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-
-from celery import Celery
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -39,7 +39,8 @@ from mcp_tasks.server.celery_executor import CeleryExecutor  # noqa: E402
 REDIS_URL = os.environ.get("MCPTASKS_REDIS_URL", "redis://127.0.0.1:6379/0")
 """The broker and the task store."""
 
-app = Celery("mcptasks-example", broker=REDIS_URL)
+celery: Any = importlib.import_module("celery")  # it has no type information
+app = celery.Celery("mcptasks-example", broker=REDIS_URL)
 """The Celery app (``celery -A examples.celery_app worker``)."""
 if "MCPTASKS_VISIBILITY_TIMEOUT_S" in os.environ:
     app.conf.broker_transport_options = {
