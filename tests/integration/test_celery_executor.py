@@ -544,3 +544,22 @@ async def test_a_typed_tool_runs_on_a_worker(front: ServerHandle, pool: Pool) ->
     structured = done["result"]["structuredContent"]
     assert structured["size"] == "M" and structured["sugars"] == 2, structured
     await ran_once(pool, task_id)
+
+
+async def test_progress_of_a_2025_task_on_a_worker_reaches_the_client(
+    front: ServerHandle, pool: Pool
+) -> None:
+    """``long_report`` reports each step as progress on the call's token; from a
+    worker it travels as a signal to the front-end holding the task's session."""
+    pool.ensure()
+    steps: list[tuple[float, float | None, str | None]] = []
+    async with TasksClient(
+        front.url, revision="2025-11-25", store=MemoryTaskIdStore()
+    ) as client:
+        await client.call_tool(
+            "long_report",
+            {"steps": 2},
+            on_progress=lambda p, t, m: steps.append((p, t, m)),
+            timeout=30,
+        )
+    assert steps == [(1.0, 2.0, "step 1/2"), (2.0, 2.0, "step 2/2")]

@@ -61,6 +61,7 @@ __all__ = [
     "RemoteExecutor",
     "ReplayContext",
     "not_taken",
+    "relay_progress",
     "run_task",
 ]
 
@@ -258,6 +259,7 @@ class RemoteExecutor:
             "capabilities": ctx.client_capabilities,
             "requestParams": ctx.request_params,
             "inputResponses": ctx.input_responses,
+            "progressToken": ctx.progress_token,
             "idempotent": ctx.tool.idempotent,
         }
         await store.put_job(record.task_id, spec, record.expires_at)
@@ -497,6 +499,8 @@ async def run_task(
     ctx.replay_answers = dict(job.answers) if tool.idempotent else None
     ctx.request_params = _object(job.spec.get("requestParams"))
     ctx.input_responses = _object(job.spec.get("inputResponses"))
+    token: Any = job.spec.get("progressToken")
+    ctx.progress_token = token if isinstance(token, (str, int)) else None
     try:  # a typed tool's values (the front-end checked them already)
         values = tool.handler_arguments(_object(job.spec.get("arguments")))
     except JsonRpcError as error:  # a tool changed between front-end and worker
@@ -531,6 +535,32 @@ async def run_task(
     except StoreUnavailable:  # the job expires with the task
         pass
     return "ran"
+
+
+async def relay_progress(host: Host, task_id: str, signal: dict[str, Any]) -> None:
+    """A worker's ``progress`` signal (``ReplayContext.progress``): send it as
+    ``notifications/progress`` to the session that created the task, if it is
+    here."""
+    session = host.notifications.task_sessions.get(task_id)
+    carried = _object(signal.get("progress"))
+    token = carried.get("progressToken")
+    progress = carried.get("progress")
+    if (
+        session is None
+        or not isinstance(token, (str, int))
+        or not isinstance(progress, (int, float))
+    ):
+        return
+    params: dict[str, Any] = {"progressToken": token, "progress": progress}
+    total = carried.get("total")
+    if isinstance(total, (int, float)):
+        params["total"] = total
+    message = carried.get("message")
+    if isinstance(message, str):
+        params["message"] = message
+    session.notify(
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+    )
 
 
 def shows_input(tables: RevisionTables, status: str) -> bool:
@@ -569,6 +599,24 @@ class ReplayContext(ToolContext):
     stored in the task all the same, and the front-end holding the task's session
     asks the client (``RemoteExecutor.published``).
     """
+
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` through the front-end holding the task's
+        session (a ``progress`` signal: ``relay_progress``)."""
+        if self.progress_token is None or self.finished or self.task_id is None:
+            return
+        await self._server.replicas.signal(
+            "progress",
+            self.task_id,
+            progress={
+                "progressToken": self.progress_token,
+                "progress": progress,
+                "total": total,
+                "message": message,
+            },
+        )
 
     replay_answers: dict[str, Any] | None = None
     """The answers of earlier runs by key, or None: the tool waits for input."""

@@ -139,9 +139,11 @@ class Replicas:
         *,
         record: dict[str, Any] | None = None,
         answers: dict[str, Any] | None = None,
+        progress: dict[str, Any] | None = None,
     ) -> None:
         """Tell the other replicas (if the store has any), or else the siblings, about
-        ``task_id`` (with the task's ``record``, or the ``answers`` given to it).
+        ``task_id`` (with the task's ``record``, or the ``answers`` given to it, or
+        the ``progress`` an executor's worker reports: ``executor.relay_progress``).
 
         Best effort: a failure is logged, since the change itself is already stored.
         """
@@ -150,6 +152,8 @@ class Replicas:
             data["record"] = record
         if answers is not None:
             data["answers"] = answers
+        if progress is not None:
+            data["progress"] = progress
         store = self.host.store
         if not isinstance(store, ReplicaStore):
             # the same store in the same process (a dual server): tell them directly
@@ -182,6 +186,10 @@ class Replicas:
                 await self.host.published(TaskRecord(**cast(dict[str, Any], record)))
         elif kind == "cancel":
             self.host.lifecycle.cancelled_elsewhere(task_id)
+        elif kind == "progress":  # of a task run by an executor's worker
+            from .executor import relay_progress  # it imports this module
+
+            await relay_progress(self.host, task_id, signal)
         else:
             self.host.inputs.on_signal(kind, task_id, signal)
 
