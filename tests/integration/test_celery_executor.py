@@ -17,8 +17,8 @@ running task within a second; kill -9 of a worker child or of a whole worker mid
 runs an idempotent tool again once and fails any other tool saying the worker was
 lost, within the lease time; a task three times longer than the broker's visibility
 timeout runs once; a front-end shut down leaves its tasks running; a Redis restart
-mid-task loses nothing and runs nothing twice; a typed tool runs on a worker; a 2025-11-25
-task's progress reaches its client.
+mid-task loses nothing and runs nothing twice; a typed tool runs on a worker; a
+2025-11-25 task's progress reaches its client.
 """
 
 from __future__ import annotations
