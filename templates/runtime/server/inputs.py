@@ -42,9 +42,11 @@ class Channel:
     of each other session of the principal with one open).
 
     A new stream leaves out a request that a still open stream of the same session
-    carried (``held``): that client has it, and an SDK client that does not detect
-    duplicates would ask its user twice. Once that stream closes unanswered, the
-    request goes out again.
+    carried: that client has it, and an SDK client that does not detect duplicates
+    would ask its user twice. A stream of another session of the principal also
+    leaves out a request that any open stream carried: it goes there only once the
+    client it went to is gone (``leaves_out``). Once the streams that carried it
+    close unanswered, the request goes out again.
     """
 
     outstanding: dict[str, dict[str, Any]] = field(
@@ -71,12 +73,21 @@ class Channel:
         """Whether ``stream`` of ``session`` is still open."""
         return stream in self.reading or session.has_stream(stream)
 
-    def held(self, request_id: str, session: Session | None) -> bool:
-        """Whether a still open stream of ``session`` carried ``request_id``."""
-        return session is not None and any(
-            holder is session and self.open(holder, stream)
+    def held(self, request_id: str, session: Session | None = None) -> bool:
+        """Whether a still open stream of ``session`` (None: of any session) carried
+        ``request_id``."""
+        return any(
+            (session is None or holder is session) and self.open(holder, stream)
             for holder, stream in self.holders.get(request_id, ())
         )
+
+    def leaves_out(self, request_id: str, session: Session | None) -> bool:
+        """Whether a new stream of ``session`` leaves out ``request_id``: an open
+        stream of that session carried it, or, for another session than the task's,
+        any open stream did."""
+        if session is not None and self.held(request_id, session):
+            return True
+        return session is not self.session and self.held(request_id)
 
     def carried(self, request_id: str, session: Session, stream: object) -> None:
         """Note that ``stream`` of ``session`` carried ``request_id`` (the closed
@@ -154,7 +165,7 @@ class InputRequests:
                 continue
             for request_id, message in channel.outstanding.items():
                 pending = self.host.replies.pending.get(request_id)
-                if pending is None or channel.held(request_id, session):
+                if pending is None or channel.leaves_out(request_id, session):
                     continue
                 if stream is not None:
                     stream.put_nowait(message)
@@ -526,7 +537,7 @@ class InputRequests:
                         and carries
                         and request_id not in sent
                         and request_id in channel.outstanding  # not answered since
-                        and not channel.held(request_id, call.session)
+                        and not channel.leaves_out(request_id, call.session)
                     ):
                         sent.add(request_id)
                         if call.session is not None:

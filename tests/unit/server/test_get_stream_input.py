@@ -358,3 +358,60 @@ async def test_a_streamless_session_s_requests_go_to_another_of_its_principal() 
 
         await until(completed, timeout=WAIT_S, what="the task completed")
     assert requests_in(theirs) == []
+
+
+async def test_another_session_of_the_principal_waits_while_the_task_holds_it() -> None:
+    """Two clients of one principal (the example servers make every caller without
+    credentials the principal "anonymous"): the task's request went out on its own
+    session's open GET stream, so the other client's GET stream, opened afterwards,
+    does not carry it too (its user would be asked a stranger's question). Once the
+    task's stream closes unanswered, a new stream of the other session carries it."""
+    server = TasksServer(
+        "principal-streams",
+        store=InMemoryTaskStore(),
+        limits=Limits(sweep_interval_s=3600),
+    )
+    release = asyncio.Event()
+
+    @server.tool()
+    async def ask(ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        await release.wait()
+        answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
+        return f"answer {answer['action']}"
+
+    async with server:
+        first = server.open_session("principal:R", "R")
+        second = server.open_session("principal:R", "R")
+        in_first = RequestInfo(principal="R", session_id=first.id)
+        result_of(
+            await server.handle(
+                message_2025(
+                    "initialize",
+                    {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"elicitation": {}},
+                        "clientInfo": {"name": "first", "version": "0"},
+                    },
+                ),
+                in_first,
+            )
+        )
+        created = result_of(
+            await server.handle(
+                message_2025("tools/call", {"name": "ask", "task": {}}, request_id=2),
+                in_first,
+            )
+        )
+        task_id = created["task"]["taskId"]
+        own = first.open_stream()
+        server.stream_opened(first, own)
+        release.set()
+        request = await next_request(own)
+        other = second.open_stream()
+        server.stream_opened(second, other)
+        assert requests_in(other) == []
+        server.stream_closed(first, first.close_stream(own))
+        again = second.open_stream()
+        server.stream_opened(second, again)
+        assert requests_in(again) == [request]
+        assert task_id == request["params"]["_meta"][RELATED]["taskId"]
