@@ -45,15 +45,28 @@ class Replicas:
 
     async def start(self, store: ReplicaStore) -> None:
         """Subscribe to the other replicas' signals, fail the tasks whose lease ran
-        out, and start the lease rounds (every ``limits.lease_s / 3`` seconds)."""
+        out, and start the lease rounds (every ``limits.lease_s / 3`` seconds).
+
+        Renewing the leases is a loop of its own, apart from the catch-up with lost
+        signals (``resync``, which reads every local task and so takes longer as
+        they grow or the store slows down): a slow catch-up never delays a renewal.
+        """
         await store.subscribe(self.on_signal)
         await self.fail_lost_tasks()
         self._lease_keepers = [
             asyncio.create_task(
                 every(
                     lambda: self.host.limits.lease_s / 3,
-                    lambda: self.renew_leases(store),
+                    lambda: self.hold_leases(store),
                     "renewing worker leases",
+                    lambda: self.host.started,
+                )
+            ),
+            asyncio.create_task(
+                every(
+                    lambda: self.host.limits.lease_s / 3,
+                    self.resync,
+                    "catching up with lost signals",
                     lambda: self.host.started,
                 )
             ),
@@ -84,15 +97,18 @@ class Replicas:
                 await sibling.published(record)
 
     async def renew_leases(self, store: ReplicaStore) -> None:
-        """One lease round: renew the leases of this replica's running tasks.
+        """One lease round: renew the leases of this replica's running tasks, then
+        catch up with signals that were lost (pub/sub delivers at most once; see
+        ``resync``). The rounds ``start`` runs do each in a loop of its own."""
+        await self.hold_leases(store)
+        await self.resync()
 
-        The round also catches up with signals that were lost (pub/sub delivers at
-        most once; see ``resync``).
-        """
+    async def hold_leases(self, store: ReplicaStore) -> None:
+        """Renew the leases of this replica's running tasks (a task waiting for
+        input included: its worker runs here until the answer comes)."""
         await store.hold_leases(
             list(self.host.lifecycle.workers), self.replica_id, self.lease_ms
         )
-        await self.resync()
 
     async def fail_lost_tasks(self) -> list[str]:
         """Fail every unfinished task whose worker lease ran out; return their IDs.
