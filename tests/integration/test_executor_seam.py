@@ -304,6 +304,47 @@ async def test_a_lost_worker_s_idempotent_task_runs_again_once(
         assert dep.runs == {task_id: 1}
 
 
+async def test_a_stalled_worker_whose_task_runs_elsewhere_stops_storing_nothing(
+    redis_server: RedisHandle,
+) -> None:
+    """A worker stalled past its lease (its renewals stopped: here, its lease key is
+    deleted) finds, at its next lease round, its idempotent task queued again by the
+    lease check: its run stops instead of renewing the lease, and stores nothing. A
+    run whose lease another worker took stops the same way. The task completes once,
+    from the run that holds it."""
+    async with deployment(redis_server) as dep:
+        store = dep.front.store
+        assert isinstance(store, RedisTaskStore)
+        task_id = await create(dep, "again", seconds=60)
+        stalled = asyncio.create_task(dep.deliver())
+        await until(lambda: _running(dep, task_id), timeout=5, what="the run started")
+        await store._redis().delete(store._keys.lease(task_id))  # the stall
+        assert await dep.front.fail_lost_tasks() == []  # queued again
+        assert dep.executor.submitted == [task_id, task_id]
+        replicas = dep.worker.replicas
+        assert await replicas.hold_leases(store) == [task_id]
+        assert await asyncio.wait_for(stalled, 5) == ["superseded"]
+        assert await store.leased([task_id]) == [False]  # left to the next run
+        assert (await status(dep, task_id))["status"] == "working"
+
+        # the next run; meanwhile another worker claims it again (a duplicate)
+        dep.runs.clear()
+        again = asyncio.create_task(dep.deliver())
+        await until(lambda: _running(dep, task_id), timeout=5, what="the rerun")
+        await store._redis().set(store._keys.lease(task_id), "another-worker")
+        assert await replicas.hold_leases(store) == [task_id]
+        assert await asyncio.wait_for(again, 5) == ["superseded"]
+        assert await store._redis().get(store._keys.lease(task_id)) in (
+            b"another-worker",
+            "another-worker",
+        )
+        assert dep.worker.lifecycle.superseded == set()
+
+
+async def _running(dep: Deployment, task_id: str) -> bool:
+    return task_id in dep.worker.lifecycle.workers and bool(dep.runs.get(task_id))
+
+
 async def test_a_lost_worker_s_other_task_fails_saying_the_worker_was_lost(
     redis_server: RedisHandle,
 ) -> None:

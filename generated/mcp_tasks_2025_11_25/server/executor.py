@@ -463,8 +463,10 @@ async def run_task(
     made from the stored job, reading the task every ``cancel_check_s`` while it
     runs, and returns once the outcome is stored. Returns ``ran``, ``input`` (an
     idempotent tool asked for input: its run ended, ``ReplayContext``; its answers
-    queue it again, through ``resubmit`` when they came before the run ended), or
-    the claim's outcome.
+    queue it again, through ``resubmit`` when they came before the run ended),
+    ``superseded`` (the run stalled past its lease and another run took the task:
+    this one stopped storing nothing, ``Replicas.hold_leases``), or the claim's
+    outcome.
     """
     store = host.store
     if not isinstance(store, JobStore):
@@ -522,6 +524,9 @@ async def run_task(
         ):
             host.lifecycle.cancelled_elsewhere(task_id)
     await asyncio.gather(worker, return_exceptions=True)
+    if task_id in host.lifecycle.superseded:  # run elsewhere now (hold_leases)
+        host.lifecycle.superseded.discard(task_id)
+        return "superseded"
     if ctx.suspended:  # the run ended to wait for input
         # on an outage the lease lapses, and the lease check re-runs the task
         with contextlib.suppress(StoreUnavailable):

@@ -130,8 +130,31 @@ return 1
 """
 """Queue a waiting job again with its answers (see ``JobStore.resume_job``)."""
 
+_HOLD = """
+-- KEYS: per task, its lease and its job hash
+-- ARGV: holder, lease ms
+-- A lease held by another holder, or lapsed on a job that is no longer running (the
+-- lease check queued it again, or it ended), belongs to another run: those tasks'
+-- positions (1-based) are returned and their leases left alone. Every other lease is
+-- taken or renewed.
+local lost = {}
+for i = 1, #KEYS, 2 do
+    local lease = redis.call('GET', KEYS[i])
+    local state = redis.call('HGET', KEYS[i + 1], 'state')
+    if (lease and lease ~= ARGV[1]) or (not lease and state and state ~= 'running') then
+        lost[#lost + 1] = (i + 1) / 2
+    else
+        redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+    end
+end
+return lost
+"""
+"""Take or renew leases, except those of tasks another run holds (see
+``ReplicaStore.hold_leases``)."""
+
 JOB_SCRIPTS = {
     "claim": _LUA_TERMINAL + _CLAIM,
+    "hold": _HOLD,
     "requeue": _REQUEUE,
     "park": _PARK,
     "resume": _RESUME,

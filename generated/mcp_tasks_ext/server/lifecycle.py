@@ -136,6 +136,9 @@ class Lifecycle:
         """The local workers of live tasks, by task ID."""
         self.storing: set[str] = set()
         """Tasks whose local worker's tool returned: it only stores the outcome now."""
+        self.superseded: set[str] = set()
+        """Tasks whose local worker was stopped because another run holds their lease
+        (``Replicas.hold_leases``); the executor's worker entry reads and clears it."""
         self.contexts: dict[str, ToolContext] = {}
         """The ``ToolContext`` of each local worker, by task ID."""
         self.expiring: set[asyncio.Task[None]] = set()

@@ -101,12 +101,32 @@ class Replicas:
         await self.hold_leases(store)
         await self.resync()
 
-    async def hold_leases(self, store: ReplicaStore) -> None:
+    async def hold_leases(self, store: ReplicaStore) -> list[str]:
         """Renew the leases of this replica's running tasks (a task waiting for
-        input included: its worker runs here until the answer comes)."""
-        await store.hold_leases(
-            list(self.host.lifecycle.workers), self.replica_id, self.lease_ms
+        input included: its worker runs here until the answer comes); return the
+        tasks whose runs stopped here because another run holds them.
+
+        A worker stalled past its lease may find its task run elsewhere (an
+        executor queues a lost worker's idempotent task again): its run stops at
+        once, storing nothing (``Lifecycle.superseded``), unless it is already
+        storing its outcome.
+        """
+        lifecycle = self.host.lifecycle
+        taken = await store.hold_leases(
+            list(lifecycle.workers), self.replica_id, self.lease_ms
         )
+        stopped: list[str] = []
+        for task_id in taken:
+            if task_id in lifecycle.storing or task_id not in lifecycle.workers:
+                continue
+            _log.warning(
+                "task %s: another run holds its lease now; the run here stops",
+                task_id,
+            )
+            lifecycle.superseded.add(task_id)
+            lifecycle.stop_worker(task_id)
+            stopped.append(task_id)
+        return stopped
 
     async def fail_lost_tasks(self) -> list[str]:
         """Fail every unfinished task whose worker lease ran out; return their IDs.

@@ -580,15 +580,20 @@ class RedisTaskStore(RedisJobs):
 
     async def hold_leases(
         self, task_ids: Sequence[str], holder: str, lease_ms: int
-    ) -> None:
-        """Take or renew the leases on ``task_ids`` for ``lease_ms`` milliseconds."""
+    ) -> list[str]:
+        """Take or renew the leases on ``task_ids`` for ``lease_ms`` milliseconds,
+        except where another run holds the task; return those tasks (see
+        ``ReplicaStore.hold_leases``). One script, so no claim slips in between."""
         if not task_ids:
-            return
+            return []
+        keys: list[str] = []
+        for task_id in task_ids:
+            keys += [self._keys.lease(task_id), self._job_key(task_id)]
         with self._reaching():
-            pipe = self._redis().pipeline(transaction=False)
-            for task_id in task_ids:
-                pipe.set(self._keys.lease(task_id), holder, px=lease_ms)
-            await pipe.execute()
+            lost: list[int] = await self._job_script(
+                "hold", keys, [holder, str(lease_ms)]
+            )
+        return [task_ids[int(position) - 1] for position in lost]
 
     async def leased(self, task_ids: Sequence[str]) -> list[bool]:
         """For each task, whether its lease key still exists."""
