@@ -8,7 +8,10 @@ It depends on nothing else in the package.
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -23,6 +26,7 @@ __all__ = [
     "error_response",
     "json_object",
     "result_response",
+    "validation_problems",
     "valid_id",
 ]
 
@@ -73,6 +77,18 @@ class JsonRpcError(Exception):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+def validation_problems(
+    error: ValidationError, root: str = ""
+) -> list[tuple[str, str]]:
+    """Each problem pydantic found, as the dotted path of the value (``root`` for
+    the whole value) and its message, in pydantic's order: what an error message
+    names."""
+    return [
+        (".".join(str(part) for part in problem["loc"]) or root, problem["msg"])
+        for problem in error.errors(include_url=False)
+    ]
 
 
 def json_object(value: object) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..jsonrpc import METHOD_NOT_FOUND
+from ..jsonrpc import METHOD_NOT_FOUND, validation_problems
 from .checks import all_runs
 from .results import CheckFailed, CheckSkipped, Exchange, code_text
 from .rules import SchemaCheck
@@ -23,10 +23,9 @@ def _validate(model: type[BaseModel], value: object, exchange: Exchange) -> None
     try:
         model.model_validate(value)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        where, message = validation_problems(error)[0]
         raise CheckFailed(
-            f"not a valid {model.__name__}: {where}: {first['msg']}", exchange
+            f"not a valid {model.__name__}: {where}: {message}", exchange
         ) from None
 
 

@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeAlias, cast, overload
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import TypeVar
 
+from ..jsonrpc import validation_problems
 from .errors import InvalidResponse
 
 __all__ = ["InvalidStructuredContent", "Structured", "ToolResult"]
@@ -165,9 +166,8 @@ class ToolResult(Generic[S]):
         except ValidationError as error:
             details = cast("list[dict[str, Any]]", error.errors(include_url=False))
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in d.get('loc', ())) or '(root)'}:"
-                f" {d.get('msg')}"
-                for d in details
+                f"{where}: {message}"
+                for where, message in validation_problems(error, "(root)")
             )
             raise InvalidStructuredContent(
                 f"{where} returned structuredContent that is not a valid {name}:"

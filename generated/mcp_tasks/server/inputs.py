@@ -59,8 +59,6 @@ class Channel:
     """The session of the task's ``tools/call``, whose GET stream may carry requests."""
     principal: str | None = None
     """The task's principal (None: anonymous, only its session hears its requests)."""
-    readers: int = 0
-    """How many result-role streams of the task are open."""
     carriers: dict[str, int] = field(default_factory=dict[str, int])
     """How many streams carried each outstanding request (or hold it queued)."""
     holders: dict[str, list[tuple[Session, object]]] = field(
@@ -70,6 +68,11 @@ class Channel:
     stream's queue, or a result-role stream's token (in ``reading`` while open)."""
     reading: set[object] = field(default_factory=set[object])
     """The tokens of the result-role streams of the task that are open now."""
+
+    @property
+    def readers(self) -> int:
+        """How many result-role streams of the task are open."""
+        return len(self.reading)
 
     def open(self, session: Session, stream: object) -> bool:
         """Whether ``stream`` of ``session`` is still open."""
@@ -525,7 +528,6 @@ class InputRequests:
         )
         token = object()  # this stream, among the holders of the requests it carries
         if carries:
-            channel.readers += 1
             channel.reading.add(token)
         try:
             while True:
@@ -557,7 +559,6 @@ class InputRequests:
                 await channel.changed.wait()
         finally:
             if carries:
-                channel.readers -= 1
                 channel.reading.discard(token)
                 channel.changed.set()  # another stream may carry what this one held
             if not channel.outstanding and task_id not in self.host.lifecycle.contexts:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic import create_model as _create_model
 from pydantic.fields import FieldInfo
 
-from ..jsonrpc import INVALID_PARAMS, JsonRpcError
+from ..jsonrpc import INVALID_PARAMS, JsonRpcError, validation_problems
 from .wire import ToolOutput, json_text, short
 
 if TYPE_CHECKING:
@@ -295,8 +295,8 @@ class ToolSignature:
             model = self.arguments.model_validate(arguments)
         except ValidationError as error:
             problems = [
-                f"{'.'.join(str(part) for part in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in error.errors(include_url=False)[:3]
+                f"{where}: {message}"
+                for where, message in validation_problems(error, "arguments")[:3]
             ]
             raise JsonRpcError(
                 INVALID_PARAMS,

@@ -31,6 +31,7 @@ from typing import Any, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
+from ..jsonrpc import validation_problems
 from .tools import ToolError
 
 __all__ = [
@@ -68,18 +69,11 @@ class ElicitContentError(ToolError, ValueError):
     def __init__(self, model: type[BaseModel], error: ValidationError) -> None:
         self.model = model
         """The model the content failed."""
-        self.fields = tuple(
-            ".".join(str(part) for part in item["loc"]) or "(content)"
-            for item in error.errors()
-        )
+        problems = validation_problems(error, "(content)")
+        self.fields = tuple(where for where, _ in problems)
         """The fields that failed (dotted paths), in the order of the errors."""
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in item['loc']) or '(content)'}: {item['msg']}"
-            for item in error.errors()
-        )
-        super().__init__(
-            f"The client's answer does not fit {model.__name__}: {problems}"
-        )
+        said = "; ".join(f"{where}: {message}" for where, message in problems)
+        super().__init__(f"The client's answer does not fit {model.__name__}: {said}")
 
 
 @dataclass(frozen=True, slots=True)

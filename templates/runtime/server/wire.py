@@ -16,7 +16,7 @@ from typing import Any, Union, cast
 
 from pydantic import BaseModel, ValidationError
 
-from ..jsonrpc import INVALID_PARAMS, JsonRpcError
+from ..jsonrpc import INVALID_PARAMS, JsonRpcError, validation_problems
 from ..revision import RevisionTables
 
 ToolOutput = Union[str, dict[str, Any]]  # noqa: UP007 - a public alias users subscript
@@ -205,10 +205,9 @@ def unmanaged_params(
             try:
                 model.model_validate(params)
             except ValidationError as error:
-                first = error.errors()[0]
-                where = ".".join(str(part) for part in first["loc"])
+                where, message = validation_problems(error)[0]
                 raise JsonRpcError(
-                    INVALID_PARAMS, f"Invalid params.{where}: {first['msg']}"
+                    INVALID_PARAMS, f"Invalid params.{where}: {message}"
                 ) from None
         own = frozenset(
             {"_meta"}
