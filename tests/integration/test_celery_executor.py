@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,7 @@ running other test files at once: 2 s let a waiting task's lease lapse there).""
 VISIBILITY_TIMEOUT_S = 2.0
 """The broker's visibility timeout (short, to show that it causes no second run)."""
 EXTENSION = "ext-2026-07-28"
+TERMINAL = {"completed", "failed", "cancelled"}
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +85,8 @@ def environment(redis: RedisHandle) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module")
-def front(redis_server: RedisHandle) -> Iterator[ServerHandle]:
+@contextmanager
+def front_end(redis: RedisHandle) -> Iterator[ServerHandle]:
     """``examples/server.py`` running its tools on Celery workers."""
     port = free_port()
     cmd = [
@@ -96,7 +97,7 @@ def front(redis_server: RedisHandle) -> Iterator[ServerHandle]:
         "--port",
         str(port),
         "--redis",
-        redis_server.url,
+        redis.url,
         "--executor",
         "celery:examples.celery_app",
         "--lease-s",
@@ -106,10 +107,17 @@ def front(redis_server: RedisHandle) -> Iterator[ServerHandle]:
         cmd,
         port,
         url_path="/mcp",
-        env=environment(redis_server),
+        env=environment(redis),
         cwd=ROOT,
         timeout=30,
     ) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def front(redis_server: RedisHandle) -> Iterator[ServerHandle]:
+    """The front-end of most tests."""
+    with front_end(redis_server) as handle:
         yield handle
 
 
@@ -520,6 +528,39 @@ async def test_an_idempotent_tool_asking_for_input_frees_its_worker(
     assert wire(done)["content"][0]["text"] == "hello Ada"
     assert len(asked) == 1
     assert pool.logs().count(": input") == before + 1  # the first run ended there
+
+
+async def test_an_answer_through_another_front_end_after_the_worker_died_is_kept(
+    redis_server: RedisHandle, front: ServerHandle, pool: Pool
+) -> None:
+    """Done-when (d): ``ask_name`` (idempotent) asks on a worker through one
+    front-end; every worker is killed while the task waits; the answer comes through
+    another front-end replica. The answer is kept, a new worker runs the tool again
+    with it, and the question is not asked again (no new input request, one run
+    ended with the question)."""
+    pool.ensure()
+    task_id = await create(front, "ask_name")
+    waiting = await wait_status(front, task_id, {"input_required"}, timeout=30)
+    (key,) = waiting["inputRequests"]
+    await until(
+        lambda: "input" in pool.outcomes(task_id),
+        timeout=10,
+        what="the run ended with the question",
+    )
+    for worker in pool.workers:
+        worker.kill9()
+    with front_end(redis_server) as other:
+        answer = {"action": "accept", "content": {"name": "Ada"}}
+        await call(other, "tasks/update", taskId=task_id, inputResponses={key: answer})
+        pool.ensure(1)
+        done = await wait_status(other, task_id, TERMINAL, timeout=30)
+    assert done["status"] == "completed", done
+    assert done["result"]["content"][0]["text"] == "hello Ada"
+    assert "inputRequests" not in done or not done["inputRequests"]
+    await until(
+        lambda: "ran" in pool.outcomes(task_id), timeout=10, what="the rerun's log"
+    )
+    assert pool.outcomes(task_id) == ["input", "ran"], pool.outcomes(task_id)
 
 
 async def test_a_redis_restart_mid_task_loses_nothing_and_runs_nothing_twice(
