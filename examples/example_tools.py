@@ -10,7 +10,9 @@ mid-flight), ``weather`` (structured content), ``brew`` (a typed tool: its input
 output schemas come from its signature, its arguments arrive validated and its result
 is ``structuredContent``) and ``order`` (a typed tool asking a typed question, a form
 made from a model). The annotations name the default package's classes; a
-package of one revision has the same ones.
+package of one revision has the same ones. ``slow_compute`` and ``ask_name`` are
+marked idempotent: run on Celery workers (``examples/celery_app.py``), such a tool is
+run again after its worker was lost, and asks for input without holding a worker.
 """
 
 from __future__ import annotations
@@ -219,7 +221,8 @@ def add_tools(
         task_support="forbidden", input_schema=_schema(name={"type": "string"})
     )(greet)
     server.tool(
-        input_schema=_schema(seconds={"type": "number"}, label={"type": "string"})
+        input_schema=_schema(seconds={"type": "number"}, label={"type": "string"}),
+        idempotent=True,
     )(slow_compute)
     server.tool(task_support="required")(failing_job)
     server.tool()(protocol_error_job)
@@ -227,7 +230,7 @@ def add_tools(
     server.tool()(multi_input)
     server.tool(task_support="required", preflight=ask_user_name)(test_tool_with_task)
     server.tool(input_schema=_schema(steps={"type": "integer"}))(long_report)
-    server.tool()(ask_name)
+    server.tool(idempotent=True)(ask_name)
     server.tool(  # answered at once where the server decides (the extension)
         input_schema=_schema(city={"type": "string"}, broken={"type": "boolean"}),
         answer_within_ms=10_000,

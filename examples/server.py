@@ -10,7 +10,10 @@ Tasks-extension clients (MCP 2026-07-28 + ``io.modelcontextprotocol/tasks``: per
 ``_meta``, ``tasks/update``, ``subscriptions/listen``) are served by the same tools and
 the same task store. Tasks are kept in a SQLite file (``--db``, default
 ``mcp-tasks.sqlite3``), in memory (``--memory``), or in Redis
-(``--redis redis://127.0.0.1:6379/0``), where several replicas share them. Every field
+(``--redis redis://127.0.0.1:6379/0``), where several replicas share them. With
+``--executor celery:examples.celery_app`` (and ``--redis``) the tools run on Celery
+workers (``celery -A examples.celery_app worker``, from the repository root) instead
+of in this process (see ``examples/celery_app.py``). Every field
 of ``Limits`` has an option named after it (``--max-active-tasks N``,
 ``--max-finished-tasks N``, ``--max-tasks N``, ``--lease-s SECONDS``, ...; ``--help``
 lists them).
@@ -27,6 +30,7 @@ Tools: those of ``examples/example_tools.py`` (the conformance suite's fixtures,
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from dataclasses import replace
@@ -64,12 +68,13 @@ def build_server(
     redis_url: str | None = None,
     lease_s: float = 15.0,
     limits: Limits | None = None,
+    executor: Any = None,
 ) -> TasksServer:
     """The example server with every tool registered.
 
     ``redis_url`` (which wins over ``store_path``) keeps the tasks in Redis; None for
     ``store_path`` keeps them in memory. The limits are ``LIMITS`` with ``lease_s``,
-    or ``limits`` when given.
+    or ``limits`` when given. ``executor`` runs the tools (None: in this process).
     """
     store: TaskStore
     if redis_url is not None:
@@ -84,6 +89,7 @@ def build_server(
         store=store,
         limits=limits or replace(LIMITS, lease_s=lease_s),
         authenticate=principal,
+        executor=executor,
     )
 
     add_tools(server, ToolError, JsonRpcError)
@@ -96,6 +102,18 @@ def build_server(
     return server
 
 
+def load_executor(spec: str) -> Any:
+    """The executor ``--executor`` names: ``celery:MODULE`` is the ``executor`` of
+    a Celery app module (imported from the current directory, as ``celery -A`` does).
+    """
+    kind, _, module_name = spec.partition(":")
+    if kind != "celery" or not module_name:
+        raise ValueError(f"--executor must be celery:MODULE, not {spec!r}")
+    sys.path.insert(0, str(Path.cwd()))
+    module = importlib.import_module(module_name)
+    return module.executor
+
+
 def main() -> None:
     """Parse the command line and serve."""
     parser = argparse.ArgumentParser(description=str(__doc__).splitlines()[0])
@@ -106,12 +124,25 @@ def main() -> None:
     parser.add_argument(
         "--redis", metavar="URL", help="keep tasks in Redis, shared by replicas"
     )
+    parser.add_argument(
+        "--executor",
+        metavar="celery:MODULE",
+        help="run the tools on Celery workers of the app in MODULE (needs --redis)",
+    )
     add_limit_options(parser, Limits, LIMITS)
     options = parser.parse_args()
     try:
         limits = limits_from(options, Limits)
     except ValueError as error:
         parser.error(str(error))
+    executor = None
+    if options.executor:
+        if not options.redis:
+            parser.error("--executor needs --redis (the workers share the task store)")
+        try:
+            executor = load_executor(options.executor)
+        except (ValueError, ImportError, AttributeError) as error:
+            parser.error(f"--executor: {error}")
     if options.redis:
         # the store warns at start when Redis would lose acknowledged tasks (its
         # persistence settings), and logs the start and end of each Redis outage
@@ -122,6 +153,7 @@ def main() -> None:
         None if options.memory else options.db,
         redis_url=options.redis,
         limits=limits,
+        executor=executor,
     )
     serve(server, options.host, options.port)
 

@@ -46,8 +46,15 @@ SMOKE = {
     "create_cost": (["create_cost.py", "--smoke"], "redis  finished"),
     "push_throughput": (["push_throughput.py", "--smoke"], "tasks/s ratio 4 vs 1"),
     "push_stress": (["push_stress.py", "--smoke"], "no hang in 2 runs"),
+    "celery_workers": (["celery_workers.py", "--smoke"], "celery, 2 worker processes"),
 }
-NEEDS_REDIS = {"replicas", "replicas-sqlite-cache", "create_cost", "push_stress"}
+NEEDS_REDIS = {
+    "replicas",
+    "replicas-sqlite-cache",
+    "create_cost",
+    "push_stress",
+    "celery_workers",
+}
 
 
 def test_every_benchmark_has_a_smoke_run() -> None:

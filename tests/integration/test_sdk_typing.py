@@ -38,7 +38,12 @@ GENERATED = ROOT / "generated"
 PACKAGES = ("mcp_tasks", "mcp_tasks_2025_11_25", "mcp_tasks_ext")
 BIN = Path(sys.executable).parent
 
-NEED_OTHER_PACKAGES = ("stores/redis.py", "stores/redis_link.py", "server/serve.py")
+NEED_OTHER_PACKAGES = (
+    "stores/redis.py",
+    "stores/redis_link.py",
+    "stores/redis_jobs.py",
+    "server/serve.py",
+)
 """Modules that need another optional package to type-check (``redis``,
 ``uvicorn``): not part of this check, which is about the SDK seams and httpx."""
 

@@ -25,6 +25,7 @@ from .limits import Limits
 if TYPE_CHECKING:
     from .calls import ToolCalls
     from .dispatch import Route
+    from .executor import Executor
     from .inputs import InputRequests
     from .lifecycle import Lifecycle
     from .replicas import Replicas
@@ -114,6 +115,11 @@ class Host(Protocol):
 
     @property
     def roles(self) -> TaskRoles: ...
+
+    @property
+    def executor(self) -> Executor:
+        """Runs the tools of the server's tasks (``server.executor``)."""
+        ...
 
     def principal(self, request: RequestInfo) -> str | None:
         """The caller's principal (the ``authenticate`` hook)."""

@@ -87,7 +87,14 @@ async def every(
     what: str,
     running: Callable[[], bool],
 ) -> None:
-    """Run ``job`` forever, ``wait()`` seconds apart (lease rounds, the TTL sweep).
+    """Run ``job`` forever, starting a round every ``wait()`` seconds (lease rounds,
+    the TTL sweep).
+
+    The rounds keep their rate: the time a round takes (a slow store, a busy
+    machine) is not added to the wait before the next, and a round that is due
+    already starts at once (with no burst of rounds to catch up). So a lease renewed
+    every ``lease_s / 3`` stays renewed that often while the store answers within
+    about a third of the lease.
 
     A store outage (which the store logs once) or any other failure (logged here)
     never ends the loop: the next round tries again. Cancelling the loop ends it, and
@@ -96,8 +103,14 @@ async def every(
     to a task cancelled while it waited for it), which left ``close`` waiting for a
     loop that went on.
     """
+    loop = asyncio.get_running_loop()
+    due = loop.time()
     while True:
-        await asyncio.sleep(wait())
+        due += wait()
+        now = loop.time()
+        if due < now:  # late (a long round or a stalled loop): start it now
+            due = now
+        await asyncio.sleep(due - now)
         try:
             await job()
         except StoreUnavailable:  # the store logged the outage; retry next round
@@ -123,6 +136,9 @@ class Lifecycle:
         """The local workers of live tasks, by task ID."""
         self.storing: set[str] = set()
         """Tasks whose local worker's tool returned: it only stores the outcome now."""
+        self.superseded: set[str] = set()
+        """Tasks whose local worker was stopped because another run holds their lease
+        (``Replicas.hold_leases``); the executor's worker entry reads and clears it."""
         self.contexts: dict[str, ToolContext] = {}
         """The ``ToolContext`` of each local worker, by task ID."""
         self.expiring: set[asyncio.Task[None]] = set()

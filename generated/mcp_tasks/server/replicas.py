@@ -45,15 +45,28 @@ class Replicas:
 
     async def start(self, store: ReplicaStore) -> None:
         """Subscribe to the other replicas' signals, fail the tasks whose lease ran
-        out, and start the lease rounds (every ``limits.lease_s / 3`` seconds)."""
+        out, and start the lease rounds (every ``limits.lease_s / 3`` seconds).
+
+        Renewing the leases is a loop of its own, apart from the catch-up with lost
+        signals (``resync``, which reads every local task and so takes longer as
+        they grow or the store slows down): a slow catch-up never delays a renewal.
+        """
         await store.subscribe(self.on_signal)
         await self.fail_lost_tasks()
         self._lease_keepers = [
             asyncio.create_task(
                 every(
                     lambda: self.host.limits.lease_s / 3,
-                    lambda: self.renew_leases(store),
+                    lambda: self.hold_leases(store),
                     "renewing worker leases",
+                    lambda: self.host.started,
+                )
+            ),
+            asyncio.create_task(
+                every(
+                    lambda: self.host.limits.lease_s / 3,
+                    self.resync,
+                    "catching up with lost signals",
                     lambda: self.host.started,
                 )
             ),
@@ -84,15 +97,38 @@ class Replicas:
                 await sibling.published(record)
 
     async def renew_leases(self, store: ReplicaStore) -> None:
-        """One lease round: renew the leases of this replica's running tasks.
-
-        The round also catches up with signals that were lost (pub/sub delivers at
-        most once; see ``resync``).
-        """
-        await store.hold_leases(
-            list(self.host.lifecycle.workers), self.replica_id, self.lease_ms
-        )
+        """One lease round: renew the leases of this replica's running tasks, then
+        catch up with signals that were lost (pub/sub delivers at most once; see
+        ``resync``). The rounds ``start`` runs do each in a loop of its own."""
+        await self.hold_leases(store)
         await self.resync()
+
+    async def hold_leases(self, store: ReplicaStore) -> list[str]:
+        """Renew the leases of this replica's running tasks (a task waiting for
+        input included: its worker runs here until the answer comes); return the
+        tasks whose runs stopped here because another run holds them.
+
+        A worker stalled past its lease may find its task run elsewhere (an
+        executor queues a lost worker's idempotent task again): its run stops at
+        once, storing nothing (``Lifecycle.superseded``), unless it is already
+        storing its outcome.
+        """
+        lifecycle = self.host.lifecycle
+        taken = await store.hold_leases(
+            list(lifecycle.workers), self.replica_id, self.lease_ms
+        )
+        stopped: list[str] = []
+        for task_id in taken:
+            if task_id in lifecycle.storing or task_id not in lifecycle.workers:
+                continue
+            _log.warning(
+                "task %s: another run holds its lease now; the run here stops",
+                task_id,
+            )
+            lifecycle.superseded.add(task_id)
+            lifecycle.stop_worker(task_id)
+            stopped.append(task_id)
+        return stopped
 
     async def fail_lost_tasks(self) -> list[str]:
         """Fail every unfinished task whose worker lease ran out; return their IDs.
@@ -114,13 +150,17 @@ class Replicas:
         for record, leased in zip(candidates, live, strict=True):
             if leased:
                 continue
-            error = JsonRpcError(INTERNAL_ERROR, LOST_WORKER)
+            # the executor may queue it (again) instead: see server.executor
+            message = await self.host.executor.orphaned(self.host, record)
+            if message is None:
+                continue
+            error = JsonRpcError(INTERNAL_ERROR, message)
             if (
                 await self.host.lifecycle.finish(
                     record.task_id,
                     self.host.tables.failed,
                     error=error,
-                    status_message=LOST_WORKER,
+                    status_message=message,
                 )
                 is not None
             ):
@@ -135,9 +175,11 @@ class Replicas:
         *,
         record: dict[str, Any] | None = None,
         answers: dict[str, Any] | None = None,
+        progress: dict[str, Any] | None = None,
     ) -> None:
         """Tell the other replicas (if the store has any), or else the siblings, about
-        ``task_id`` (with the task's ``record``, or the ``answers`` given to it).
+        ``task_id`` (with the task's ``record``, or the ``answers`` given to it, or
+        the ``progress`` an executor's worker reports: ``executor.relay_progress``).
 
         Best effort: a failure is logged, since the change itself is already stored.
         """
@@ -146,6 +188,8 @@ class Replicas:
             data["record"] = record
         if answers is not None:
             data["answers"] = answers
+        if progress is not None:
+            data["progress"] = progress
         store = self.host.store
         if not isinstance(store, ReplicaStore):
             # the same store in the same process (a dual server): tell them directly
@@ -178,6 +222,10 @@ class Replicas:
                 await self.host.published(TaskRecord(**cast(dict[str, Any], record)))
         elif kind == "cancel":
             self.host.lifecycle.cancelled_elsewhere(task_id)
+        elif kind == "progress":  # of a task run by an executor's worker
+            from .executor import relay_progress  # it imports this module
+
+            await relay_progress(self.host, task_id, signal)
         else:
             self.host.inputs.on_signal(kind, task_id, signal)
 

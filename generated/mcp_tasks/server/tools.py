@@ -70,6 +70,9 @@ class Tool:
     call's arguments are validated by it before the tool runs (``-32602`` naming the
     field) and ``handler`` gets the validated values; ``output_schema`` is listed
     where the revision's ``Tool`` has ``outputSchema``.
+
+    ``idempotent``: running the tool twice does no harm, so an executor whose worker
+    was lost mid-task may run it again (``server.executor``); else that task fails.
     """
 
     name: str
@@ -85,6 +88,7 @@ class Tool:
     answer_within_ms: int | None = None
     output_schema: dict[str, Any] | None = None
     signature: ToolSignature | None = None
+    idempotent: bool = False
 
     def handler_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """What ``handler`` gets for the call's checked ``arguments``: the same dict
@@ -114,6 +118,7 @@ class ToolRegistrar:
         preflight: Preflight | None = None,
         immediate_response: str | None = None,
         answer_within_ms: int | None = None,
+        idempotent: bool = False,
     ) -> Callable[[ToolFunction], ToolFunction]:
         """Decorator registering an async function as a tool (of every revision the
         server serves) and returning it unchanged.
@@ -136,8 +141,8 @@ class ToolRegistrar:
         ``name`` defaults to the function's name and ``description`` to its
         docstring (a typed tool's: up to its ``Args:`` section); ``task_support``,
         ``preflight`` (MRTR questions before any task exists, an extension feature;
-        it gets the arguments as they came), ``immediate_response`` and
-        ``answer_within_ms``: see ``Tool``.
+        it gets the arguments as they came), ``immediate_response``,
+        ``answer_within_ms`` and ``idempotent``: see ``Tool``.
         """
 
         def register(function: ToolFunction) -> ToolFunction:
@@ -174,6 +179,7 @@ class ToolRegistrar:
                         signature.output_schema if signature is not None else None
                     ),
                     signature=signature,
+                    idempotent=idempotent,
                 )
             )
             return function

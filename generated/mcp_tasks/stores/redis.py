@@ -23,6 +23,8 @@ Layout (every key starts with ``prefix``, ``"mcp-tasks:"`` by default)::
                                    tasks in total
     {prefix}lease:{task_id}        string: the replica holding the worker lease (PX)
     {prefix}signals                pub/sub channel: signals between replicas
+    {prefix}job:{task_id}          hash: the job of a task an executor runs in
+                                   another process (``stores.redis_jobs``)
 
 ``{owner}`` is ``-`` for tasks without an owner and ``=`` followed by the principal
 otherwise, so that no principal can collide with "no owner".
@@ -106,6 +108,7 @@ from .base import (
     TaskStore,
 )
 from .codec import kept_bytes, text
+from .redis_jobs import RedisJobs
 from .redis_link import Outage, RedisUnavailable, SignalChannel
 from .redis_scripts import SCRIPTS, UPDATE_OUTCOMES
 
@@ -164,7 +167,7 @@ class RedisKeys:
         return f"{self.prefix}lease:{task_id}"
 
 
-class RedisTaskStore:
+class RedisTaskStore(RedisJobs):
     """A ``TaskStore`` shared by every replica that points at the same Redis.
 
     ``url`` is a redis-py URL (``redis://host:port/db``, ``rediss://`` for TLS,
@@ -579,15 +582,20 @@ class RedisTaskStore:
 
     async def hold_leases(
         self, task_ids: Sequence[str], holder: str, lease_ms: int
-    ) -> None:
-        """Take or renew the leases on ``task_ids`` for ``lease_ms`` milliseconds."""
+    ) -> list[str]:
+        """Take or renew the leases on ``task_ids`` for ``lease_ms`` milliseconds,
+        except where another run holds the task; return those tasks (see
+        ``ReplicaStore.hold_leases``). One script, so no claim slips in between."""
         if not task_ids:
-            return
+            return []
+        keys: list[str] = []
+        for task_id in task_ids:
+            keys += [self._keys.lease(task_id), self._job_key(task_id)]
         with self._reaching():
-            pipe = self._redis().pipeline(transaction=False)
-            for task_id in task_ids:
-                pipe.set(self._keys.lease(task_id), holder, px=lease_ms)
-            await pipe.execute()
+            lost: list[int] = await self._job_script(
+                "hold", keys, [holder, str(lease_ms)]
+            )
+        return [task_ids[int(position) - 1] for position in lost]
 
     async def leased(self, task_ids: Sequence[str]) -> list[bool]:
         """For each task, whether its lease key still exists."""
@@ -615,6 +623,10 @@ class RedisTaskStore:
 
 
 if TYPE_CHECKING:
+    from .jobs import JobStore
+
+    _JOB_CHECK: type[JobStore] = RedisTaskStore
+    """Static check that ``RedisTaskStore`` satisfies the ``JobStore`` protocol."""
     _REPLICA_CHECK: type[ReplicaStore] = RedisTaskStore
     """Static check that ``RedisTaskStore`` satisfies the ``ReplicaStore`` protocol."""
     _PROTOCOL_CHECK: type[TaskStore] = RedisTaskStore

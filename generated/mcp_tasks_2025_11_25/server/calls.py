@@ -76,10 +76,10 @@ class ToolCalls:
             return self.host.views.complete(result)
         record = await self.host.lifecycle.new_task(tool, call.principal, ttl)
         ctx.task_id = record.task_id
-        self.host.lifecycle.contexts[record.task_id] = ctx
         if ctx.session is not None:  # it gets the task's status notifications
             self.host.notifications.task_sessions[record.task_id] = ctx.session
-        self.host.lifecycle.spawn(record, self.work(record.task_id, ctx, values))
+        # in process by default (``Lifecycle.spawn`` of ``work``); see server.executor
+        await self.host.executor.launch(self.host, record, ctx, arguments, values)
         within_ms = self.answer_within_ms(tool)
         if within_ms > 0:
             answer = await self.answer_inline(record, ctx, within_ms)

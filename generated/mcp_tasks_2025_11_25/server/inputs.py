@@ -417,8 +417,11 @@ class InputRequests:
             stored = {**record.answers, **answered}
             return {"status": status, "input_requests": remaining, "answers": stored}
 
-        if await self.host.lifecycle.mutate(task_id, answer) is None:
+        updated = await self.host.lifecycle.mutate(task_id, answer)
+        if updated is None:
             answered.clear()
+        else:  # a remote executor queues a task whose run ended to wait for them
+            await self.host.executor.answered(self.host, updated)
         if self.deliver_answers(task_id, answered):
             # some waiting worker runs on another replica
             await self.host.replicas.signal("answers", task_id, answers=answered)

@@ -48,17 +48,25 @@ from .base import TaskStore as TaskStore
 from .base import TransitionStore as TransitionStore
 from .base import UsageStore as UsageStore
 from .codec import kept_bytes as kept_bytes
+from .jobs import Claim as Claim
+from .jobs import Job as Job
+from .jobs import JobStore as JobStore
+from .jobs import SharedJobStore as SharedJobStore
 from .memory import InMemoryTaskStore as InMemoryTaskStore
 from .sqlite import SQLiteTaskStore as SQLiteTaskStore
 
 __all__ = [
     "TERMINAL_STATUSES",
     "BatchTransitionStore",
+    "Claim",
     "InMemoryTaskStore",
+    "Job",
+    "JobStore",
     "LimitExceeded",
     "Quota",
     "ReplicaStore",
     "SQLiteTaskStore",
+    "SharedJobStore",
     "Signal",
     "SignalHandler",
     "StoreUnavailable",

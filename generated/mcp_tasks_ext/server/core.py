@@ -29,6 +29,7 @@ from ..stores import (
 )
 from .calls import ToolCalls
 from .dispatch import Dispatcher, Route
+from .executor import Executor, InProcessExecutor
 from .info import (
     AuditEvent,
     AuditHook,
@@ -75,7 +76,8 @@ class TaskServerCore(ToolRegistrar):
     ``True`` also a Tasks request (``tasks/get``, ...) without ``Mcp-Name``; ``False``
     none (for clients older than the headers). ``enable_list``
     (default: whether ``authenticate`` is set) and ``page_size`` serve the list role
-    (``tasks/list``) wherever the schema has it.
+    (``tasks/list``) wherever the schema has it. ``executor`` runs the tools of tasks
+    (default ``InProcessExecutor``: in this process; see ``server.executor``).
     """
 
     tables: ClassVar[RevisionTables]
@@ -108,6 +110,7 @@ class TaskServerCore(ToolRegistrar):
         max_sessions_per_client: int = 64,
         session_idle_s: float = 3_600.0,
         require_routing_headers: RoutingHeaders = "core",
+        executor: Executor | None = None,
     ) -> None:
         """Configure the server (see the class docstring of the revision's server for
         the options); nothing runs until :meth:`start`."""
@@ -154,6 +157,13 @@ class TaskServerCore(ToolRegistrar):
         self.calls = ToolCalls(self)
         self.roles = TaskRoles(self)
         self.dispatcher = Dispatcher(self, rate_limiter)
+        self.executor: Executor = (
+            executor if executor is not None else InProcessExecutor()
+        )
+        """Runs the tools of this server's tasks: in this process (the default), or
+        in worker processes (``server.celery_executor.CeleryExecutor``); see
+        ``server.executor``."""
+        self.executor.bind(self)
         self.setup()
 
     def setup(self) -> None:
@@ -246,6 +256,7 @@ class TaskServerCore(ToolRegistrar):
         new state to whoever hears of it (``Notifications.published``)."""
         self.inputs.changed(record.task_id)
         self.roles.changed(record.task_id)
+        await self.executor.published(self, record)  # before the session is dropped
         await self.notifications.published(record)
 
     async def handle(

@@ -290,8 +290,12 @@ class ReplicaStore(Protocol):
 
     async def hold_leases(
         self, task_ids: Sequence[str], holder: str, lease_ms: int
-    ) -> None:
-        """Take or renew the leases on ``task_ids`` for ``lease_ms`` milliseconds."""
+    ) -> list[str]:
+        """Take or renew the leases on ``task_ids`` for ``lease_ms`` milliseconds;
+        return the tasks among them that another run holds now, whose leases are
+        left alone: another holder's lease, or a lapsed lease on a task an executor
+        queued again (``server.executor``: a stalled worker's task, run elsewhere).
+        Their runs here must stop."""
         ...
 
     async def leased(self, task_ids: Sequence[str]) -> list[bool]:

@@ -28,6 +28,7 @@ from typing_extensions import Unpack
 
 from ..stores import SQLiteTaskStore, TaskStore
 from .core import TaskServerCore
+from .executor import Executor
 from .info import AuditHook, Authenticate, Emit, RequestInfo, RoutingHeaders
 from .limits import Limits, RateLimiter
 from .tools import Tool, ToolRegistrar
@@ -53,6 +54,7 @@ class ServerOptions(TypedDict, total=False):
     max_sessions_per_client: int
     session_idle_s: float
     require_routing_headers: RoutingHeaders
+    executor: Executor | None
 
 
 class DualServer(ToolRegistrar):

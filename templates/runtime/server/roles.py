@@ -128,8 +128,9 @@ class TaskRoles:
             )
             self.host.lifecycle.stop_worker(record.task_id)
             if cancelled is not None and ctx is None:
-                # the worker may run on another replica
+                # the worker may run on another replica, or an executor's worker
                 await self.host.replicas.signal("cancel", record.task_id)
+                await self.host.executor.cancel(record.task_id)
         return await self.cancel_result(cancelled, record, call.principal)
 
     async def tasks_list(self, call: Call) -> dict[str, Any]:

@@ -1,0 +1,129 @@
+"""The official conformance suite's ``tasks-*`` scenarios against the dual example
+server whose tools run on Celery workers (``examples/server.py --redis URL --executor
+celery:examples.celery_app``, two ``celery -A examples.celery_app worker`` processes,
+one Redis as broker and task store).
+
+Every check must pass except those the suite itself marks ``SKIPPED``, as for the
+in-process servers (``test_interop_conformance``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.peers import CONFORMANCE_TASK_SCENARIOS, require, run_conformance
+from tests.support.procs import free_port, run_server, start_redis
+from tests.support.waiting import until_sync
+
+pytest.importorskip("celery")
+
+ROOT = Path(__file__).resolve().parents[2]
+ACCEPTED = {"SUCCESS", "SKIPPED", "INFO"}
+
+
+@pytest.fixture(scope="module")
+def celery_results(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, list[dict[str, Any]]]]:
+    """Checks of every tasks scenario, by name (run in parallel against one
+    front-end and two workers)."""
+    require("conformance")
+    work = tmp_path_factory.mktemp("conformance-celery")
+    with start_redis() as redis:
+        env = {**os.environ, "MCPTASKS_REDIS_URL": redis.url}
+        workers = []
+        for index in range(2):
+            log = open(work / f"worker{index}.log", "wb")  # noqa: SIM115
+            workers.append(
+                (
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-m",
+                            "celery",
+                            "-A",
+                            "examples.celery_app",
+                            "worker",
+                            "-c",
+                            "2",
+                            "-n",
+                            f"c{index}@%h",
+                            "--loglevel",
+                            "INFO",
+                            "--without-mingle",
+                            "--without-gossip",
+                        ],
+                        cwd=ROOT,
+                        env=env,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    ),
+                    log,
+                )
+            )
+        try:
+            for index in range(2):
+                path = work / f"worker{index}.log"
+                until_sync(
+                    lambda path=path: " ready." in path.read_text(errors="replace"),
+                    timeout=60,
+                    what="a celery worker is ready",
+                )
+            port = free_port()
+            cmd = [
+                sys.executable,
+                str(ROOT / "examples" / "server.py"),
+                "--port",
+                str(port),
+                "--redis",
+                redis.url,
+                "--executor",
+                "celery:examples.celery_app",
+            ]
+            with run_server(
+                cmd, port, url_path="/mcp", env=env, cwd=ROOT, timeout=30
+            ) as server:
+
+                def run(scenario: str) -> tuple[str, list[dict[str, Any]]]:
+                    out = work / scenario
+                    out.mkdir()
+                    proc = run_conformance(server.url, scenario, out)
+                    found = list(out.glob("*/checks.json"))
+                    assert found, (
+                        f"{scenario}: no checks.json\n{proc.stdout[-2000:]}"
+                        f"\n{proc.stderr[-2000:]}"
+                    )
+                    checks: list[dict[str, Any]] = json.loads(found[0].read_text())
+                    return scenario, checks
+
+                with ThreadPoolExecutor(max_workers=5) as pool:
+                    results = dict(pool.map(run, CONFORMANCE_TASK_SCENARIOS))
+                yield results
+        finally:
+            for proc, log in workers:
+                with suppress(ProcessLookupError):
+                    os.killpg(proc.pid, 9)
+                proc.wait(timeout=10)
+                log.close()
+
+
+@pytest.mark.parametrize("scenario", CONFORMANCE_TASK_SCENARIOS)
+def test_conformance_scenario_passes_with_celery_workers(
+    scenario: str, celery_results: dict[str, list[dict[str, Any]]]
+) -> None:
+    checks = celery_results[scenario]
+    failed = [c for c in checks if c["status"] not in ACCEPTED]
+    assert checks, f"{scenario} ran no checks"
+    assert not failed, json.dumps(failed, indent=2)[:4000]
