@@ -465,6 +465,31 @@ async def test_an_idempotent_tool_asking_for_input_holds_no_worker_while_it_wait
         assert dep.runs == {task_id: 3}
 
 
+async def test_an_answer_to_a_lost_run_s_question_is_kept_for_the_next_run(
+    redis_server: RedisHandle,
+) -> None:
+    """The worker dies after its run showed the question and before it parked the
+    job: the lease check queues the job again, and the answer that comes while it is
+    queued is kept for the next run, which does not ask it again."""
+    async with deployment(redis_server) as dep:
+        task_id = await create(dep, "ask_twice")
+        assert await dep.deliver() == ["input"]
+        store = dep.front.store
+        assert isinstance(store, RedisTaskStore)
+        # as if the run had died before park_job: running, its lease lapsed
+        await store._redis().hset(store._job_key(task_id), "state", "running")
+        assert await dep.front.fail_lost_tasks() == []  # queued again
+        assert dep.executor.submitted.count(task_id) == 2
+        first = await answer(dep, task_id, "Ada")
+        assert dep.executor.submitted.count(task_id) == 2  # queued already
+        assert await dep.deliver() == ["input"]
+        second = await answer(dep, task_id, "Bob")
+        assert second != first  # the first question was not asked again
+        assert await dep.deliver() == ["ran"]
+        done = await result(dep.front, "tasks/get", taskId=task_id)
+        assert done["result"]["content"][0]["text"] == "Ada and Bob"
+
+
 async def test_answers_that_come_before_the_run_ends_queue_it_as_it_ends(
     redis_server: RedisHandle,
 ) -> None:

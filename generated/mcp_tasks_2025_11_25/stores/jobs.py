@@ -118,8 +118,9 @@ class JobStore(Protocol):
     async def resume_job(self, task_id: str, answers: dict[str, Any]) -> bool:
         """Queue a ``waiting`` job again with ``answers`` (JSON, by key) added to its
         ``answers``; a job whose run has yet to end (``park_job``) keeps them and is
-        queued as it ends. Returns whether this call queued it (once, however many
-        replicas try): then the caller submits it."""
+        queued as it ends, and a job queued already (its worker was lost after it
+        asked) keeps them for its next run. Returns whether this call queued it (once,
+        however many replicas try): then the caller submits it."""
         ...
 
     async def drop_job(self, task_id: str) -> None:

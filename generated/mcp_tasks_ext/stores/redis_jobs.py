@@ -114,12 +114,19 @@ _RESUME = """
 -- ARGV: every answer (a JSON object: the stored ones and the new), now (unix ms),
 --       the attempt the answers were read at
 local stored = redis.call('HMGET', KEYS[1], 'state', 'attempt')
-if tonumber(stored[2]) ~= tonumber(ARGV[3]) then
+if not stored[1] then
     return 0
+end
+if tonumber(stored[2]) ~= tonumber(ARGV[3]) then
+    return -1  -- a run began or ended since the answers were read: read again
 end
 if stored[1] == 'running' then  -- its run has yet to end (park_job queues it)
     redis.call('HSET', KEYS[1], 'answers', ARGV[1], 'resume', '1')
     return 2
+end
+if stored[1] == 'queued' then  -- queued already (its lost run's lease lapsed)
+    redis.call('HSET', KEYS[1], 'answers', ARGV[1])
+    return 3
 end
 if stored[1] ~= 'waiting' then
     return 0
@@ -303,18 +310,20 @@ class RedisJobs:
     async def resume_job(self, task_id: str, answers: dict[str, Any]) -> bool:
         """Queue a waiting job again with ``answers`` (see
         ``JobStore.resume_job``)."""
-        job = await self.get_job(task_id)
-        if job is None or job.state not in ("waiting", "running"):
-            return False
-        every = {**job.answers, **answers}
-        body = json.dumps(every, separators=(",", ":"), allow_nan=False)
-        with self._reaching():
-            done = await self._job_script(
-                "resume",
-                [self._job_key(task_id)],
-                [body, str(math.floor(time.time() * 1000)), str(job.attempt)],
-            )
-        return int(done) == 1
+        while True:  # again while runs begin or end between the read and the script
+            job = await self.get_job(task_id)
+            if job is None or job.state not in ("waiting", "running", "queued"):
+                return False
+            every = {**job.answers, **answers}
+            body = json.dumps(every, separators=(",", ":"), allow_nan=False)
+            with self._reaching():
+                done = await self._job_script(
+                    "resume",
+                    [self._job_key(task_id)],
+                    [body, str(math.floor(time.time() * 1000)), str(job.attempt)],
+                )
+            if int(done) != -1:
+                return int(done) == 1
 
     async def drop_job(self, task_id: str) -> None:
         """Forget the job of a task that ended."""
