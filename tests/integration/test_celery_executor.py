@@ -16,7 +16,9 @@ tool's without holding a worker while it waits; cancel stops a
 running task within a second; kill -9 of a worker child or of a whole worker mid-task
 runs an idempotent tool again once and fails any other tool saying the worker was
 lost, within the lease time; a task three times longer than the broker's visibility
-timeout runs once; a front-end shut down leaves its tasks running; a Redis restart
+timeout runs once; every worker killed while an idempotent tool waits for input, the
+answer (through another front-end, or on the 2025-11-25 session) kept and the question
+asked once; a front-end shut down leaves its tasks running; a Redis restart
 mid-task loses nothing and runs nothing twice; a typed tool runs on a worker; a
 2025-11-25 task's progress reaches its client.
 """
@@ -561,6 +563,41 @@ async def test_an_answer_through_another_front_end_after_the_worker_died_is_kept
         lambda: "ran" in pool.outcomes(task_id), timeout=10, what="the rerun's log"
     )
     assert pool.outcomes(task_id) == ["input", "ran"], pool.outcomes(task_id)
+
+
+async def test_a_2025_answer_after_every_worker_died_is_kept(
+    front: ServerHandle, pool: Pool
+) -> None:
+    """Done-when (d) for 2025-11-25, whose sessions live in one front-end: the worker
+    running ``ask_name`` (idempotent) asks through the front-end holding the session;
+    every worker is killed while the user thinks (in the client's handler), then one
+    is started again. The answer the client sends is kept, the tool runs again with it
+    and the user is asked once."""
+    pool.ensure()
+    asked: list[Any] = []
+    before = pool.logs().count(": input")
+
+    async def answer(context: Any) -> dict[str, Any]:
+        asked.append(context)
+        until_sync(  # the run ended with the question: the task waits, no worker
+            lambda: pool.logs().count(": input") == before + 1,
+            timeout=10,
+            what="the run ended with the question",
+        )
+        for worker in pool.workers:
+            worker.kill9()
+        pool.ensure(1)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    async with TasksClient(
+        front.url,
+        revision="2025-11-25",
+        store=MemoryTaskIdStore(),
+        elicitation_handler=answer,
+    ) as client:
+        done: Any = await client.call_tool("ask_name", {}, timeout=60)
+    assert wire(done)["content"][0]["text"] == "hello Ada"
+    assert len(asked) == 1
 
 
 async def test_a_redis_restart_mid_task_loses_nothing_and_runs_nothing_twice(
