@@ -57,13 +57,15 @@ class TaskViews:
     def created(self, record: TaskRecord, tool: Tool) -> dict[str, Any]:
         """The create result of a new task, as the schema's model has it: the task
         under ``task`` or its fields inline, and the tool's ``immediate_response`` in
-        ``_meta`` where the schema has that key."""
+        ``_meta`` where the schema has that key. Its polling hint is a new task's
+        (``Limits.first_poll_interval_ms``), however long the store took to write it.
+        """
         tables = self.host.tables
         model = tables.create_result
         created: dict[str, Any] = (
-            {"task": self.model(record)}
+            {"task": self.model(record, new=True)}
             if "task" in model.model_fields
-            else self.values(record)
+            else self.values(record, new=True)
         )
         immediate = tables.meta_keys.get("MODEL_IMMEDIATE_RESPONSE")
         if immediate is not None and tool.immediate_response is not None:
@@ -88,18 +90,20 @@ class TaskViews:
             payload["error"] = record.error or fallback
         return payload
 
-    def model(self, record: TaskRecord) -> TaskState:
-        """The record as the generated model of its status (``TASK_BY_STATUS``)."""
-        values = self.values(record)
+    def model(self, record: TaskRecord, *, new: bool = False) -> TaskState:
+        """The record as the generated model of its status (``TASK_BY_STATUS``);
+        ``new``: with a new task's polling hint (``poll_hint``)."""
+        values = self.values(record, new=new)
         values.update(self.status_payload(record))
         model = self.host.tables.task_by_status[record.status]
         return cast(TaskState, model.model_validate(values))
 
-    def values(self, record: TaskRecord) -> dict[str, Any]:
+    def values(self, record: TaskRecord, *, new: bool = False) -> dict[str, Any]:
         """The task fields of a record by attribute name, for a generated task model.
 
         The fields the runtime manages, and the ``TaskFields`` tool code set
-        (``record.extra``, by wire name, which the models accept as well).
+        (``record.extra``, by wire name, which the models accept as well); ``new``:
+        with a new task's polling hint (``poll_hint``).
         """
         key, status, message, created, updated, ttl, poll = self.host.tables.task_fields
         values: dict[str, Any] = {
@@ -112,16 +116,17 @@ class TaskViews:
         if record.status_message is not None:
             values[message] = record.status_message
         if record.poll_interval_ms is not None:
-            values[poll] = self.poll_hint(record)
+            values[poll] = self.poll_hint(record, new=new)
         values.update(record.extra)
         return values
 
-    def poll_hint(self, record: TaskRecord) -> int | None:
+    def poll_hint(self, record: TaskRecord, *, new: bool = False) -> int | None:
         """The polling hint of the record now: ``Limits.poll_interval_at`` its age
-        while it is live, the longest (stored) hint once it is terminal."""
+        while it is live (``new``: age 0, the hint of the create result), the
+        longest (stored) hint once it is terminal."""
         if record.is_terminal:
             return record.poll_interval_ms
-        age_ms = (time.time() - record.created_at) * 1000
+        age_ms = 0.0 if new else (time.time() - record.created_at) * 1000
         return self.host.limits.poll_interval_at(age_ms, record.poll_interval_ms)
 
     def wire(self, record: TaskRecord) -> dict[str, Any]:

@@ -318,6 +318,26 @@ async def test_create_is_durable_before_response(tmp_path: Path) -> None:
         assert (await h.get(created["taskId"]))["taskId"] == created["taskId"]
 
 
+class SlowWrites(InMemoryTaskStore):
+    """A memory store whose creates take 60 ms, as a busy disk's might."""
+
+    async def create(self, record: Any, **options: Any) -> Any:
+        await asyncio.sleep(0.06)  # the write's own time, not a wait for an event
+        return await super().create(record, **options)
+
+
+async def test_the_create_result_has_a_new_task_s_hint_however_slow_the_store() -> None:
+    """``first_poll_interval_ms`` is the hint of a new task: the create result has it
+    even when the store took long enough to write the task that its age would give
+    more (it gave 100 here, the longest, and 11 with the memory store on a loaded
+    machine)."""
+    async with running(store=SlowWrites()) as h:
+        created = await h.start_task("gated")
+        assert created["pollIntervalMs"] == 5
+        got = await h.get(created["taskId"])
+        assert got["pollIntervalMs"] >= 5  # from here on it grows with the age
+
+
 async def test_create_task_result_is_flat_with_required_fields() -> None:
     """Digest D.2.5: create task result is flat with required fields."""
     async with running() as h:
