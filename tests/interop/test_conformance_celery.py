@@ -14,14 +14,17 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.peers import CONFORMANCE_TASK_SCENARIOS, require, run_conformance
+from tests.support.peers import (
+    CONFORMANCE_TASK_SCENARIOS,
+    conformance_checks,
+    require,
+)
 from tests.support.procs import free_port, run_server, start_redis
 from tests.support.waiting import until_sync
 
@@ -95,22 +98,7 @@ def celery_results(
             with run_server(
                 cmd, port, url_path="/mcp", env=env, cwd=ROOT, timeout=30
             ) as server:
-
-                def run(scenario: str) -> tuple[str, list[dict[str, Any]]]:
-                    out = work / scenario
-                    out.mkdir()
-                    proc = run_conformance(server.url, scenario, out)
-                    found = list(out.glob("*/checks.json"))
-                    assert found, (
-                        f"{scenario}: no checks.json\n{proc.stdout[-2000:]}"
-                        f"\n{proc.stderr[-2000:]}"
-                    )
-                    checks: list[dict[str, Any]] = json.loads(found[0].read_text())
-                    return scenario, checks
-
-                with ThreadPoolExecutor(max_workers=5) as pool:
-                    results = dict(pool.map(run, CONFORMANCE_TASK_SCENARIOS))
-                yield results
+                yield conformance_checks(server.url, CONFORMANCE_TASK_SCENARIOS, work)
         finally:
             for proc, log in workers:
                 with suppress(ProcessLookupError):

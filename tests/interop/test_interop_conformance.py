@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,8 @@ from tests.support import peers
 from tests.support.peers import (
     CONFORMANCE_HTTP_SCENARIOS,
     CONFORMANCE_TASK_SCENARIOS,
+    conformance_checks,
     require,
-    run_conformance,
 )
 from tests.support.procs import ServerHandle, free_port, run_server
 from tests.support.servers import EXAMPLES, example_server
@@ -104,22 +103,7 @@ def conformance_results(
     kind: str = request.param
     work = tmp_path_factory.mktemp(f"conformance-{kind}")
     with _server(kind, work / "tasks.sqlite3") as server:
-
-        def run(scenario: str) -> tuple[str, list[dict[str, Any]]]:
-            out = work / scenario
-            out.mkdir()
-            proc = run_conformance(server.url, scenario, out)
-            found = list(out.glob("*/checks.json"))
-            assert found, (
-                f"{scenario}: no"
-                f" checks.json\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-            )
-            checks: list[dict[str, Any]] = json.loads(found[0].read_text())
-            return scenario, checks
-
-        with ThreadPoolExecutor(max_workers=5) as pool:
-            results = dict(pool.map(run, SCENARIOS))
-        yield results
+        yield conformance_checks(server.url, SCENARIOS, work)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

@@ -26,7 +26,8 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -340,3 +341,26 @@ def run_conformance(
         stdin=subprocess.DEVNULL,
         env={**os.environ, "NO_COLOR": "1"},
     )
+
+
+def conformance_checks(
+    url: str, scenarios: Sequence[str], work: Path
+) -> dict[str, list[dict[str, Any]]]:
+    """Run the conformance ``scenarios`` against ``url``, five at a time, each into
+    its own folder under ``work``; each scenario's ``checks.json``, by scenario. A
+    scenario that wrote none fails with the suite's output."""
+
+    def run(scenario: str) -> tuple[str, list[dict[str, Any]]]:
+        out = work / scenario
+        out.mkdir()
+        proc = run_conformance(url, scenario, out)
+        found = list(out.glob("*/checks.json"))
+        assert found, (
+            f"{scenario}: no checks.json\n{proc.stdout[-2000:]}"
+            f"\n{proc.stderr[-2000:]}"
+        )
+        checks: list[dict[str, Any]] = json.loads(found[0].read_text())
+        return scenario, checks
+
+    with ThreadPoolExecutor(max_workers=5) as pool:
+        return dict(pool.map(run, scenarios))
