@@ -47,6 +47,7 @@ from mcp_tasks.task_ids import MemoryTaskIdStore
 from tests.support.procs import (
     RedisHandle,
     ServerHandle,
+    celery_worker_command,
     free_port,
     run_server,
     start_redis,
@@ -130,22 +131,7 @@ class Worker:
         self.log_path = log_dir / f"{name}.log"
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "examples.celery_app",
-                    "worker",
-                    "-c",
-                    "1",
-                    "-n",
-                    f"{name}@%h",
-                    "--loglevel",
-                    "INFO",
-                    "--without-mingle",
-                    "--without-gossip",
-                ],
+                celery_worker_command(name, 1),
                 cwd=ROOT,
                 env={**os.environ, **environment(redis)},
                 stdin=subprocess.DEVNULL,

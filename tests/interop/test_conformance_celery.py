@@ -25,7 +25,12 @@ from tests.support.peers import (
     conformance_checks,
     require,
 )
-from tests.support.procs import free_port, run_server, start_redis
+from tests.support.procs import (
+    celery_worker_command,
+    free_port,
+    run_server,
+    start_redis,
+)
 from tests.support.waiting import until_sync
 
 pytest.importorskip("celery")
@@ -50,22 +55,7 @@ def celery_results(
             workers.append(
                 (
                     subprocess.Popen(
-                        [
-                            sys.executable,
-                            "-m",
-                            "celery",
-                            "-A",
-                            "examples.celery_app",
-                            "worker",
-                            "-c",
-                            "2",
-                            "-n",
-                            f"c{index}@%h",
-                            "--loglevel",
-                            "INFO",
-                            "--without-mingle",
-                            "--without-gossip",
-                        ],
+                        celery_worker_command(f"c{index}", 2),
                         cwd=ROOT,
                         env=env,
                         stdin=subprocess.DEVNULL,

@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -314,3 +315,25 @@ def start_redis(
         if handle.proc is not None:
             handle.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def celery_worker_command(name: str, concurrency: int) -> list[str]:
+    """The command of a ``celery -A examples.celery_app worker`` named ``name`` with
+    ``concurrency`` prefork processes, run from the repository root as the docs say
+    (no mingle or gossip: the tests' workers need not know each other)."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "examples.celery_app",
+        "worker",
+        "-c",
+        str(concurrency),
+        "-n",
+        f"{name}@%h",
+        "--loglevel",
+        "INFO",
+        "--without-mingle",
+        "--without-gossip",
+    ]
