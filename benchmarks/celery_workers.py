@@ -243,6 +243,14 @@ def example(redis_url: str, *extra: str) -> tuple[list[str], int]:
         redis_url,
         "--poll-interval-ms",
         "50",
+        # one principal keeps every task of the run (the default limits stop it at
+        # 1,000 finished tasks, which the throughput runs pass)
+        "--max-finished-tasks",
+        "1000000",
+        "--max-tasks",
+        "none",
+        "--max-stored-bytes",
+        str(4 << 30),
         *extra,
     ]
     return cmd, port
