@@ -38,6 +38,8 @@ class Exchange:
     """When it arrived, among everything the checker received (0: no answer yet)."""
     via: str = ""
     """The client that sent or received it (``other``: the second principal's)."""
+    sent: int = 0
+    """When it was sent, on the clock of ``seq`` (0: a message received)."""
 
     def to_wire(self) -> dict[str, Any]:
         """The exchange as JSON: ``request`` (or ``received``) and ``response``."""

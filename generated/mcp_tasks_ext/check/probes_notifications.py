@@ -200,24 +200,30 @@ def _cancelled_by_request(s: Session, task_id: str) -> bool:
 
 
 def _cancelled_after_seen(s: Session, said: dict[str, Any], get: Exchange) -> bool:
-    """Whether, before ``get`` was sent, a ``tasks/get`` of the checker saw the task in
-    the terminal status the notification ``said`` and the checker then sent its own
-    ``tasks/cancel`` of it (``terminal.final`` cancels finished tasks). A server that
-    changes the status then breaks ``terminal.final``; a notification that arrived
-    after that cancel, whose ``tasks/get`` sees the change, is not wrong for it."""
+    """Whether the checker sent its own ``tasks/cancel`` of the task before ``get`` was
+    answered, after a ``tasks/get`` of its had seen the task in the terminal status
+    the notification ``said`` (``terminal.final`` cancels finished tasks). A server
+    that changes the status then breaks ``terminal.final``; a notification whose
+    ``tasks/get`` sees that change (sent before the cancel or after, answered after
+    it) is not wrong for it."""
     task_id, status = said.get(s.field(0)), _status(said, s)
     get_method, cancel = s.tables.roles.get("get"), s.tables.roles.get("cancel")
-    seen = False
-    for exchange in s.log:
-        if exchange is get:
-            return False
-        if exchange.incoming or exchange.params.get(s.field(0)) != task_id:
-            continue
-        if exchange.method == get_method and exchange.result is not None:
-            seen = seen or _status(exchange.result, s) == status
-        elif exchange.method == cancel and seen and exchange.via != "other":
-            return True
-    return False
+    mine = [
+        e
+        for e in s.log
+        if not e.incoming and e.via != "other" and e.params.get(s.field(0)) == task_id
+    ]
+    seen = [
+        e.seq
+        for e in mine
+        if e.method == get_method
+        and e.result is not None
+        and _status(e.result, s) == status
+    ]
+    return any(
+        e.method == cancel and e.sent < get.seq and any(t < e.sent for t in seen)
+        for e in mine
+    )
 
 
 def _agree(s: Session, notification: Exchange, get: Exchange) -> None:

@@ -76,6 +76,7 @@ class _Recorder:
         self, request_id: RequestId, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
         exchange = Exchange(method, params, via=self.via)
+        exchange.sent = next(self.arrivals)
         self.log.append(exchange)
         try:
             exchange.result = await self.inner.request(request_id, method, params)
