@@ -39,17 +39,19 @@ WAIT_S = 10.0
 
 
 class InProcess:
-    """A started server whose ``ask`` tool elicits once ``release`` is set."""
+    """A started server whose ``ask`` tool elicits once ``release`` is set, and one
+    session of ``principal`` (None: anonymous) that the calls go through."""
 
-    def __init__(self) -> None:
+    def __init__(self, principal: str | None = None) -> None:
         self.server = TasksServer(
             "get-stream",
             store=InMemoryTaskStore(),
             limits=Limits(sweep_interval_s=3600),
         )
         self.release = asyncio.Event()
-        self.session: Session = self.server.open_session()
-        self.info = RequestInfo(session_id=self.session.id)
+        self.principal = principal
+        self.session: Session = self.open_session()
+        self.info = RequestInfo(principal=principal, session_id=self.session.id)
         self._ids = 0
 
         @self.server.tool()
@@ -80,10 +82,20 @@ class InProcess:
         task_id: str = created["task"]["taskId"]
         return task_id
 
-    def open_get_stream(self) -> asyncio.Queue[dict[str, Any] | None]:
-        """What the HTTP app does when a GET stream opens."""
-        stream = self.session.open_stream()
-        self.server.stream_opened(self.session, stream)
+    def open_session(self) -> Session:
+        """Another session of the harness's principal (anonymous: its own)."""
+        if self.principal is None:
+            return self.server.open_session()
+        return self.server.open_session(f"principal:{self.principal}", self.principal)
+
+    def open_get_stream(
+        self, session: Session | None = None
+    ) -> asyncio.Queue[dict[str, Any] | None]:
+        """What the HTTP app does when a GET stream of ``session`` (default: the
+        harness's) opens."""
+        session = session or self.session
+        stream = session.open_stream()
+        self.server.stream_opened(session, stream)
         return stream
 
     async def answer(self, request: dict[str, Any]) -> None:
@@ -103,9 +115,9 @@ class InProcess:
 
 
 @asynccontextmanager
-async def in_process() -> AsyncIterator[InProcess]:
+async def in_process(principal: str | None = None) -> AsyncIterator[InProcess]:
     """A started ``InProcess`` server, closed afterwards."""
-    harness = InProcess()
+    harness = InProcess(principal)
     async with harness.server:
         yield harness
     harness.release.set()
@@ -301,60 +313,22 @@ async def test_a_streamless_session_s_requests_go_to_another_of_its_principal() 
     the task asks now goes out on the open GET stream of another session of the same
     principal, whose answer completes the task; another principal's stream stays empty.
     """
-    server = TasksServer(
-        "principal-streams",
-        store=InMemoryTaskStore(),
-        limits=Limits(sweep_interval_s=3600),
-    )
-    release = asyncio.Event()
-
-    @server.tool()
-    async def ask(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        await release.wait()
-        answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
-        return f"answer {answer['action']}"
-
-    async with server:
-        first = server.open_session("principal:R", "R")
-        second = server.open_session("principal:R", "R")
-        stranger = server.open_session("principal:S", "S")
-        in_first = RequestInfo(principal="R", session_id=first.id)
+    async with in_process(principal="R") as h:
+        second = h.open_session()
+        stranger = h.server.open_session("principal:S", "S")
         in_second = RequestInfo(principal="R", session_id=second.id)
-        result_of(
-            await server.handle(
-                message_2025(
-                    "initialize",
-                    {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {"elicitation": {}},
-                        "clientInfo": {"name": "first", "version": "0"},
-                    },
-                ),
-                in_first,
-            )
-        )
-        created = result_of(
-            await server.handle(
-                message_2025("tools/call", {"name": "ask", "task": {}}, request_id=2),
-                in_first,
-            )
-        )
-        task_id = created["task"]["taskId"]
-        theirs = stranger.open_stream()
-        server.stream_opened(stranger, theirs)
-        ours = second.open_stream()
-        server.stream_opened(second, ours)
-        release.set()
+        task_id = await h.start_ask()
+        theirs = h.open_get_stream(stranger)
+        ours = h.open_get_stream(second)
+        h.release.set()
         request = await next_request(ours)
         assert request["params"]["_meta"] == {RELATED: {"taskId": task_id}}
         reply = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept"}}
-        assert await server.handle(reply, in_second) is None
+        assert await h.server.handle(reply, in_second) is None
 
         async def completed() -> bool:
-            got = await server.handle(
-                message_2025("tasks/get", {"taskId": task_id}, request_id=3), in_first
-            )
-            return result_of(got)["status"] == "completed"
+            got = await h.call("tasks/get", {"taskId": task_id})
+            return got["status"] == "completed"
 
         await until(completed, timeout=WAIT_S, what="the task completed")
     assert requests_in(theirs) == []
@@ -366,52 +340,15 @@ async def test_another_session_of_the_principal_waits_while_the_task_holds_it() 
     session's open GET stream, so the other client's GET stream, opened afterwards,
     does not carry it too (its user would be asked a stranger's question). Once the
     task's stream closes unanswered, a new stream of the other session carries it."""
-    server = TasksServer(
-        "principal-streams",
-        store=InMemoryTaskStore(),
-        limits=Limits(sweep_interval_s=3600),
-    )
-    release = asyncio.Event()
-
-    @server.tool()
-    async def ask(ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        await release.wait()
-        answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
-        return f"answer {answer['action']}"
-
-    async with server:
-        first = server.open_session("principal:R", "R")
-        second = server.open_session("principal:R", "R")
-        in_first = RequestInfo(principal="R", session_id=first.id)
-        result_of(
-            await server.handle(
-                message_2025(
-                    "initialize",
-                    {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {"elicitation": {}},
-                        "clientInfo": {"name": "first", "version": "0"},
-                    },
-                ),
-                in_first,
-            )
-        )
-        created = result_of(
-            await server.handle(
-                message_2025("tools/call", {"name": "ask", "task": {}}, request_id=2),
-                in_first,
-            )
-        )
-        task_id = created["task"]["taskId"]
-        own = first.open_stream()
-        server.stream_opened(first, own)
-        release.set()
+    async with in_process(principal="R") as h:
+        second = h.open_session()
+        task_id = await h.start_ask()
+        own = h.open_get_stream()
+        h.release.set()
         request = await next_request(own)
-        other = second.open_stream()
-        server.stream_opened(second, other)
+        other = h.open_get_stream(second)
         assert requests_in(other) == []
-        server.stream_closed(first, first.close_stream(own))
-        again = second.open_stream()
-        server.stream_opened(second, again)
+        h.server.stream_closed(h.session, h.session.close_stream(own))
+        again = h.open_get_stream(second)
         assert requests_in(again) == [request]
         assert task_id == request["params"]["_meta"][RELATED]["taskId"]
