@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ..protocol import TERMINAL_STATUSES
 from .codec import text
 from .jobs import Claim, ClaimOutcome, Job
+from .redis_scripts import LUA_TERMINAL
 
 if TYPE_CHECKING:
     import contextlib
@@ -31,14 +31,6 @@ if TYPE_CHECKING:
     from .redis import RedisKeys
 
 __all__ = ["RedisJobs"]
-
-_LUA_TERMINAL = (
-    "local TERMINAL = {"
-    + ", ".join(
-        f"[{json.dumps(status)}] = true" for status in sorted(TERMINAL_STATUSES)
-    )
-    + "}\n"
-)
 
 _CLAIM = """
 -- KEYS: task hash, job hash, lease
@@ -160,7 +152,7 @@ return lost
 ``ReplicaStore.hold_leases``)."""
 
 JOB_SCRIPTS = {
-    "claim": _LUA_TERMINAL + _CLAIM,
+    "claim": LUA_TERMINAL + _CLAIM,
     "hold": _HOLD,
     "requeue": _REQUEUE,
     "park": _PARK,

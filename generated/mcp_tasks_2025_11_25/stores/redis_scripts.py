@@ -10,16 +10,17 @@ import json
 
 from ..protocol import TERMINAL_STATUSES
 
-__all__ = ["SCRIPTS", "UPDATE_OUTCOMES"]
+__all__ = ["LUA_TERMINAL", "SCRIPTS", "UPDATE_OUTCOMES"]
 
-_LUA_TERMINAL = (
+LUA_TERMINAL = (
     "local TERMINAL = {"
     + ", ".join(
         f"[{json.dumps(status)}] = true" for status in sorted(TERMINAL_STATUSES)
     )
     + "}\n"
 )
-"""A Lua table naming the terminal statuses, shared by the scripts below."""
+"""A Lua table naming the terminal statuses, shared by the scripts below and the job
+scripts (``redis_jobs``)."""
 
 _CREATE = """
 -- KEYS: task hash, seq counter, owner-tasks, owner-active, unfinished, expiry,
@@ -169,8 +170,8 @@ return redis.call(
 """Members of a sorted set by score, as a flat ``member, score, ...`` list."""
 
 SCRIPTS = {
-    "create": _LUA_TERMINAL + _CREATE,
-    "update": _LUA_TERMINAL + _UPDATE,
+    "create": LUA_TERMINAL + _CREATE,
+    "update": LUA_TERMINAL + _UPDATE,
     "delete": _DELETE,
     "range": _RANGE,
 }
