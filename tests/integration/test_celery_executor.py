@@ -30,7 +30,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -47,6 +46,7 @@ from mcp_tasks.task_ids import MemoryTaskIdStore
 from tests.support.procs import (
     RedisHandle,
     ServerHandle,
+    celery_front_end_command,
     celery_worker_command,
     free_port,
     run_server,
@@ -92,20 +92,7 @@ def environment(redis: RedisHandle) -> dict[str, str]:
 def front_end(redis: RedisHandle) -> Iterator[ServerHandle]:
     """``examples/server.py`` running its tools on Celery workers."""
     port = free_port()
-    cmd = [
-        sys.executable,
-        str(ROOT / "examples" / "server.py"),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--redis",
-        redis.url,
-        "--executor",
-        "celery:examples.celery_app",
-        "--lease-s",
-        str(LEASE_S),
-    ]
+    cmd = celery_front_end_command(port, redis.url, "--lease-s", str(LEASE_S))
     with run_server(
         cmd,
         port,
@@ -439,22 +426,7 @@ async def test_a_front_end_shut_down_leaves_its_tasks_running_on_workers(
     redis_server: RedisHandle, front: ServerHandle, pool: Pool
 ) -> None:
     pool.ensure()
-    port = free_port()
-    cmd = [
-        sys.executable,
-        str(ROOT / "examples" / "server.py"),
-        "--port",
-        str(port),
-        "--redis",
-        redis_server.url,
-        "--executor",
-        "celery:examples.celery_app",
-        "--lease-s",
-        str(LEASE_S),
-    ]
-    with run_server(
-        cmd, port, url_path="/mcp", env=environment(redis_server), cwd=ROOT
-    ) as other:
+    with front_end(redis_server) as other:
         task_id = await create(other, "slow_compute", seconds=2, label="left")
         await running(other, pool, task_id)
         other.terminate()

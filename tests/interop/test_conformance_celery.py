@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -26,6 +25,7 @@ from tests.support.peers import (
     require,
 )
 from tests.support.procs import (
+    celery_front_end_command,
     celery_worker_command,
     free_port,
     run_server,
@@ -75,16 +75,7 @@ def celery_results(
                     what="a celery worker is ready",
                 )
             port = free_port()
-            cmd = [
-                sys.executable,
-                str(ROOT / "examples" / "server.py"),
-                "--port",
-                str(port),
-                "--redis",
-                redis.url,
-                "--executor",
-                "celery:examples.celery_app",
-            ]
+            cmd = celery_front_end_command(port, redis.url)
             with run_server(
                 cmd, port, url_path="/mcp", env=env, cwd=ROOT, timeout=30
             ) as server:

@@ -337,3 +337,22 @@ def celery_worker_command(name: str, concurrency: int) -> list[str]:
         "--without-mingle",
         "--without-gossip",
     ]
+
+
+def celery_front_end_command(port: int, redis_url: str, *extra: str) -> list[str]:
+    """The command of ``examples/server.py`` on ``port`` running its tools on the
+    workers of ``celery_worker_command`` (broker and task store at ``redis_url``),
+    with ``extra`` options."""
+    return [
+        sys.executable,
+        str(Path(__file__).resolve().parents[2] / "examples" / "server.py"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--redis",
+        redis_url,
+        "--executor",
+        "celery:examples.celery_app",
+        *extra,
+    ]
