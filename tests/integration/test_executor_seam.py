@@ -358,6 +358,33 @@ async def test_a_lost_worker_s_other_task_fails_saying_the_worker_was_lost(
         assert dep.runs == {}
 
 
+async def test_a_task_a_worker_takes_while_the_lease_check_runs_is_left_to_it(
+    redis_server: RedisHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the lease check reads the queued task's lease (none), a worker takes the task
+    # (state and lease at once), then the check reads the job: running, and leased
+    async with deployment(redis_server) as dep:
+        task_id = await create(dep, "once")
+        store = dep.front.store
+        assert isinstance(store, RedisTaskStore)
+        read_leases = store.leased
+        runs: list[asyncio.Task[list[str]]] = []
+
+        async def leased_then_taken(task_ids: Any) -> list[bool]:
+            live = await read_leases(task_ids)
+            if not runs:
+                runs.append(asyncio.create_task(dep.deliver()))
+                await until(lambda: _running(dep, task_id), what="the worker took it")
+            return live
+
+        monkeypatch.setattr(store, "leased", leased_then_taken)
+        assert await dep.front.fail_lost_tasks() == []
+        assert runs and (await status(dep, task_id))["status"] == "working"
+        await result(dep.front, "tasks/cancel", taskId=task_id)
+        assert await runs[0] == ["ran"]
+        assert dep.runs == {task_id: 1}
+
+
 async def test_a_task_that_loses_its_worker_every_time_fails_after_max_attempts(
     redis_server: RedisHandle,
 ) -> None:

@@ -304,6 +304,8 @@ class RemoteExecutor:
         job = await store.get_job(record.task_id)
         if job is None:  # not run by an executor: its replica died
             return LOST_WORKER
+        if job.leased:  # a worker took it since the lease check read its lease
+            return None
         if job.state == "waiting":  # for answers (``answered``), with no worker
             return None
         if job.state == "queued":

@@ -49,7 +49,10 @@ class Job:
     ``state`` is ``queued`` or ``running``; ``attempt`` counts the workers that took
     it; ``queued_at`` is when it was last queued (seconds since the epoch);
     ``resubmits`` counts how often it was queued again while nobody took it;
-    ``answers`` holds the answers to the input requests of earlier runs, by key.
+    ``answers`` holds the answers to the input requests of earlier runs, by key;
+    ``leased`` is whether a worker's lease on the task was live when the job was
+    read (read in the same step as the rest, so that a job read as ``running`` and
+    not leased is one whose worker was lost, not one a worker just took).
     """
 
     task_id: str
@@ -59,6 +62,7 @@ class Job:
     queued_at: float = 0.0
     resubmits: int = 0
     answers: dict[str, Any] = field(default_factory=dict[str, Any])
+    leased: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +89,13 @@ class JobStore(Protocol):
         ...
 
     async def get_job(self, task_id: str) -> Job | None:
-        """The job of ``task_id``, or None."""
+        """The job of ``task_id`` and whether its task's lease is live, read in one
+        atomic step, or None."""
         ...
 
     async def get_jobs(self, task_ids: Sequence[str]) -> list[Job | None]:
-        """The jobs of ``task_ids`` (None where a task has none), in one round
-        trip."""
+        """The jobs of ``task_ids`` (None where a task has none), each read with its
+        task's lease in one atomic step, in one round trip."""
         ...
 
     async def claim_job(self, task_id: str, holder: str, lease_ms: int) -> Claim:

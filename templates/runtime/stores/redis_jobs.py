@@ -161,8 +161,9 @@ JOB_SCRIPTS = {
 _FIELDS = ["spec", "state", "attempt", "queued_at", "resubmits", "answers"]
 
 
-def _job(task_id: str, row: Sequence[bytes | str | None]) -> Job | None:
-    """A job from its hash fields (``_FIELDS``), or None when it has none."""
+def _job(task_id: str, row: Sequence[bytes | str | None], leased: int) -> Job | None:
+    """A job from its hash fields (``_FIELDS``) and whether its lease key exists,
+    or None when it has none."""
     spec, state, attempt, queued_at, resubmits, answers = row
     if spec is None or state is None:
         return None
@@ -175,6 +176,7 @@ def _job(task_id: str, row: Sequence[bytes | str | None]) -> Job | None:
         queued_at=int(queued_at or 0) / 1000,
         resubmits=int(resubmits or 0),
         answers=cast(dict[str, Any], found) if isinstance(found, dict) else {},
+        leased=bool(leased),
     )
 
 
@@ -237,19 +239,26 @@ class RedisJobs:
             await pipe.execute()
 
     async def get_job(self, task_id: str) -> Job | None:
-        """The job of ``task_id``, or None."""
+        """The job of ``task_id`` with its lease, or None (see ``get_jobs``)."""
         return (await self.get_jobs([task_id]))[0]
 
     async def get_jobs(self, task_ids: Sequence[str]) -> list[Job | None]:
-        """The jobs of ``task_ids`` in one round trip (None where there is none)."""
+        """The jobs of ``task_ids`` in one round trip (None where there is none),
+        each with whether its task's lease exists, all read in one transaction
+        (MULTI: a claim, which sets state and lease together, is seen whole or not
+        at all)."""
         if not task_ids:
             return []
         with self._reaching():
-            pipe = self._redis().pipeline(transaction=False)
+            pipe = self._redis().pipeline(transaction=True)
             for task_id in task_ids:
                 pipe.hmget(self._job_key(task_id), _FIELDS)
-            rows: list[list[bytes | str | None]] = await pipe.execute()
-        return [_job(task_id, row) for task_id, row in zip(task_ids, rows, strict=True)]
+                pipe.exists(self._keys.lease(task_id))
+            replies: list[Any] = await pipe.execute()
+        return [
+            _job(task_id, replies[2 * i], replies[2 * i + 1])
+            for i, task_id in enumerate(task_ids)
+        ]
 
     async def claim_job(self, task_id: str, holder: str, lease_ms: int) -> Claim:
         """Take the job of a live, queued task (see ``JobStore.claim_job``)."""
