@@ -42,9 +42,10 @@ ACCEPTED = {"SUCCESS", "SKIPPED", "INFO"}
 @pytest.fixture(scope="module")
 def celery_results(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[dict[str, list[dict[str, Any]]]]:
+) -> Iterator[tuple[dict[str, list[dict[str, Any]]], str]]:
     """Checks of every tasks scenario, by name (run in parallel against one
-    front-end and two workers)."""
+    front-end and two workers), and what the front-end and the workers logged of
+    tasks that did not complete (for a failure's message)."""
     require("conformance")
     work = tmp_path_factory.mktemp("conformance-celery")
     with start_redis() as redis:
@@ -79,7 +80,11 @@ def celery_results(
             with run_server(
                 cmd, port, url_path="/mcp", env=env, cwd=ROOT, timeout=30
             ) as server:
-                yield conformance_checks(server.url, CONFORMANCE_TASK_SCENARIOS, work)
+                checks = conformance_checks(
+                    server.url, CONFORMANCE_TASK_SCENARIOS, work
+                )
+                logs = [server.log_path] + [work / f"worker{i}.log" for i in range(2)]
+                yield checks, _task_lines(logs)
         finally:
             for proc, log in workers:
                 with suppress(ProcessLookupError):
@@ -90,9 +95,25 @@ def celery_results(
 
 @pytest.mark.parametrize("scenario", CONFORMANCE_TASK_SCENARIOS)
 def test_conformance_scenario_passes_with_celery_workers(
-    scenario: str, celery_results: dict[str, list[dict[str, Any]]]
+    scenario: str, celery_results: tuple[dict[str, list[dict[str, Any]]], str]
 ) -> None:
-    checks = celery_results[scenario]
+    results, logged = celery_results
+    checks = results[scenario]
     failed = [c for c in checks if c["status"] not in ACCEPTED]
     assert checks, f"{scenario} ran no checks"
-    assert not failed, json.dumps(failed, indent=2)[:4000]
+    assert not failed, json.dumps(failed, indent=2)[:4000] + "\n" + logged
+
+
+def _task_lines(paths: list[Path]) -> str:
+    """The lines of ``paths`` (front-end and worker logs) that tell of a task that
+    failed, was lost or was run again, and of tracebacks, for a failure's message."""
+    words = ("fail", "lost", "again", "Traceback", "Error", "WARNING", "ERROR")
+    lines: list[str] = []
+    for path in paths:
+        text = path.read_text(errors="replace") if path.exists() else ""
+        lines += [
+            f"{path.name}: {line}"
+            for line in text.splitlines()
+            if any(word in line for word in words) and "appendonly" not in line
+        ]
+    return "\n".join(lines[-80:])
