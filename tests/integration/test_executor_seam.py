@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -415,6 +416,62 @@ async def test_a_task_no_worker_takes_is_submitted_again_then_failed(
         failed = await status(dep, task_id)
         assert failed["statusMessage"] == not_taken(timeout_s * 2)
         assert dep.runs == {}
+
+
+async def test_a_task_a_worker_takes_as_it_is_given_up_is_left_to_it(
+    redis_server: RedisHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the lease check reads the job (queued twice, nobody took it) and a worker
+    # takes it before the check gives it up: the task is the worker's
+    timeout_s = 0.3
+    async with deployment(redis_server, queue_timeout_s=timeout_s) as dep:
+        task_id = await create(dep, "once")
+        await until(
+            lambda: _resubmitted(dep, task_id), timeout=5, what="submitted again"
+        )
+        store = dep.front.store
+        assert isinstance(store, RedisTaskStore)
+        await until(
+            lambda: _queued_for(store, task_id, timeout_s), timeout=5, what="waited"
+        )
+        read_job = store.get_job
+        runs: list[asyncio.Task[list[str]]] = []
+
+        async def read_then_taken(job_id: str) -> Any:
+            job = await read_job(job_id)
+            if not runs:
+                runs.append(asyncio.create_task(dep.deliver()))
+                await until(lambda: _running(dep, task_id), what="the worker took it")
+            return job
+
+        monkeypatch.setattr(store, "get_job", read_then_taken)
+        assert await dep.front.fail_lost_tasks() == []
+        assert runs and (await status(dep, task_id))["status"] == "working"
+        await result(dep.front, "tasks/cancel", taskId=task_id)
+        assert await runs[0] == ["ran"]
+        assert await dep.deliver() == ["gone"]  # the message sent again: dropped
+        assert dep.runs == {task_id: 1}
+
+
+async def test_a_task_given_up_before_its_failure_was_stored_is_failed_next_time(
+    redis_server: RedisHandle,
+) -> None:
+    async with deployment(redis_server) as dep:
+        task_id = await create(dep, "once")
+        store = dep.front.store
+        assert isinstance(store, RedisTaskStore)
+        assert await store.abandon_job(task_id, 0)  # then the failure was not stored
+        assert await store.abandon_job(task_id, 0)  # given up already: still True
+        assert await dep.front.fail_lost_tasks() == [task_id]
+        failed = await status(dep, task_id)
+        assert failed["statusMessage"] == not_taken(dep.executor.queue_timeout_s * 2)
+        assert await dep.deliver() == ["ended"]
+        assert dep.runs == {}
+
+
+async def _queued_for(store: RedisTaskStore, task_id: str, seconds: float) -> bool:
+    job = await store.get_job(task_id)
+    return job is not None and time.time() - job.queued_at >= seconds
 
 
 async def _resubmitted(dep: Deployment, task_id: str) -> bool:

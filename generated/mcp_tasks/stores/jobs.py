@@ -16,7 +16,9 @@ not the queue, decides who runs a task:
   one whose worker was lost waits for the lease check to queue it again or fail it),
   then takes the lease and counts the attempt;
 - ``requeue_job`` puts a job back in the queue (its worker was lost, or no worker
-  took it), once per attempt however many replicas try at the same moment;
+  took it), once per attempt however many replicas try at the same moment, and
+  ``abandon_job`` gives up one that no worker took even then, unless a worker takes
+  it at that moment;
 - ``park_job`` ends a run whose tool asked for input (the job ``waiting``, no lease
   held), and ``resume_job`` queues it again with the answers, which the tool's next
   run gets (``Job.answers``) instead of asking again.
@@ -48,7 +50,8 @@ class Job:
     ``spec`` is JSON (the tool's ``arguments``, the ``revision``, the client's
     ``capabilities``, ``requestParams``, the ``inputResponses`` to its preflight
     questions, whether the tool is ``idempotent``);
-    ``state`` is ``queued`` or ``running``; ``attempt`` counts the workers that took
+    ``state`` is ``queued``, ``running``, ``waiting`` (for answers) or ``abandoned``
+    (nobody took it: ``abandon_job``); ``attempt`` counts the workers that took
     it; ``queued_at`` is when it was last queued (seconds since the epoch);
     ``resubmits`` counts how often it was queued again while nobody took it;
     ``answers`` holds the answers to the input requests of earlier runs, by key;
@@ -111,6 +114,13 @@ class JobStore(Protocol):
         """Queue the job again if it is still at ``attempt`` and holds no live lease:
         a ``running`` job whose worker was lost, or (``resubmit``) a ``queued`` one no
         worker took. Returns whether this call queued it."""
+        ...
+
+    async def abandon_job(self, task_id: str, attempt: int) -> bool:
+        """Give up the job of a task no worker took, which its caller then fails: True
+        if it is still ``queued`` at ``attempt`` with no live lease (or was given up
+        already), False if a worker took it meanwhile (leave it to that worker). A
+        worker's claim of a job given up finds it ``lost``."""
         ...
 
     async def park_job(self, task_id: str, attempt: int) -> bool:

@@ -308,12 +308,16 @@ class RemoteExecutor:
             return None
         if job.state == "waiting":  # for answers (``answered``), with no worker
             return None
+        if job.state == "abandoned":  # given up, and its failure not stored yet
+            return not_taken(self.queue_timeout_s * 2)
         if job.state == "queued":
             waited = time.time() - job.queued_at
             if waited < self.queue_timeout_s:
                 return None
-            if job.resubmits >= 1:
-                return not_taken(self.queue_timeout_s * 2)
+            if job.resubmits >= 1:  # unless a worker took it since the read
+                if await store.abandon_job(record.task_id, job.attempt):
+                    return not_taken(self.queue_timeout_s * 2)
+                return None
             if await store.requeue_job(record.task_id, job.attempt, resubmit=True):
                 _log.warning(
                     "task %s: no worker took it within %g s; submitting it again",

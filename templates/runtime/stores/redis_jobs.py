@@ -4,7 +4,8 @@ so workers and replicas racing on a job never interleave.
 
 Layout (``prefix`` as in ``stores.redis``)::
 
-    {prefix}job:{task_id}   hash: spec (JSON), state (queued | running | waiting),
+    {prefix}job:{task_id}   hash: spec (JSON), state (queued | running | waiting
+                            | abandoned),
                             attempt, queued_at (unix ms), resubmits, answers
                             (JSON); it expires with the task's hash
 """
@@ -81,6 +82,26 @@ return 0
 """
 """Queue a job again at the expected attempt (see ``JobStore.requeue_job``)."""
 
+_ABANDON = """
+-- KEYS: job hash, lease
+-- ARGV: expected attempt
+-- Give up a queued job nobody took (its task is failed next), unless a worker took
+-- it since it was read: a claim sets state and lease in one step.
+if redis.call('EXISTS', KEYS[2]) == 1 then
+    return 0
+end
+local stored = redis.call('HMGET', KEYS[1], 'state', 'attempt')
+if stored[1] == 'abandoned' then
+    return 1
+end
+if stored[1] ~= 'queued' or tonumber(stored[2]) ~= tonumber(ARGV[1]) then
+    return 0
+end
+redis.call('HSET', KEYS[1], 'state', 'abandoned')
+return 1
+"""
+"""Give up a queued job no worker took (see ``JobStore.abandon_job``)."""
+
 _PARK = """
 -- KEYS: job hash, lease
 -- ARGV: the attempt of the run that ends, now (unix ms)
@@ -153,6 +174,7 @@ JOB_SCRIPTS = {
     "claim": LUA_TERMINAL + _CLAIM,
     "hold": _HOLD,
     "requeue": _REQUEUE,
+    "abandon": _ABANDON,
     "park": _PARK,
     "resume": _RESUME,
 }
@@ -293,6 +315,16 @@ class RedisJobs:
                     str(math.floor(time.time() * 1000)),
                     "1" if resubmit else "",
                 ],
+            )
+        return bool(done)
+
+    async def abandon_job(self, task_id: str, attempt: int) -> bool:
+        """Give up a queued job no worker took (see ``JobStore.abandon_job``)."""
+        with self._reaching():
+            done = await self._job_script(
+                "abandon",
+                [self._job_key(task_id), self._keys.lease(task_id)],
+                [str(attempt)],
             )
         return bool(done)
 
