@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING as TYPE_CHECKING
 
 from .client.http import GET_STREAM_WAIT_S as GET_STREAM_WAIT_S
+from .client.http import KEEPALIVE_EXPIRY_S as KEEPALIVE_EXPIRY_S
 from .client.http import SSE_END_WAIT_S as SSE_END_WAIT_S
 from .client.http import HttpTransport as HttpTransport
 from .client.http import header_value as header_value

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import importlib
 import itertools
 import secrets
 import time
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, cast
 
+from ..client.http import new_http_client
 from ..client_core import ClientCore, InputContext
 from ..jsonrpc import JsonRpcError, json_object
 from ..revision import RevisionTables
@@ -218,11 +218,7 @@ class Session:
         it sends goes out (an ``httpx`` request hook)."""
         http: Any = None
         if on_request is not None:
-            httpx: Any = importlib.import_module("httpx")  # typed without httpx
-            http = httpx.AsyncClient(
-                timeout=httpx.Timeout(30.0, read=None),
-                event_hooks={"request": [on_request]},
-            )
+            http = new_http_client(30.0, event_hooks={"request": [on_request]})
             self._http.append(http)
         inner = HttpTransport(self.url, headers=headers, http_client=http)
         if self.tables.stateless:

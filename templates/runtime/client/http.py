@@ -134,6 +134,14 @@ class AsyncHttpClient(Protocol):
         ...
 
 
+KEEPALIVE_EXPIRY_S = 4.0
+"""How long the transport's own ``httpx`` client keeps an idle connection for reuse:
+less than the 5 s after which uvicorn, hypercorn and Node's HTTP server close an idle
+one. At ``httpx``'s default (5 s as well) a request sent on a connection idle for
+about 5 s (a task polled every 5 s, say) sometimes reaches the server as it closes
+the connection, and fails with ``ReadError`` (2 requests in 100 against uvicorn)."""
+
+
 def _httpx() -> Any:
     """The ``httpx`` module (typed ``Any``: it is imported at run time only, so the
     package type-checks without it)."""
@@ -149,6 +157,24 @@ def _require_httpx() -> None:
         raise ModuleNotFoundError(
             "HttpTransport needs the httpx package: pip install httpx", name="httpx"
         ) from error
+
+
+def new_http_client(timeout: float, **options: Any) -> AsyncHttpClient:
+    """An ``httpx.AsyncClient`` as the transport builds its own: ``timeout`` bounds
+    connecting and writing, reads are unbounded, idle connections are kept
+    ``KEEPALIVE_EXPIRY_S`` (``httpx``'s other pool limits as by default);
+    ``options`` go to ``httpx.AsyncClient`` (``event_hooks``, say)."""
+    httpx = _httpx()
+    client: AsyncHttpClient = httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout, read=None),
+        limits=httpx.Limits(
+            max_connections=100,
+            max_keepalive_connections=20,
+            keepalive_expiry=KEEPALIVE_EXPIRY_S,
+        ),
+        **options,
+    )
+    return client
 
 
 def _note_sniffio_absent() -> None:
@@ -212,10 +238,7 @@ class HttpTransport:
 
     def _client(self) -> AsyncHttpClient:
         if self._http is None:
-            httpx = _httpx()
-            self._http = httpx.AsyncClient(
-                timeout=httpx.Timeout(self._timeout, read=None)
-            )
+            self._http = new_http_client(self._timeout)
         return self._http
 
     def _target(self) -> Any:
