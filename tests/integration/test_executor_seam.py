@@ -366,24 +366,33 @@ async def test_a_task_a_worker_takes_while_the_lease_check_runs_is_left_to_it(
     # (state and lease at once), then the check reads the job: running, and leased
     async with deployment(redis_server) as dep:
         task_id = await create(dep, "once")
-        store = dep.front.store
-        assert isinstance(store, RedisTaskStore)
-        read_leases = store.leased
-        runs: list[asyncio.Task[list[str]]] = []
-
-        async def leased_then_taken(task_ids: Any) -> list[bool]:
-            live = await read_leases(task_ids)
-            if not runs:
-                runs.append(asyncio.create_task(dep.deliver()))
-                await until(lambda: _running(dep, task_id), what="the worker took it")
-            return live
-
-        monkeypatch.setattr(store, "leased", leased_then_taken)
-        assert await dep.front.fail_lost_tasks() == []
-        assert runs and (await status(dep, task_id))["status"] == "working"
-        await result(dep.front, "tasks/cancel", taskId=task_id)
-        assert await runs[0] == ["ran"]
+        assert await check_as_a_worker_takes_it(dep, task_id, "leased", monkeypatch)
         assert dep.runs == {task_id: 1}
+
+
+async def check_as_a_worker_takes_it(
+    dep: Deployment, task_id: str, read: str, monkeypatch: pytest.MonkeyPatch
+) -> bool:
+    """Run the front-end's lease check with a worker taking the queued task just after
+    the check's first call of the store's ``read`` method; assert the check left the
+    task to it, cancel the task, and return whether the worker's run then ended."""
+    store = dep.front.store
+    assert isinstance(store, RedisTaskStore)
+    original = getattr(store, read)
+    runs: list[asyncio.Task[list[str]]] = []
+
+    async def read_then_taken(*args: Any) -> Any:
+        answer = await original(*args)
+        if not runs:
+            runs.append(asyncio.create_task(dep.deliver()))
+            await until(lambda: _running(dep, task_id), what="the worker took it")
+        return answer
+
+    monkeypatch.setattr(store, read, read_then_taken)
+    assert await dep.front.fail_lost_tasks() == []
+    assert runs and (await status(dep, task_id))["status"] == "working"
+    await result(dep.front, "tasks/cancel", taskId=task_id)
+    return await runs[0] == ["ran"]
 
 
 async def test_a_task_that_loses_its_worker_every_time_fails_after_max_attempts(
@@ -434,21 +443,7 @@ async def test_a_task_a_worker_takes_as_it_is_given_up_is_left_to_it(
         await until(
             lambda: _queued_for(store, task_id, timeout_s), timeout=5, what="waited"
         )
-        read_job = store.get_job
-        runs: list[asyncio.Task[list[str]]] = []
-
-        async def read_then_taken(job_id: str) -> Any:
-            job = await read_job(job_id)
-            if not runs:
-                runs.append(asyncio.create_task(dep.deliver()))
-                await until(lambda: _running(dep, task_id), what="the worker took it")
-            return job
-
-        monkeypatch.setattr(store, "get_job", read_then_taken)
-        assert await dep.front.fail_lost_tasks() == []
-        assert runs and (await status(dep, task_id))["status"] == "working"
-        await result(dep.front, "tasks/cancel", taskId=task_id)
-        assert await runs[0] == ["ran"]
+        assert await check_as_a_worker_takes_it(dep, task_id, "get_job", monkeypatch)
         assert await dep.deliver() == ["gone"]  # the message sent again: dropped
         assert dep.runs == {task_id: 1}
 
