@@ -28,7 +28,7 @@ import importlib
 import importlib.util
 import json
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -161,11 +161,16 @@ def _require_httpx() -> None:
         ) from error
 
 
-def new_http_client(timeout: float, **options: Any) -> AsyncHttpClient:
+def new_http_client(
+    timeout: float,
+    *,
+    on_request: Callable[[Any], Awaitable[None]] | None = None,
+) -> AsyncHttpClient:
     """An ``httpx.AsyncClient`` as the transport builds its own: ``timeout`` bounds
     connecting and writing, reads are unbounded, idle connections are kept
     ``KEEPALIVE_EXPIRY_S`` (``httpx``'s other pool limits as by default);
-    ``options`` go to ``httpx.AsyncClient`` (``event_hooks``, say)."""
+    ``on_request`` is awaited with each request before it goes out (an ``httpx``
+    request hook)."""
     httpx = _httpx()
     client: AsyncHttpClient = httpx.AsyncClient(
         timeout=httpx.Timeout(timeout, read=None),
@@ -174,7 +179,7 @@ def new_http_client(timeout: float, **options: Any) -> AsyncHttpClient:
             max_keepalive_connections=20,
             keepalive_expiry=KEEPALIVE_EXPIRY_S,
         ),
-        **options,
+        event_hooks={"request": [on_request] if on_request is not None else []},
     )
     return client
 

@@ -216,7 +216,7 @@ class Session:
         it sends goes out (an ``httpx`` request hook)."""
         http: Any = None
         if on_request is not None:
-            http = new_http_client(30.0, event_hooks={"request": [on_request]})
+            http = new_http_client(30.0, on_request=on_request)
             self._http.append(http)
         inner = HttpTransport(self.url, headers=headers, http_client=http)
         if self.tables.stateless:
