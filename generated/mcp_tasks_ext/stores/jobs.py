@@ -38,7 +38,8 @@ ClaimOutcome = Literal["claimed", "gone", "ended", "duplicate", "lost", "waiting
 """What ``JobStore.claim_job`` found: ``claimed`` (the caller runs the task now),
 ``gone`` (no such task or job), ``ended`` (the task is terminal, cancelled say),
 ``duplicate`` (a live lease: another worker runs it), ``lost`` (a worker took it
-before and its lease lapsed: the lease check queues it again or fails it) or
+before and its lease lapsed: the lease check queues it again or fails it; or nobody
+took it in time and it was given up: ``abandon_job``) or
 ``waiting`` (its tool asked for input and ended its run: the answers queue it
 again)."""
 
