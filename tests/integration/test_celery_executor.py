@@ -29,11 +29,10 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +43,10 @@ from mcp_tasks.client import TasksClient
 from mcp_tasks.server.executor import WORKER_LOST
 from mcp_tasks.task_ids import MemoryTaskIdStore
 from tests.support.procs import (
+    CeleryWorker,
     RedisHandle,
     ServerHandle,
     celery_front_end_command,
-    celery_worker_command,
     free_port,
     run_server,
     start_redis,
@@ -111,60 +110,13 @@ def front(redis_server: RedisHandle) -> Iterator[ServerHandle]:
         yield handle
 
 
-class Worker:
-    """One ``celery -A examples.celery_app worker -c 1`` process group."""
-
-    def __init__(self, redis: RedisHandle, name: str, log_dir: Path) -> None:
-        self.log_path = log_dir / f"{name}.log"
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                celery_worker_command(name, 1),
-                cwd=ROOT,
-                env={**os.environ, **environment(redis)},
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def log(self) -> str:
-        """Everything the worker wrote."""
-        return self.log_path.read_text(errors="replace")
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        """Return once the worker consumes (its ``ready.`` line)."""
-
-        def ready() -> bool:
-            assert self.proc.poll() is None, self.log()[-3000:]
-            return " ready." in self.log()
-
-        until_sync(ready, timeout=timeout, what="the celery worker is ready")
-
-    def kill9(self) -> None:
-        """Kill the whole worker (master and children) at once."""
-        with suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        """Stop the worker (SIGTERM, then SIGKILL after 10 s)."""
-        if self.proc.poll() is None:
-            with suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            with suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=10)
-        with suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-
 class Pool:
     """The module's workers, started when a test first needs them."""
 
     def __init__(self, redis: RedisHandle) -> None:
         self.redis = redis
         self.log_dir = Path(tempfile.mkdtemp(prefix="mcptasks-celery-"))
-        self.workers: list[Worker] = []
+        self.workers: list[CeleryWorker] = []
         self.count = 0
 
     def ensure(self, live: int = 2) -> None:
@@ -173,7 +125,9 @@ class Pool:
         started = []
         while len(self.workers) < live:
             self.count += 1
-            worker = Worker(self.redis, f"w{self.count}", self.log_dir)
+            worker = CeleryWorker(
+                environment(self.redis), f"w{self.count}", self.log_dir
+            )
             self.workers.append(worker)
             started.append(worker)
         for worker in started:
@@ -198,7 +152,7 @@ class Pool:
         found = re.findall(rf"task {task_id}: received by process (\d+)", self.logs())
         return [int(pid) for pid in found]
 
-    def worker_of(self, pid: int) -> Worker:
+    def worker_of(self, pid: int) -> CeleryWorker:
         """The worker whose log names process ``pid``."""
         for worker in self.workers:
             if f"received by process {pid}" in worker.log():

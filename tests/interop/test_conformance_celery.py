@@ -10,10 +10,7 @@ in-process servers (``test_interop_conformance``).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Iterator
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +22,12 @@ from tests.support.peers import (
     require,
 )
 from tests.support.procs import (
+    CeleryWorker,
     celery_front_end_command,
-    celery_worker_command,
     free_port,
     run_server,
     start_redis,
 )
-from tests.support.waiting import until_sync
 
 pytest.importorskip("celery")
 
@@ -49,32 +45,13 @@ def celery_results(
     require("conformance")
     work = tmp_path_factory.mktemp("conformance-celery")
     with start_redis() as redis:
-        env = {**os.environ, "MCPTASKS_REDIS_URL": redis.url}
-        workers = []
-        for index in range(2):
-            log = open(work / f"worker{index}.log", "wb")  # noqa: SIM115
-            workers.append(
-                (
-                    subprocess.Popen(
-                        celery_worker_command(f"c{index}", 2),
-                        cwd=ROOT,
-                        env=env,
-                        stdin=subprocess.DEVNULL,
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                        start_new_session=True,
-                    ),
-                    log,
-                )
-            )
+        env = {"MCPTASKS_REDIS_URL": redis.url}
+        workers = [
+            CeleryWorker(env, f"c{index}", work, concurrency=2) for index in range(2)
+        ]
         try:
-            for index in range(2):
-                path = work / f"worker{index}.log"
-                until_sync(
-                    lambda path=path: " ready." in path.read_text(errors="replace"),
-                    timeout=60,
-                    what="a celery worker is ready",
-                )
+            for worker in workers:
+                worker.wait_ready()
             port = free_port()
             cmd = celery_front_end_command(port, redis.url)
             with run_server(
@@ -83,14 +60,11 @@ def celery_results(
                 checks = conformance_checks(
                     server.url, CONFORMANCE_TASK_SCENARIOS, work
                 )
-                logs = [server.log_path] + [work / f"worker{i}.log" for i in range(2)]
+                logs = [server.log_path] + [worker.log_path for worker in workers]
                 yield checks, _task_lines(logs)
         finally:
-            for proc, log in workers:
-                with suppress(ProcessLookupError):
-                    os.killpg(proc.pid, 9)
-                proc.wait(timeout=10)
-                log.close()
+            for worker in workers:
+                worker.kill9()
 
 
 @pytest.mark.parametrize("scenario", CONFORMANCE_TASK_SCENARIOS)

@@ -356,3 +356,54 @@ def celery_front_end_command(port: int, redis_url: str, *extra: str) -> list[str
         "celery:examples.celery_app",
         *extra,
     ]
+
+
+class CeleryWorker:
+    """One ``celery_worker_command`` process group, started at once, run from the
+    repository root with ``env`` added to this process's environment, logging to
+    ``log_dir/NAME.log``."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        name: str,
+        log_dir: Path,
+        *,
+        concurrency: int = 1,
+    ) -> None:
+        self.log_path = log_dir / f"{name}.log"
+        self.proc = _spawn(
+            celery_worker_command(name, concurrency),
+            self.log_path,
+            env,
+            Path(__file__).resolve().parents[2],
+        )
+
+    def log(self) -> str:
+        """Everything the worker wrote."""
+        return self.log_path.read_text(errors="replace")
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Return once the worker consumes (its ``ready.`` line)."""
+        from tests.support.waiting import until_sync
+
+        def ready() -> bool:
+            assert self.proc.poll() is None, self.log()[-3000:]
+            return " ready." in self.log()
+
+        until_sync(ready, timeout=timeout, what="the celery worker is ready")
+
+    def kill9(self) -> None:
+        """Kill the whole worker (master and children) at once."""
+        with suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        """Stop the worker (SIGTERM, then SIGKILL after 10 s)."""
+        if self.proc.poll() is None:
+            with suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            with suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
+        self.kill9()
