@@ -166,8 +166,8 @@ class ToolResult(Generic[S]):
         except ValidationError as error:
             details = cast("list[dict[str, Any]]", error.errors(include_url=False))
             problems = "; ".join(
-                f"{where}: {message}"
-                for where, message in validation_problems(error, "(root)")
+                f"{path}: {message}"
+                for path, message in validation_problems(error, "(root)")
             )
             raise InvalidStructuredContent(
                 f"{where} returned structuredContent that is not a valid {name}:"
