@@ -41,6 +41,14 @@ class Field:
     doc: str
     loc: Location
     const_value: str | int | bool | None = None  # the value of a constant field
+    # optional, and its schema admits null: a null set is a value, not an absence
+    nullable: bool = False
+
+    @property
+    def leaves_out_none(self) -> bool:
+        """Whether ``None`` stands for absent: an optional field whose schema does not
+        admit null, left out of the output while it is ``None`` (``exclude_if``)."""
+        return not self.required and not self.nullable
 
     @property
     def default(self) -> str:
@@ -74,6 +82,9 @@ class ObjectModel:
     counts_constants: bool = (
         False  # validation counts missing constants as set (``model_post_init``)
     )
+    # ``to_wire()`` sends only the fields that were set: this model or one it holds has
+    # a nullable optional field (``Field.nullable``)
+    set_only: bool = False
 
     @property
     def constants(self) -> tuple[PyIdent, ...]:
@@ -112,6 +123,7 @@ class RootModel:
     annotation: Type
     discriminator: str  # the property a union is discriminated on, "" when none
     loc: Location
+    set_only: bool = False  # as ``ObjectModel.set_only``, for what the annotation holds
 
 
 Model = ObjectModel | EnumModel | RootModel

@@ -423,6 +423,9 @@ class _Normalizer:
             annotation = self.annotation(
                 prop, prop_loc, class_name(cls, pascal(wire) or "Value")
             )
+            # null admitted by the schema (named, or an untyped property): a null set
+            # is a value of its own, which the wire must keep
+            nullable = not is_required and tx.admits_none(annotation)
             if not is_required and not tx.nullable(annotation):
                 annotation = tx.optional(annotation)
             fields.append(
@@ -431,13 +434,14 @@ class _Normalizer:
                     wire_name=wire,
                     annotation=annotation,
                     required=is_required,
+                    nullable=nullable,
                     constant=constant,
                     const_value=pinned[0] if constant and pinned is not None else None,
                     doc=docstring(prop.get("description", "")),
                     loc=prop_loc,
                 )
             )
-            if ident != wire:
+            if ident != wire or not is_required:
                 self.cx.pydantic.add("Field")
         if any(f.constant for f in fields):
             self.cx.typing.add("ClassVar")
@@ -1354,6 +1358,46 @@ def _count_constants(
     return tuple(result)
 
 
+def _set_only(models: tuple[ir.Model, ...]) -> tuple[ir.Model, ...]:
+    """Mark the models whose ``to_wire()`` must send only the fields that were set.
+
+    ``to_wire()`` leaves out an optional field while it is ``None`` (``exclude_if`` on
+    the field), which needs no record of what was set and costs pydantic-core next to
+    nothing. Where the schema admits null for an optional field (it names null, or the
+    property is untyped: a JSON-RPC error's ``data``), a null set differs from an
+    absence: the model, and every model holding it (at any depth), sends only the
+    fields that were set instead (``exclude_unset``: a copy of each model's
+    ``__dict__``, about a quarter more time), as every model did before.
+    """
+    holds: dict[str, set[str]] = {}
+    marked: set[str] = set()
+    for model in models:
+        if isinstance(model, ir.ObjectModel):
+            holds[model.name] = set().union(
+                *(tx.names(f.annotation) for f in model.fields)
+            )
+            if any(f.nullable for f in model.fields):
+                marked.add(model.name)
+        elif isinstance(model, ir.RootModel):
+            holds[model.name] = tx.names(model.annotation)
+    grown = True
+    while grown:
+        grown = False
+        for name, held in holds.items():
+            if name not in marked and held & marked:
+                marked.add(name)
+                grown = True
+    return tuple(
+        (
+            replace(model, set_only=True)
+            if isinstance(model, (ir.ObjectModel, ir.RootModel))
+            and model.name in marked
+            else model
+        )
+        for model in models
+    )
+
+
 def normalize(
     surface: Surface, target: Target, files: tuple[ir.OutputFile, ...]
 ) -> ir.Package:
@@ -1362,6 +1406,7 @@ def normalize(
     normalizer.build()
     models, forward = normalizer.ordered()
     models = _count_constants(models, normalizer.cx.dispatches)
+    models = _set_only(models)
     by_name: dict[str, ir.Model] = {m.name: m for m in models}
     methods = _methods(normalizer, by_name)
     if methods and any(m.result == tx.DICT_ANY for m in methods):

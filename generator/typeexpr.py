@@ -205,6 +205,16 @@ def nullable(t: Type) -> bool:
     return t in (ANY, NONE) or ends_with_none(t)
 
 
+def admits_none(t: Type) -> bool:
+    """Whether ``None`` is a value of ``t`` at its outer level: ``Any``, ``None``, or a
+    union with such a member, through forward quotes and ``Annotated``."""
+    if isinstance(t, (Forward, Annotated)):
+        return admits_none(t.inner)
+    if isinstance(t, Union):
+        return any(admits_none(item) for item in t.items)
+    return t in (ANY, NONE)
+
+
 def base(t: Type) -> Type:
     """``t`` without its forward quotes, ``| None`` and ``Annotated`` metadata (outer
     layers only)."""

@@ -10,6 +10,8 @@ Use ``to_wire()`` for the JSON-ready form of a message.
 from __future__ import annotations
 
 from enum import Enum, IntEnum
+from functools import partial
+from operator import is_
 from typing import (
     Annotated,
     Any,
@@ -37,6 +39,12 @@ from pydantic import (
 if TYPE_CHECKING:
     from pydantic_core import CoreSchema
 
+_absent = partial(is_, None)
+"""``exclude_if`` of an optional field: ``None`` there stands for absent, so the field is
+left out of the output (``to_wire()``, ``model_dump()``) while it is ``None``. A field
+whose schema admits null (it names null, or the property is untyped) has no such test
+(see ``McpModel.wire_set_only``)."""
+
 _RootT = TypeVar("_RootT")
 _ModelT = TypeVar("_ModelT", bound="McpModel")
 _WrapperT = TypeVar("_WrapperT", bound="McpRootModel[Any]")
@@ -51,11 +59,21 @@ class McpModel(BaseModel):
         serialize_by_alias=True,
         extra="allow",
     )
+    wire_set_only: ClassVar[bool] = False
+    """Whether ``to_wire()`` must tell a field set to null from one left out.
+
+    An optional field is left out while it is ``None`` (``exclude_if``), so ``to_wire()``
+    needs no record of which fields were set. A model with an optional field whose
+    schema admits null (it names null, or the property is untyped), or holding such a
+    model, sends only the fields that were set instead (``exclude_unset``, slower): there
+    a null set is a value of its own.
+    """
     wire_constants: ClassVar[frozenset[str]] = frozenset()
     """Required constant fields (``jsonrpc``, ``method``, a variant's ``status``).
 
     They have defaults for convenience but belong on the wire anyway, so they count as set
-    even when the data left them out, and ``to_wire()`` always sends them. A model built
+    even when the data left them out, and ``to_wire()`` always sends them (what it sends
+    only the fields that were set relies on, ``wire_set_only``). A model built
     from Python values (the constructor, ``model_validate``, ``model_validate_json``,
     ``model_validate_strings``, ``model_construct``) counts its own, and ``to_wire()`` does
     too. Inside another model, validation counts them only in the classes that define
@@ -112,8 +130,14 @@ class McpModel(BaseModel):
         return _count_constants(super().model_construct(_fields_set, **values))
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON-ready form: wire names, only the fields that were set."""
+        """The JSON-ready form: wire names; optional fields only when they are not
+        ``None`` (or, with ``wire_set_only``, only the fields that were set)."""
         # what ``model_dump`` would call, without its Python frame in between
+        if not self.wire_set_only:
+            fast: dict[str, Any] = self.__pydantic_serializer__.to_python(
+                self, mode="json"
+            )
+            return fast
         wire: dict[str, Any] = self.__pydantic_serializer__.to_python(
             self, mode="json", exclude_unset=True
         )
@@ -134,6 +158,9 @@ def _count_constants(model: _ModelT) -> _ModelT:
 
 class McpRootModel(RootModel[_RootT], Generic[_RootT]):
     """Base of every model that wraps a union, list, map or scalar."""
+
+    wire_set_only: ClassVar[bool] = False
+    """As ``McpModel.wire_set_only``, for what the wrapped value may hold."""
 
     @classmethod
     def model_validate(cls: type[_WrapperT], obj: Any, **kwargs: Any) -> _WrapperT:
@@ -164,6 +191,11 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
             # the model's own serializer: the same output as this wrapper's, without
             # going through the wrapper and the union it declares (``McpModel.to_wire``,
             # inline: one Python call less)
+            if not root.wire_set_only:
+                fast: dict[str, Any] = root.__pydantic_serializer__.to_python(
+                    root, mode="json"
+                )
+                return fast
             wire: dict[str, Any] = root.__pydantic_serializer__.to_python(
                 root, mode="json", exclude_unset=True
             )
@@ -174,7 +206,7 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
                 )
             return wire
         return self.__pydantic_serializer__.to_python(
-            self, mode="json", exclude_unset=True
+            self, mode="json", exclude_unset=self.wire_set_only
         )
 
 
@@ -377,17 +409,20 @@ class ErrorCode(IntEnum):
 class Annotations(McpModel):
     """Client-facing hints that help decide how an item is used or shown."""
 
-    audience: list[Role] | None = None
+    audience: list[Role] | None = Field(default=None, exclude_if=_absent)
     """Roles the item is meant for; list several (e.g. user and assistant) when it serves more than one."""
 
     last_modified: str | None = Field(
         default=None,
         validation_alias="lastModified",
         serialization_alias="lastModified",
+        exclude_if=_absent,
     )
     """When the underlying resource last changed, as an ISO 8601 timestamp such as 2025-01-12T15:00:58Z."""
 
-    priority: Annotated[int | float, Field(ge=0, le=1)] | None = None
+    priority: Annotated[int | float, Field(ge=0, le=1)] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Importance for the server's work, from 0 (entirely optional) to 1 (effectively required)."""
 
 
@@ -397,11 +432,14 @@ class AudioContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: Annotations | None = None
+    annotations: Annotations | None = Field(default=None, exclude_if=_absent)
     """Optional client-facing hints (audience, priority, last modification) for this item."""
 
     data: str
@@ -418,7 +456,10 @@ class BlobResourceContents(McpModel):
     """Resource contents carried as binary data."""
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -426,7 +467,10 @@ class BlobResourceContents(McpModel):
     """Binary payload of the resource, base64-encoded."""
 
     mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None,
+        validation_alias="mimeType",
+        serialization_alias="mimeType",
+        exclude_if=_absent,
     )
     """Media type of the payload, when it is known."""
 
@@ -439,13 +483,13 @@ class BooleanSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: bool | None = None
+    default: bool | None = Field(default=None, exclude_if=_absent)
     """Value preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["boolean"] = "boolean"
@@ -483,7 +527,10 @@ class CancelTaskResult(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
     meta: ResultMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Result metadata, which may identify the responding server."""
 
@@ -510,6 +557,7 @@ class CancelledTask(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -534,6 +582,7 @@ class CancelledTask(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -553,6 +602,7 @@ class CompletedTask(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -577,6 +627,7 @@ class CompletedTask(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -595,6 +646,8 @@ class ContentBlock(
 class CreateMessageRequest(McpModel):
     """Input request asking the client to sample a language model (deprecated); embedded without jsonrpc or id."""
 
+    wire_set_only: ClassVar[bool] = True
+
     wire_constants: ClassVar[frozenset[str]] = frozenset({"method"})
 
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
@@ -607,10 +660,13 @@ class CreateMessageRequest(McpModel):
 class CreateMessageRequestParams(McpModel):
     """Params of a `sampling/createMessage` request."""
 
+    wire_set_only: ClassVar[bool] = True
+
     include_context: Literal["allServers", "none", "thisServer"] | None = Field(
         default=None,
         validation_alias="includeContext",
         serialization_alias="includeContext",
+        exclude_if=_absent,
     )
     """Which MCP servers' context to attach to the prompt; the client MAY ignore it. Defaults to "none"; the other values are deprecated and only for clients declaring sampling.context."""
 
@@ -622,13 +678,14 @@ class CreateMessageRequestParams(McpModel):
     messages: list[SamplingMessage]
     """Conversation to send to the model, oldest message first."""
 
-    metadata: JSONObject | None = None
+    metadata: JSONObject | None = Field(default=None, exclude_if=_absent)
     """Provider-specific metadata passed through to the model provider unchanged."""
 
     model_preferences_: ModelPreferences | None = Field(
         default=None,
         validation_alias="modelPreferences",
         serialization_alias="modelPreferences",
+        exclude_if=_absent,
     )
     """Advisory model-selection priorities from the server; the client MAY ignore them."""
 
@@ -636,6 +693,7 @@ class CreateMessageRequestParams(McpModel):
         default=None,
         validation_alias="stopSequences",
         serialization_alias="stopSequences",
+        exclude_if=_absent,
     )
     """Strings that end generation when the model emits them."""
 
@@ -643,26 +701,35 @@ class CreateMessageRequestParams(McpModel):
         default=None,
         validation_alias="systemPrompt",
         serialization_alias="systemPrompt",
+        exclude_if=_absent,
     )
     """System prompt the server would like used; the client MAY change or drop it."""
 
-    temperature: int | float | None = None
+    temperature: int | float | None = Field(default=None, exclude_if=_absent)
     """Sampling temperature to use, if the server has a preference."""
 
     tool_choice: ToolChoice | None = Field(
-        default=None, validation_alias="toolChoice", serialization_alias="toolChoice"
+        default=None,
+        validation_alias="toolChoice",
+        serialization_alias="toolChoice",
+        exclude_if=_absent,
     )
     """How the model may use the offered tools (auto when absent). Clients MUST reject it unless they declared sampling.tools."""
 
-    tools: list[Tool] | None = None
+    tools: list[Tool] | None = Field(default=None, exclude_if=_absent)
     """Tools the model may call while generating. Clients MUST reject the request if they did not declare sampling.tools."""
 
 
 class CreateMessageResult(McpModel):
     """Client's answer to `sampling/createMessage`: the generated message. The client should let the user review it before returning it."""
 
+    wire_set_only: ClassVar[bool] = True
+
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -702,7 +769,10 @@ class CreateMessageResult(McpModel):
     """Author role of the generated message."""
 
     stop_reason: str | None = Field(
-        default=None, validation_alias="stopReason", serialization_alias="stopReason"
+        default=None,
+        validation_alias="stopReason",
+        serialization_alias="stopReason",
+        exclude_if=_absent,
     )
     """Why generation ended, e.g. endTurn, stopSequence, maxTokens or toolUse; providers may report other values."""
 
@@ -713,7 +783,10 @@ class CreateTaskResult(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
     meta: ResultMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Result metadata, which may identify the responding server."""
 
@@ -732,6 +805,7 @@ class CreateTaskResult(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -756,6 +830,7 @@ class CreateTaskResult(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -766,6 +841,8 @@ class DetailedTask(
     ]
 ):
     """Full task state as returned by `tasks/get` and pushed in notifications: one variant per status, with the status-specific payload."""
+
+    wire_set_only: ClassVar[bool] = True
 
 
 class ElicitRequest(McpModel):
@@ -788,7 +865,7 @@ class ElicitRequestFormParams(McpModel):
     message: str
     """Text shown to the user explaining what is being asked for."""
 
-    mode: Literal["form"] | None = None
+    mode: Literal["form"] | None = Field(default=None, exclude_if=_absent)
     """Elicitation mode; "form" (the default when absent)."""
 
     requested_schema: ElicitRequestFormParamsRequestedSchema = Field(
@@ -807,7 +884,10 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
             self.__pydantic_fields_set__.update(self.wire_constants)
 
     schema_: str | None = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None,
+        validation_alias="$schema",
+        serialization_alias="$schema",
+        exclude_if=_absent,
     )
     """Optional JSON Schema dialect URI of the form schema."""
 
@@ -827,7 +907,7 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
     ]
     """Form fields by name, each a primitive field schema."""
 
-    required: list[str] | None = None
+    required: list[str] | None = Field(default=None, exclude_if=_absent)
     """Names of the fields the user must fill in."""
 
     type: Literal["object"] = "object"
@@ -867,7 +947,9 @@ class ElicitResult(McpModel):
     action: Literal["accept", "cancel", "decline"]
     """User decision: accept (submitted or confirmed), decline (explicitly refused) or cancel (dismissed without choosing)."""
 
-    content: dict[str, list[str] | str | int | bool] | None = None
+    content: dict[str, list[str] | str | int | bool] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Submitted form values keyed by field name; present only when a form was accepted, never for URL mode."""
 
 
@@ -877,11 +959,14 @@ class EmbeddedResource(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: Annotations | None = None
+    annotations: Annotations | None = Field(default=None, exclude_if=_absent)
     """Optional client-facing hints (audience, priority, last modification) for this item."""
 
     resource: TextResourceContents | BlobResourceContents
@@ -893,6 +978,8 @@ class EmbeddedResource(McpModel):
 
 class Error(McpModel):
     """A JSON-RPC error object."""
+
+    wire_set_only: ClassVar[bool] = True
 
     code: int
     """Numeric JSON-RPC error code."""
@@ -907,6 +994,8 @@ class Error(McpModel):
 class FailedTask(McpModel):
     """Terminal task state carrying the JSON-RPC error the original request ended with."""
 
+    wire_set_only: ClassVar[bool] = True
+
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
@@ -919,6 +1008,7 @@ class FailedTask(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -943,6 +1033,7 @@ class FailedTask(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -982,6 +1073,8 @@ class GetTaskResult(
 ):
     """Answer to `tasks/get`: the detailed task state for its current status, flat, with resultType "complete"."""
 
+    wire_set_only: ClassVar[bool] = True
+
 
 class GetTaskResultCancelled(McpModel):
     """``GetTaskResult`` when ``status`` is "cancelled"."""
@@ -989,7 +1082,10 @@ class GetTaskResultCancelled(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
     meta: ResultMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Result metadata, which may identify the responding server."""
 
@@ -1010,6 +1106,7 @@ class GetTaskResultCancelled(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1034,6 +1131,7 @@ class GetTaskResultCancelled(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1044,7 +1142,10 @@ class GetTaskResultCompleted(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
     meta: ResultMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Result metadata, which may identify the responding server."""
 
@@ -1065,6 +1166,7 @@ class GetTaskResultCompleted(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1089,6 +1191,7 @@ class GetTaskResultCompleted(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1099,10 +1202,15 @@ class GetTaskResultCompleted(McpModel):
 class GetTaskResultFailed(McpModel):
     """``GetTaskResult`` when ``status`` is "failed"."""
 
+    wire_set_only: ClassVar[bool] = True
+
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
     meta: ResultMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Result metadata, which may identify the responding server."""
 
@@ -1123,6 +1231,7 @@ class GetTaskResultFailed(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1147,6 +1256,7 @@ class GetTaskResultFailed(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1157,10 +1267,15 @@ class GetTaskResultFailed(McpModel):
 class GetTaskResultInputRequired(McpModel):
     """``GetTaskResult`` when ``status`` is "input_required"."""
 
+    wire_set_only: ClassVar[bool] = True
+
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
     meta: ResultMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Result metadata, which may identify the responding server."""
 
@@ -1181,6 +1296,7 @@ class GetTaskResultInputRequired(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1205,6 +1321,7 @@ class GetTaskResultInputRequired(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1224,7 +1341,10 @@ class GetTaskResultWorking(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type", "status"})
 
     meta: ResultMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Result metadata, which may identify the responding server."""
 
@@ -1245,6 +1365,7 @@ class GetTaskResultWorking(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1269,6 +1390,7 @@ class GetTaskResultWorking(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1277,17 +1399,20 @@ class Icon(McpModel):
     """An icon image, optionally sized and themed, for display in a user interface."""
 
     mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None,
+        validation_alias="mimeType",
+        serialization_alias="mimeType",
+        exclude_if=_absent,
     )
     """Media type to use when the source does not declare a precise one, e.g. image/svg+xml."""
 
-    sizes: list[str] | None = None
+    sizes: list[str] | None = Field(default=None, exclude_if=_absent)
     """Sizes the icon suits, each as WxH (e.g. 48x48) or "any" for scalable images; absent means any size."""
 
     src: str
     """HTTP(S) URL or data: URI of the image. Consumers should check the origin is trusted and treat SVG content with care because it can embed scripts."""
 
-    theme: Literal["dark", "light"] | None = None
+    theme: Literal["dark", "light"] | None = Field(default=None, exclude_if=_absent)
     """Background theme the icon is designed for (light or dark); absent means it works on either."""
 
 
@@ -1297,11 +1422,14 @@ class ImageContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: Annotations | None = None
+    annotations: Annotations | None = Field(default=None, exclude_if=_absent)
     """Optional client-facing hints (audience, priority, last modification) for this item."""
 
     data: str
@@ -1317,23 +1445,26 @@ class ImageContent(McpModel):
 class Implementation(McpModel):
     """Name, version and optional presentation details of an MCP client or server implementation."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Short account of what the implementation is for."""
 
-    icons: list[Icon] | None = None
+    icons: list[Icon] | None = Field(default=None, exclude_if=_absent)
     """Icons of various sizes a client UI may show; clients that render icons must handle PNG and JPEG and should handle SVG and WebP."""
 
     name: str
     """Programmatic name of the implementation; also the display fallback when no title is set."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Human-friendly display name for UIs."""
 
     version: str
     """Version string of the implementation."""
 
     website_url: str | None = Field(
-        default=None, validation_alias="websiteUrl", serialization_alias="websiteUrl"
+        default=None,
+        validation_alias="websiteUrl",
+        serialization_alias="websiteUrl",
+        exclude_if=_absent,
     )
     """Home page of the implementation."""
 
@@ -1345,6 +1476,8 @@ class InputRequest(
 ):
     """One request the server needs the client to fulfil: sampling, roots listing or elicitation."""
 
+    wire_set_only: ClassVar[bool] = True
+
 
 class InputRequests(
     McpRootModel[
@@ -1353,9 +1486,13 @@ class InputRequests(
 ):
     """Outstanding server requests keyed by server-assigned ids; each key is unique over the task's lifetime and never reused."""
 
+    wire_set_only: ClassVar[bool] = True
+
 
 class InputRequiredTask(McpModel):
     """Task state while the server waits for the client to answer one or more input requests."""
+
+    wire_set_only: ClassVar[bool] = True
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
@@ -1369,6 +1506,7 @@ class InputRequiredTask(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1393,6 +1531,7 @@ class InputRequiredTask(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1411,11 +1550,15 @@ class InputResponse(
 ):
     """The client's answer to one input request: a sampling, roots or elicitation result."""
 
+    wire_set_only: ClassVar[bool] = True
+
 
 class InputResponses(
     McpRootModel["dict[str, CreateMessageResult | ListRootsResult | ElicitResult]"]
 ):
     """Client answers keyed by the ids used in the matching InputRequests map."""
+
+    wire_set_only: ClassVar[bool] = True
 
 
 class JSONObject(McpRootModel["dict[str, JSONValue]"]):
@@ -1433,7 +1576,7 @@ class JSONRPCNotification(McpModel):
     method: str
     """Name of the notification."""
 
-    params: dict[str, Any] | None = None
+    params: dict[str, Any] | None = Field(default=None, exclude_if=_absent)
     """Notification-specific parameters."""
 
 
@@ -1451,7 +1594,7 @@ class JSONRPCRequest(McpModel):
     method: str
     """Name of the method to invoke."""
 
-    params: dict[str, Any] | None = None
+    params: dict[str, Any] | None = Field(default=None, exclude_if=_absent)
     """Method-specific parameters."""
 
 
@@ -1464,21 +1607,24 @@ class LegacyTitledEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: str | None = None
+    default: str | None = Field(default=None, exclude_if=_absent)
     """Option preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
     enum: list[str]
     """Allowed option values."""
 
     enum_names: list[str] | None = Field(
-        default=None, validation_alias="enumNames", serialization_alias="enumNames"
+        default=None,
+        validation_alias="enumNames",
+        serialization_alias="enumNames",
+        exclude_if=_absent,
     )
     """Display labels for the options, parallel to enum; a non-standard JSON Schema keyword."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["string"] = "string"
@@ -1493,7 +1639,7 @@ class ListRootsRequest(McpModel):
     method: Literal["roots/list"] = "roots/list"
     """Method name; always "roots/list"."""
 
-    params: ListRootsRequestParams | None = None
+    params: ListRootsRequestParams | None = Field(default=None, exclude_if=_absent)
     """Optional params, carrying only `_meta`."""
 
 
@@ -1501,7 +1647,10 @@ class ListRootsRequestParams(McpModel):
     """Optional params, carrying only `_meta`."""
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1520,7 +1669,7 @@ class MetaObject(McpModel):
 class ModelHint(McpModel):
     """A hint about which model to choose; unknown keys are left to the client's judgement."""
 
-    name: str | None = None
+    name: str | None = Field(default=None, exclude_if=_absent)
     """Model name or fragment to look for (matched as a substring); the client MAY map it to a comparable model from another provider."""
 
 
@@ -1531,16 +1680,18 @@ class ModelPreferences(McpModel):
         default=None,
         validation_alias="costPriority",
         serialization_alias="costPriority",
+        exclude_if=_absent,
     )
     """Weight of low cost, from 0 (irrelevant) to 1 (most important)."""
 
-    hints: list[ModelHint] | None = None
+    hints: list[ModelHint] | None = Field(default=None, exclude_if=_absent)
     """Ordered model hints; the client MUST try them in order and SHOULD prefer them over the numeric priorities."""
 
     intelligence_priority: Annotated[int | float, Field(ge=0, le=1)] | None = Field(
         default=None,
         validation_alias="intelligencePriority",
         serialization_alias="intelligencePriority",
+        exclude_if=_absent,
     )
     """Weight of capability, from 0 (irrelevant) to 1 (most important)."""
 
@@ -1548,6 +1699,7 @@ class ModelPreferences(McpModel):
         default=None,
         validation_alias="speedPriority",
         serialization_alias="speedPriority",
+        exclude_if=_absent,
     )
     """Weight of low latency, from 0 (irrelevant) to 1 (most important)."""
 
@@ -1559,6 +1711,7 @@ class NotificationMetaObject(McpModel):
         default=None,
         validation_alias="io.modelcontextprotocol/subscriptionId",
         serialization_alias="io.modelcontextprotocol/subscriptionId",
+        exclude_if=_absent,
     )
     """JSON-RPC id of the `subscriptions/listen` request whose stream carried this notification. Servers MUST set it on every notification sent over such a stream."""
 
@@ -1567,7 +1720,10 @@ class NotificationParams(McpModel):
     """Fields shared by the params of every notification."""
 
     meta: NotificationMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -1575,19 +1731,19 @@ class NotificationParams(McpModel):
 class NumberSchema(McpModel):
     """Form field schema for a numeric value."""
 
-    default: int | float | None = None
+    default: int | float | None = Field(default=None, exclude_if=_absent)
     """Value prefilled in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
-    maximum: int | float | None = None
+    maximum: int | float | None = Field(default=None, exclude_if=_absent)
     """Largest accepted value."""
 
-    minimum: int | float | None = None
+    minimum: int | float | None = Field(default=None, exclude_if=_absent)
     """Smallest accepted value."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["integer", "number"]
@@ -1612,31 +1768,37 @@ class ResourceLink(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: Annotations | None = None
+    annotations: Annotations | None = Field(default=None, exclude_if=_absent)
     """Optional client-facing hints (audience, priority, last modification) for this item."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """What the resource contains; helps a model decide whether to read it."""
 
-    icons: list[Icon] | None = None
+    icons: list[Icon] | None = Field(default=None, exclude_if=_absent)
     """Icons of various sizes a client UI may show; clients that render icons must handle PNG and JPEG and should handle SVG and WebP."""
 
     mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None,
+        validation_alias="mimeType",
+        serialization_alias="mimeType",
+        exclude_if=_absent,
     )
     """Media type of the linked resource, when it is known."""
 
     name: str
     """Programmatic name of the resource; doubles as the display name when no title is given."""
 
-    size: int | None = None
+    size: int | None = Field(default=None, exclude_if=_absent)
     """Size in bytes of the raw content before any encoding, when known; useful for display and context budgeting."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Human-friendly display name for UIs; falls back to name when absent."""
 
     type: Literal["resource_link"] = "resource_link"
@@ -1650,7 +1812,10 @@ class Result(McpModel):
     """Fields shared by every result object; resultType is mandatory and extra keys are allowed."""
 
     meta: ResultMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Result metadata, which may identify the responding server."""
 
@@ -1667,6 +1832,7 @@ class ResultMetaObject(McpModel):
         default=None,
         validation_alias="io.modelcontextprotocol/serverInfo",
         serialization_alias="io.modelcontextprotocol/serverInfo",
+        exclude_if=_absent,
     )
     """Self-reported name and version of the responding server, for display and debugging only; clients SHOULD NOT change behaviour or make security decisions based on it."""
 
@@ -1685,11 +1851,14 @@ class Root(McpModel):
     """A directory or file the server may work on."""
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    name: str | None = None
+    name: str | None = Field(default=None, exclude_if=_absent)
     """Optional human-readable label for the root."""
 
     uri: str
@@ -1699,8 +1868,13 @@ class Root(McpModel):
 class SamplingMessage(McpModel):
     """One message in a sampling conversation."""
 
+    wire_set_only: ClassVar[bool] = True
+
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1744,32 +1918,42 @@ class SamplingMessageContentBlock(
 ):
     """One content block allowed in a sampling message: text, image, audio, tool use or tool result."""
 
+    wire_set_only: ClassVar[bool] = True
+
 
 class StringSchema(McpModel):
     """Form field schema for a free-text value."""
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: str | None = None
+    default: str | None = Field(default=None, exclude_if=_absent)
     """Text prefilled in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
-    format: Literal["date", "date-time", "email", "uri"] | None = None
+    format: Literal["date", "date-time", "email", "uri"] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Expected text format: email, uri, date or date-time."""
 
     max_length: int | None = Field(
-        default=None, validation_alias="maxLength", serialization_alias="maxLength"
+        default=None,
+        validation_alias="maxLength",
+        serialization_alias="maxLength",
+        exclude_if=_absent,
     )
     """Longest accepted length, in characters."""
 
     min_length: int | None = Field(
-        default=None, validation_alias="minLength", serialization_alias="minLength"
+        default=None,
+        validation_alias="minLength",
+        serialization_alias="minLength",
+        exclude_if=_absent,
     )
     """Shortest accepted length, in characters."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["string"] = "string"
@@ -1789,6 +1973,7 @@ class Task(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1813,6 +1998,7 @@ class Task(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1832,6 +2018,8 @@ class TaskStatus(str, Enum):
 
 class TaskStatusNotification(McpModel):
     """Notification pushing a task's full state to a client that subscribed to it through `subscriptions/listen`."""
+
+    wire_set_only: ClassVar[bool] = True
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
@@ -1859,6 +2047,8 @@ class TaskStatusNotificationParams(
 ):
     """Params of `notifications/tasks`: the complete detailed task plus notification `_meta`; extra keys are allowed."""
 
+    wire_set_only: ClassVar[bool] = True
+
 
 class TaskStatusNotificationParamsCancelled(McpModel):
     """``TaskStatusNotificationParams`` when ``status`` is "cancelled"."""
@@ -1866,7 +2056,10 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     meta: NotificationMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -1880,6 +2073,7 @@ class TaskStatusNotificationParamsCancelled(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1904,6 +2098,7 @@ class TaskStatusNotificationParamsCancelled(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1914,7 +2109,10 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     meta: NotificationMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -1928,6 +2126,7 @@ class TaskStatusNotificationParamsCompleted(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -1952,6 +2151,7 @@ class TaskStatusNotificationParamsCompleted(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -1962,10 +2162,15 @@ class TaskStatusNotificationParamsCompleted(McpModel):
 class TaskStatusNotificationParamsFailed(McpModel):
     """``TaskStatusNotificationParams`` when ``status`` is "failed"."""
 
+    wire_set_only: ClassVar[bool] = True
+
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     meta: NotificationMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -1979,6 +2184,7 @@ class TaskStatusNotificationParamsFailed(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -2003,6 +2209,7 @@ class TaskStatusNotificationParamsFailed(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -2013,10 +2220,15 @@ class TaskStatusNotificationParamsFailed(McpModel):
 class TaskStatusNotificationParamsInputRequired(McpModel):
     """``TaskStatusNotificationParams`` when ``status`` is "input_required"."""
 
+    wire_set_only: ClassVar[bool] = True
+
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     meta: NotificationMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -2030,6 +2242,7 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -2054,6 +2267,7 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -2073,7 +2287,10 @@ class TaskStatusNotificationParamsWorking(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"status"})
 
     meta: NotificationMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Notification metadata, including the subscription id on notifications delivered over a listen stream."""
 
@@ -2087,6 +2304,7 @@ class TaskStatusNotificationParamsWorking(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -2111,6 +2329,7 @@ class TaskStatusNotificationParamsWorking(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 
@@ -2119,7 +2338,10 @@ class TaskSubscriptionAcknowledgedNotifications(McpModel):
     """Task part of the subscription acknowledgement: the tasks the server agreed to report on."""
 
     task_ids: list[str] | None = Field(
-        default=None, validation_alias="taskIds", serialization_alias="taskIds"
+        default=None,
+        validation_alias="taskIds",
+        serialization_alias="taskIds",
+        exclude_if=_absent,
     )
     """Identifiers of the tasks that will get pushed updates; clients keep polling any others."""
 
@@ -2128,7 +2350,10 @@ class TaskSubscriptionNotifications(McpModel):
     """Task part of a `subscriptions/listen` filter: the tasks the client wants pushed updates for."""
 
     task_ids: list[str] | None = Field(
-        default=None, validation_alias="taskIds", serialization_alias="taskIds"
+        default=None,
+        validation_alias="taskIds",
+        serialization_alias="taskIds",
+        exclude_if=_absent,
     )
     """Identifiers of the tasks to watch; the request must declare the tasks extension."""
 
@@ -2145,11 +2370,14 @@ class TextContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: Annotations | None = None
+    annotations: Annotations | None = Field(default=None, exclude_if=_absent)
     """Optional client-facing hints (audience, priority, last modification) for this item."""
 
     text: str
@@ -2163,12 +2391,18 @@ class TextResourceContents(McpModel):
     """Resource contents carried as text."""
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None,
+        validation_alias="mimeType",
+        serialization_alias="mimeType",
+        exclude_if=_absent,
     )
     """Media type of the text, when it is known."""
 
@@ -2184,26 +2418,32 @@ class TitledMultiSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: list[str] | None = None
+    default: list[str] | None = Field(default=None, exclude_if=_absent)
     """Options preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
     items: TitledMultiSelectEnumSchemaItems
     """Schema of each selected entry, listing the labelled options."""
 
     max_items: int | None = Field(
-        default=None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None,
+        validation_alias="maxItems",
+        serialization_alias="maxItems",
+        exclude_if=_absent,
     )
     """Most options the user may pick."""
 
     min_items: int | None = Field(
-        default=None, validation_alias="minItems", serialization_alias="minItems"
+        default=None,
+        validation_alias="minItems",
+        serialization_alias="minItems",
+        exclude_if=_absent,
     )
     """Fewest options the user must pick."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["array"] = "array"
@@ -2234,10 +2474,10 @@ class TitledSingleSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: str | None = None
+    default: str | None = Field(default=None, exclude_if=_absent)
     """Option preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
     one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = Field(
@@ -2245,7 +2485,7 @@ class TitledSingleSelectEnumSchema(McpModel):
     )
     """The selectable options, each a value with its label."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["string"] = "string"
@@ -2266,17 +2506,20 @@ class Tool(McpModel):
     """A tool the server exposes for clients (and their models) to call; a call that declares the tasks extension may be answered with a task."""
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: ToolAnnotations | None = None
+    annotations: ToolAnnotations | None = Field(default=None, exclude_if=_absent)
     """Optional behaviour hints about the tool; for display, title wins over annotations.title, which wins over name."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """What the tool does; serves as a hint that helps a model choose and use it."""
 
-    icons: list[Icon] | None = None
+    icons: list[Icon] | None = Field(default=None, exclude_if=_absent)
     """Icons of various sizes a client UI may show; clients that render icons must handle PNG and JPEG and should handle SVG and WebP."""
 
     input_schema: ToolInputSchema = Field(
@@ -2291,10 +2534,11 @@ class Tool(McpModel):
         default=None,
         validation_alias="outputSchema",
         serialization_alias="outputSchema",
+        exclude_if=_absent,
     )
     """Optional JSON Schema (2020-12 unless $schema says otherwise) that structuredContent in the tool's results conforms to."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Human-friendly display name for UIs; when absent, annotations.title and then name are used."""
 
 
@@ -2305,6 +2549,7 @@ class ToolAnnotations(McpModel):
         default=None,
         validation_alias="destructiveHint",
         serialization_alias="destructiveHint",
+        exclude_if=_absent,
     )
     """When not read-only: true if the tool may destroy or overwrite data, false if it only adds. Defaults to true."""
 
@@ -2312,6 +2557,7 @@ class ToolAnnotations(McpModel):
         default=None,
         validation_alias="idempotentHint",
         serialization_alias="idempotentHint",
+        exclude_if=_absent,
     )
     """When not read-only: true if repeating a call with the same arguments changes nothing more. Defaults to false."""
 
@@ -2319,6 +2565,7 @@ class ToolAnnotations(McpModel):
         default=None,
         validation_alias="openWorldHint",
         serialization_alias="openWorldHint",
+        exclude_if=_absent,
     )
     """True if the tool reaches outside systems (like web search), false for a closed domain (like a local memory). Defaults to true."""
 
@@ -2326,17 +2573,20 @@ class ToolAnnotations(McpModel):
         default=None,
         validation_alias="readOnlyHint",
         serialization_alias="readOnlyHint",
+        exclude_if=_absent,
     )
     """True if the tool does not change its environment. Defaults to false."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Display name for the tool."""
 
 
 class ToolChoice(McpModel):
     """How a sampled model may use the tools it is offered."""
 
-    mode: Literal["auto", "none", "required"] | None = None
+    mode: Literal["auto", "none", "required"] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """auto lets the model decide (default), required means it MUST call at least one tool, none means it MUST NOT call any."""
 
 
@@ -2350,7 +2600,10 @@ class ToolInputSchema(McpModel):
             self.__pydantic_fields_set__.update(self.wire_constants)
 
     schema_: str | None = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None,
+        validation_alias="$schema",
+        serialization_alias="$schema",
+        exclude_if=_absent,
     )
     """Optional JSON Schema dialect URI; 2020-12 is assumed when absent."""
 
@@ -2362,7 +2615,10 @@ class ToolOutputSchema(McpModel):
     """Optional JSON Schema (2020-12 unless $schema says otherwise) that structuredContent in the tool's results conforms to."""
 
     schema_: str | None = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None,
+        validation_alias="$schema",
+        serialization_alias="$schema",
+        exclude_if=_absent,
     )
     """Optional JSON Schema dialect URI; 2020-12 is assumed when absent."""
 
@@ -2370,10 +2626,15 @@ class ToolOutputSchema(McpModel):
 class ToolResultContent(McpModel):
     """Content block returning the outcome of a tool use to the model."""
 
+    wire_set_only: ClassVar[bool] = True
+
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -2386,7 +2647,10 @@ class ToolResultContent(McpModel):
     """Unstructured output of the tool, in the same block format as CallToolResult.content."""
 
     is_error: bool | None = Field(
-        default=None, validation_alias="isError", serialization_alias="isError"
+        default=None,
+        validation_alias="isError",
+        serialization_alias="isError",
+        exclude_if=_absent,
     )
     """True when the tool use failed; the content then explains the error. Defaults to false."""
 
@@ -2412,7 +2676,10 @@ class ToolUseContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: MetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -2434,26 +2701,32 @@ class UntitledMultiSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: list[str] | None = None
+    default: list[str] | None = Field(default=None, exclude_if=_absent)
     """Options preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
     items: UntitledMultiSelectEnumSchemaItems
     """Schema of each selected entry."""
 
     max_items: int | None = Field(
-        default=None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None,
+        validation_alias="maxItems",
+        serialization_alias="maxItems",
+        exclude_if=_absent,
     )
     """Most options the user may pick."""
 
     min_items: int | None = Field(
-        default=None, validation_alias="minItems", serialization_alias="minItems"
+        default=None,
+        validation_alias="minItems",
+        serialization_alias="minItems",
+        exclude_if=_absent,
     )
     """Fewest options the user must pick."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["array"] = "array"
@@ -2481,16 +2754,16 @@ class UntitledSingleSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: str | None = None
+    default: str | None = Field(default=None, exclude_if=_absent)
     """Option preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
     enum: list[str]
     """Allowed option values."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["string"] = "string"
@@ -2499,6 +2772,8 @@ class UntitledSingleSelectEnumSchema(McpModel):
 
 class UpdateTaskRequest(McpModel):
     """Request delivering the client's answers to a task's input requests (`tasks/update`)."""
+
+    wire_set_only: ClassVar[bool] = True
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
 
@@ -2518,6 +2793,8 @@ class UpdateTaskRequest(McpModel):
 class UpdateTaskRequestParams(McpModel):
     """The task and the answers for it."""
 
+    wire_set_only: ClassVar[bool] = True
+
     task_id: str = Field(validation_alias="taskId", serialization_alias="taskId")
     """Identifier of the task being answered."""
 
@@ -2533,7 +2810,10 @@ class UpdateTaskResult(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"result_type"})
 
     meta: ResultMetaObject | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Result metadata, which may identify the responding server."""
 
@@ -2560,6 +2840,7 @@ class WorkingTask(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current state; may be shown to the user or the model."""
 
@@ -2584,6 +2865,7 @@ class WorkingTask(McpModel):
         default=None,
         validation_alias="pollIntervalMs",
         serialization_alias="pollIntervalMs",
+        exclude_if=_absent,
     )
     """Suggested delay in milliseconds between `tasks/get` polls; clients SHOULD honour it. May change while the task runs."""
 

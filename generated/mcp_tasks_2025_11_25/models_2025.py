@@ -10,6 +10,8 @@ Use ``to_wire()`` for the JSON-ready form of a message.
 from __future__ import annotations
 
 from enum import Enum, IntEnum
+from functools import partial
+from operator import is_
 from typing import (
     Annotated,
     Any,
@@ -37,6 +39,12 @@ from pydantic import (
 if TYPE_CHECKING:
     from pydantic_core import CoreSchema
 
+_absent = partial(is_, None)
+"""``exclude_if`` of an optional field: ``None`` there stands for absent, so the field is
+left out of the output (``to_wire()``, ``model_dump()``) while it is ``None``. A field
+whose schema admits null (it names null, or the property is untyped) has no such test
+(see ``McpModel.wire_set_only``)."""
+
 _RootT = TypeVar("_RootT")
 _ModelT = TypeVar("_ModelT", bound="McpModel")
 _WrapperT = TypeVar("_WrapperT", bound="McpRootModel[Any]")
@@ -51,11 +59,21 @@ class McpModel(BaseModel):
         serialize_by_alias=True,
         extra="allow",
     )
+    wire_set_only: ClassVar[bool] = False
+    """Whether ``to_wire()`` must tell a field set to null from one left out.
+
+    An optional field is left out while it is ``None`` (``exclude_if``), so ``to_wire()``
+    needs no record of which fields were set. A model with an optional field whose
+    schema admits null (it names null, or the property is untyped), or holding such a
+    model, sends only the fields that were set instead (``exclude_unset``, slower): there
+    a null set is a value of its own.
+    """
     wire_constants: ClassVar[frozenset[str]] = frozenset()
     """Required constant fields (``jsonrpc``, ``method``, a variant's ``status``).
 
     They have defaults for convenience but belong on the wire anyway, so they count as set
-    even when the data left them out, and ``to_wire()`` always sends them. A model built
+    even when the data left them out, and ``to_wire()`` always sends them (what it sends
+    only the fields that were set relies on, ``wire_set_only``). A model built
     from Python values (the constructor, ``model_validate``, ``model_validate_json``,
     ``model_validate_strings``, ``model_construct``) counts its own, and ``to_wire()`` does
     too. Inside another model, validation counts them only in the classes that define
@@ -112,8 +130,14 @@ class McpModel(BaseModel):
         return _count_constants(super().model_construct(_fields_set, **values))
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON-ready form: wire names, only the fields that were set."""
+        """The JSON-ready form: wire names; optional fields only when they are not
+        ``None`` (or, with ``wire_set_only``, only the fields that were set)."""
         # what ``model_dump`` would call, without its Python frame in between
+        if not self.wire_set_only:
+            fast: dict[str, Any] = self.__pydantic_serializer__.to_python(
+                self, mode="json"
+            )
+            return fast
         wire: dict[str, Any] = self.__pydantic_serializer__.to_python(
             self, mode="json", exclude_unset=True
         )
@@ -134,6 +158,9 @@ def _count_constants(model: _ModelT) -> _ModelT:
 
 class McpRootModel(RootModel[_RootT], Generic[_RootT]):
     """Base of every model that wraps a union, list, map or scalar."""
+
+    wire_set_only: ClassVar[bool] = False
+    """As ``McpModel.wire_set_only``, for what the wrapped value may hold."""
 
     @classmethod
     def model_validate(cls: type[_WrapperT], obj: Any, **kwargs: Any) -> _WrapperT:
@@ -164,6 +191,11 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
             # the model's own serializer: the same output as this wrapper's, without
             # going through the wrapper and the union it declares (``McpModel.to_wire``,
             # inline: one Python call less)
+            if not root.wire_set_only:
+                fast: dict[str, Any] = root.__pydantic_serializer__.to_python(
+                    root, mode="json"
+                )
+                return fast
             wire: dict[str, Any] = root.__pydantic_serializer__.to_python(
                 root, mode="json", exclude_unset=True
             )
@@ -174,7 +206,7 @@ class McpRootModel(RootModel[_RootT], Generic[_RootT]):
                 )
             return wire
         return self.__pydantic_serializer__.to_python(
-            self, mode="json", exclude_unset=True
+            self, mode="json", exclude_unset=self.wire_set_only
         )
 
 
@@ -371,17 +403,20 @@ class ErrorCode(IntEnum):
 class Annotations(McpModel):
     """Client-facing hints that help decide how an item is used or shown."""
 
-    audience: list[Role] | None = None
+    audience: list[Role] | None = Field(default=None, exclude_if=_absent)
     """Roles the item is meant for; list several (e.g. user and assistant) when it serves more than one."""
 
     last_modified: str | None = Field(
         default=None,
         validation_alias="lastModified",
         serialization_alias="lastModified",
+        exclude_if=_absent,
     )
     """When the underlying resource last changed, as an ISO 8601 timestamp such as 2025-01-12T15:00:58Z."""
 
-    priority: Annotated[int | float, Field(ge=0, le=1)] | None = None
+    priority: Annotated[int | float, Field(ge=0, le=1)] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Importance for the server's work, from 0 (entirely optional) to 1 (effectively required)."""
 
 
@@ -391,11 +426,14 @@ class AudioContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: Annotations | None = None
+    annotations: Annotations | None = Field(default=None, exclude_if=_absent)
     """Optional client-facing hints (audience, priority, last modification) for this item."""
 
     data: str
@@ -412,7 +450,10 @@ class BlobResourceContents(McpModel):
     """Resource contents carried as binary data."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -420,7 +461,10 @@ class BlobResourceContents(McpModel):
     """Binary payload of the resource, base64-encoded."""
 
     mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None,
+        validation_alias="mimeType",
+        serialization_alias="mimeType",
+        exclude_if=_absent,
     )
     """Media type of the payload, when it is known."""
 
@@ -433,13 +477,13 @@ class BooleanSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: bool | None = None
+    default: bool | None = Field(default=None, exclude_if=_absent)
     """Value preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["boolean"] = "boolean"
@@ -468,17 +512,20 @@ class CallToolRequestParams(McpModel):
     """Params of a `tools/call` request."""
 
     meta: CallToolRequestParamsMeta | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    arguments: dict[str, Any] | None = None
+    arguments: dict[str, Any] | None = Field(default=None, exclude_if=_absent)
     """Argument values for the tool, keyed by argument name."""
 
     name: str
     """Name of the tool to run."""
 
-    task: TaskMetadata | None = None
+    task: TaskMetadata | None = Field(default=None, exclude_if=_absent)
     """Asks the receiver to run this request as a task: it answers at once with a CreateTaskResult and the real result is fetched later via `tasks/result`. Only valid when the receiver declared task support for this request type."""
 
 
@@ -489,6 +536,7 @@ class CallToolRequestParamsMeta(McpModel):
         default=None,
         validation_alias="progressToken",
         serialization_alias="progressToken",
+        exclude_if=_absent,
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -497,7 +545,10 @@ class CallToolResult(McpModel):
     """Server's answer to `tools/call`; for a task-augmented call it is what `tasks/result` returns."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -510,7 +561,10 @@ class CallToolResult(McpModel):
     """Unstructured output of the tool as a list of content blocks."""
 
     is_error: bool | None = Field(
-        default=None, validation_alias="isError", serialization_alias="isError"
+        default=None,
+        validation_alias="isError",
+        serialization_alias="isError",
+        exclude_if=_absent,
     )
     """True when the tool itself failed (defaults to false). Tool failures SHOULD be reported this way so the model can react; protocol problems use a JSON-RPC error instead."""
 
@@ -518,6 +572,7 @@ class CallToolResult(McpModel):
         default=None,
         validation_alias="structuredContent",
         serialization_alias="structuredContent",
+        exclude_if=_absent,
     )
     """Structured output of the tool as a JSON object, matching outputSchema when the tool has one."""
 
@@ -551,7 +606,10 @@ class CancelTaskResult(McpModel):
     """Answer to `tasks/cancel`: the task after cancellation, flat in the result, normally with status cancelled."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -569,6 +627,7 @@ class CancelTaskResult(McpModel):
         default=None,
         validation_alias="pollInterval",
         serialization_alias="pollInterval",
+        exclude_if=_absent,
     )
     """Polling interval in milliseconds the receiver suggests for `tasks/get`."""
 
@@ -579,6 +638,7 @@ class CancelTaskResult(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current status, such as a failure diagnosis, cancellation reason or completion summary."""
 
@@ -592,29 +652,39 @@ class CancelTaskResult(McpModel):
 class ClientCapabilities(McpModel):
     """Optional features a client declares during initialization; the set is open to custom keys."""
 
-    elicitation: ClientCapabilitiesElicitation | None = None
+    elicitation: ClientCapabilitiesElicitation | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when the client can handle elicitation requests."""
 
-    experimental: dict[str, ClientCapabilitiesExperimentalValue] | None = None
+    experimental: dict[str, ClientCapabilitiesExperimentalValue] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Non-standard capabilities, keyed by name."""
 
-    roots: ClientCapabilitiesRoots | None = None
+    roots: ClientCapabilitiesRoots | None = Field(default=None, exclude_if=_absent)
     """Present when the client can list its roots."""
 
-    sampling: ClientCapabilitiesSampling | None = None
+    sampling: ClientCapabilitiesSampling | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when the client can run sampling requests."""
 
-    tasks: ClientCapabilitiesTasks | None = None
+    tasks: ClientCapabilitiesTasks | None = Field(default=None, exclude_if=_absent)
     """Present when the client accepts task-augmented requests; required before a server may create tasks on it."""
 
 
 class ClientCapabilitiesElicitation(McpModel):
     """Present when the client can handle elicitation requests."""
 
-    form: ClientCapabilitiesElicitationForm | None = None
+    form: ClientCapabilitiesElicitationForm | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when form-mode elicitation is supported."""
 
-    url: ClientCapabilitiesElicitationUrl | None = None
+    url: ClientCapabilitiesElicitationUrl | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when URL-mode elicitation is supported."""
 
 
@@ -634,7 +704,10 @@ class ClientCapabilitiesRoots(McpModel):
     """Present when the client can list its roots."""
 
     list_changed: bool | None = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias="listChanged",
+        serialization_alias="listChanged",
+        exclude_if=_absent,
     )
     """True if the client notifies the server when its roots change."""
 
@@ -642,10 +715,14 @@ class ClientCapabilitiesRoots(McpModel):
 class ClientCapabilitiesSampling(McpModel):
     """Present when the client can run sampling requests."""
 
-    context: ClientCapabilitiesSamplingContext | None = None
+    context: ClientCapabilitiesSamplingContext | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when includeContext values other than "none" are supported; without it servers SHOULD send "none" or omit the field."""
 
-    tools: ClientCapabilitiesSamplingTools | None = None
+    tools: ClientCapabilitiesSamplingTools | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when sampling requests may pass tools and toolChoice."""
 
 
@@ -660,15 +737,22 @@ class ClientCapabilitiesSamplingTools(McpModel):
 class ClientCapabilitiesTasks(McpModel):
     """Present when the client accepts task-augmented requests; required before a server may create tasks on it."""
 
-    cancel: ClientCapabilitiesTasksCancel | None = None
+    cancel: ClientCapabilitiesTasksCancel | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when the client implements `tasks/cancel`."""
 
     list_: ClientCapabilitiesTasksList | None = Field(
-        default=None, validation_alias="list", serialization_alias="list"
+        default=None,
+        validation_alias="list",
+        serialization_alias="list",
+        exclude_if=_absent,
     )
     """Present when the client implements `tasks/list`."""
 
-    requests: ClientCapabilitiesTasksRequests | None = None
+    requests: ClientCapabilitiesTasksRequests | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Request types the client accepts as tasks; types not listed here do not support tasks."""
 
 
@@ -683,17 +767,23 @@ class ClientCapabilitiesTasksList(McpModel):
 class ClientCapabilitiesTasksRequests(McpModel):
     """Request types the client accepts as tasks; types not listed here do not support tasks."""
 
-    elicitation: ClientCapabilitiesTasksRequestsElicitation | None = None
+    elicitation: ClientCapabilitiesTasksRequestsElicitation | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Task support for elicitation requests."""
 
-    sampling: ClientCapabilitiesTasksRequestsSampling | None = None
+    sampling: ClientCapabilitiesTasksRequestsSampling | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Task support for sampling requests."""
 
 
 class ClientCapabilitiesTasksRequestsElicitation(McpModel):
     """Task support for elicitation requests."""
 
-    create: ClientCapabilitiesTasksRequestsElicitationCreate | None = None
+    create: ClientCapabilitiesTasksRequestsElicitationCreate | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when `elicitation/create` may be task-augmented."""
 
 
@@ -708,6 +798,7 @@ class ClientCapabilitiesTasksRequestsSampling(McpModel):
         default=None,
         validation_alias="createMessage",
         serialization_alias="createMessage",
+        exclude_if=_absent,
     )
     """Present when `sampling/createMessage` may be task-augmented."""
 
@@ -746,7 +837,10 @@ class CreateMessageRequestParams(McpModel):
     """Params of a `sampling/createMessage` request."""
 
     meta: CreateMessageRequestParamsMeta | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -754,6 +848,7 @@ class CreateMessageRequestParams(McpModel):
         default=None,
         validation_alias="includeContext",
         serialization_alias="includeContext",
+        exclude_if=_absent,
     )
     """Which MCP servers' context to attach to the prompt; the client MAY ignore it. Defaults to "none"; the other values are deprecated and only for clients declaring sampling.context."""
 
@@ -765,13 +860,16 @@ class CreateMessageRequestParams(McpModel):
     messages: list[SamplingMessage]
     """Conversation to send to the model, oldest message first."""
 
-    metadata: CreateMessageRequestParamsMetadata | None = None
+    metadata: CreateMessageRequestParamsMetadata | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Provider-specific metadata passed through to the model provider unchanged."""
 
     model_preferences_: ModelPreferences | None = Field(
         default=None,
         validation_alias="modelPreferences",
         serialization_alias="modelPreferences",
+        exclude_if=_absent,
     )
     """Advisory model-selection priorities from the server; the client MAY ignore them."""
 
@@ -779,6 +877,7 @@ class CreateMessageRequestParams(McpModel):
         default=None,
         validation_alias="stopSequences",
         serialization_alias="stopSequences",
+        exclude_if=_absent,
     )
     """Strings that end generation when the model emits them."""
 
@@ -786,21 +885,25 @@ class CreateMessageRequestParams(McpModel):
         default=None,
         validation_alias="systemPrompt",
         serialization_alias="systemPrompt",
+        exclude_if=_absent,
     )
     """System prompt the server would like used; the client MAY change or drop it."""
 
-    task: TaskMetadata | None = None
+    task: TaskMetadata | None = Field(default=None, exclude_if=_absent)
     """Asks the receiver to run this request as a task: it answers at once with a CreateTaskResult and the real result is fetched later via `tasks/result`. Only valid when the receiver declared task support for this request type."""
 
-    temperature: int | float | None = None
+    temperature: int | float | None = Field(default=None, exclude_if=_absent)
     """Sampling temperature to use, if the server has a preference."""
 
     tool_choice: ToolChoice | None = Field(
-        default=None, validation_alias="toolChoice", serialization_alias="toolChoice"
+        default=None,
+        validation_alias="toolChoice",
+        serialization_alias="toolChoice",
+        exclude_if=_absent,
     )
     """How the model may use the offered tools (auto when absent). Clients MUST reject it unless they declared sampling.tools."""
 
-    tools: list[Tool] | None = None
+    tools: list[Tool] | None = Field(default=None, exclude_if=_absent)
     """Tools the model may call while generating. Clients MUST reject the request if they did not declare sampling.tools."""
 
 
@@ -811,6 +914,7 @@ class CreateMessageRequestParamsMeta(McpModel):
         default=None,
         validation_alias="progressToken",
         serialization_alias="progressToken",
+        exclude_if=_absent,
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -823,7 +927,10 @@ class CreateMessageResult(McpModel):
     """Client's answer to `sampling/createMessage`: the generated message. The client should let the user review it before returning it."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -863,7 +970,10 @@ class CreateMessageResult(McpModel):
     """Author role of the generated message."""
 
     stop_reason: str | None = Field(
-        default=None, validation_alias="stopReason", serialization_alias="stopReason"
+        default=None,
+        validation_alias="stopReason",
+        serialization_alias="stopReason",
+        exclude_if=_absent,
     )
     """Why generation ended, e.g. endTurn, stopSequence, maxTokens or toolUse; providers may report other values."""
 
@@ -872,7 +982,10 @@ class CreateTaskResult(McpModel):
     """Immediate answer to a task-augmented request: the newly created task, nested under `task`."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -904,14 +1017,17 @@ class ElicitRequestFormParams(McpModel):
     """Elicitation params for a form the client shows to collect non-sensitive data."""
 
     meta: ElicitRequestFormParamsMeta | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     message: str
     """Text shown to the user explaining what is being asked for."""
 
-    mode: Literal["form"] | None = None
+    mode: Literal["form"] | None = Field(default=None, exclude_if=_absent)
     """Elicitation mode; "form" (the default when absent)."""
 
     requested_schema: ElicitRequestFormParamsRequestedSchema = Field(
@@ -919,7 +1035,7 @@ class ElicitRequestFormParams(McpModel):
     )
     """Flat JSON Schema describing the form fields; only top-level primitive properties are allowed."""
 
-    task: TaskMetadata | None = None
+    task: TaskMetadata | None = Field(default=None, exclude_if=_absent)
     """Asks the receiver to run this request as a task: it answers at once with a CreateTaskResult and the real result is fetched later via `tasks/result`. Only valid when the receiver declared task support for this request type."""
 
 
@@ -930,6 +1046,7 @@ class ElicitRequestFormParamsMeta(McpModel):
         default=None,
         validation_alias="progressToken",
         serialization_alias="progressToken",
+        exclude_if=_absent,
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -944,7 +1061,10 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
             self.__pydantic_fields_set__.update(self.wire_constants)
 
     schema_: str | None = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None,
+        validation_alias="$schema",
+        serialization_alias="$schema",
+        exclude_if=_absent,
     )
     """Optional JSON Schema dialect URI of the form schema."""
 
@@ -964,7 +1084,7 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
     ]
     """Form fields by name, each a primitive field schema."""
 
-    required: list[str] | None = None
+    required: list[str] | None = Field(default=None, exclude_if=_absent)
     """Names of the fields the user must fill in."""
 
     type: Literal["object"] = "object"
@@ -989,7 +1109,10 @@ class ElicitRequestURLParams(McpModel):
             self.__pydantic_fields_set__.update(self.wire_constants)
 
     meta: ElicitRequestURLParamsMeta | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1004,7 +1127,7 @@ class ElicitRequestURLParams(McpModel):
     mode: Literal["url"] = "url"
     """Elicitation mode; always "url"."""
 
-    task: TaskMetadata | None = None
+    task: TaskMetadata | None = Field(default=None, exclude_if=_absent)
     """Asks the receiver to run this request as a task: it answers at once with a CreateTaskResult and the real result is fetched later via `tasks/result`. Only valid when the receiver declared task support for this request type."""
 
     url: str
@@ -1018,6 +1141,7 @@ class ElicitRequestURLParamsMeta(McpModel):
         default=None,
         validation_alias="progressToken",
         serialization_alias="progressToken",
+        exclude_if=_absent,
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -1026,14 +1150,19 @@ class ElicitResult(McpModel):
     """Client's answer to `elicitation/create`: what the user did and, for forms, the data entered."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     action: Literal["accept", "cancel", "decline"]
     """User decision: accept (submitted or confirmed), decline (explicitly refused) or cancel (dismissed without choosing)."""
 
-    content: dict[str, list[str] | str | int | bool] | None = None
+    content: dict[str, list[str] | str | int | bool] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Submitted form values keyed by field name; present only when a form was accepted, never for URL mode."""
 
 
@@ -1043,11 +1172,14 @@ class EmbeddedResource(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: Annotations | None = None
+    annotations: Annotations | None = Field(default=None, exclude_if=_absent)
     """Optional client-facing hints (audience, priority, last modification) for this item."""
 
     resource: TextResourceContents | BlobResourceContents
@@ -1059,6 +1191,8 @@ class EmbeddedResource(McpModel):
 
 class Error(McpModel):
     """The error object of a JSON-RPC error response; a failed task's outcome is replayed with it."""
+
+    wire_set_only: ClassVar[bool] = True
 
     code: int
     """Numeric error code; -32768 to -32000 are reserved by JSON-RPC and MCP."""
@@ -1099,7 +1233,10 @@ class GetTaskPayloadResult(McpModel):
     """Answer to `tasks/result`: exactly the result the original request would have produced (e.g. a CallToolResult), tagged with the related-task `_meta` key."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1133,7 +1270,10 @@ class GetTaskResult(McpModel):
     """Answer to `tasks/get`: the task's fields, flat in the result."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1151,6 +1291,7 @@ class GetTaskResult(McpModel):
         default=None,
         validation_alias="pollInterval",
         serialization_alias="pollInterval",
+        exclude_if=_absent,
     )
     """Polling interval in milliseconds the receiver suggests for `tasks/get`."""
 
@@ -1161,6 +1302,7 @@ class GetTaskResult(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current status, such as a failure diagnosis, cancellation reason or completion summary."""
 
@@ -1175,17 +1317,20 @@ class Icon(McpModel):
     """An icon image, optionally sized and themed, for display in a user interface."""
 
     mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None,
+        validation_alias="mimeType",
+        serialization_alias="mimeType",
+        exclude_if=_absent,
     )
     """Media type to use when the source does not declare a precise one, e.g. image/svg+xml."""
 
-    sizes: list[str] | None = None
+    sizes: list[str] | None = Field(default=None, exclude_if=_absent)
     """Sizes the icon suits, each as WxH (e.g. 48x48) or "any" for scalable images; absent means any size."""
 
     src: str
     """HTTP(S) URL or data: URI of the image. Consumers should check the origin is trusted and treat SVG content with care because it can embed scripts."""
 
-    theme: Literal["dark", "light"] | None = None
+    theme: Literal["dark", "light"] | None = Field(default=None, exclude_if=_absent)
     """Background theme the icon is designed for (light or dark); absent means it works on either."""
 
 
@@ -1195,11 +1340,14 @@ class ImageContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: Annotations | None = None
+    annotations: Annotations | None = Field(default=None, exclude_if=_absent)
     """Optional client-facing hints (audience, priority, last modification) for this item."""
 
     data: str
@@ -1217,21 +1365,24 @@ class LegacyTitledEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: str | None = None
+    default: str | None = Field(default=None, exclude_if=_absent)
     """Option preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
     enum: list[str]
     """Allowed option values."""
 
     enum_names: list[str] | None = Field(
-        default=None, validation_alias="enumNames", serialization_alias="enumNames"
+        default=None,
+        validation_alias="enumNames",
+        serialization_alias="enumNames",
+        exclude_if=_absent,
     )
     """Display labels for the options, parallel to enum; a non-standard JSON Schema keyword."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["string"] = "string"
@@ -1252,7 +1403,7 @@ class ListTasksRequest(McpModel):
     method: Literal["tasks/list"] = "tasks/list"
     """Method name; always "tasks/list"."""
 
-    params: PaginatedRequestParams | None = None
+    params: PaginatedRequestParams | None = Field(default=None, exclude_if=_absent)
     """Optional pagination cursor."""
 
 
@@ -1260,12 +1411,18 @@ class ListTasksResult(McpModel):
     """Answer to `tasks/list`: one page of tasks."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     next_cursor: str | None = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None,
+        validation_alias="nextCursor",
+        serialization_alias="nextCursor",
+        exclude_if=_absent,
     )
     """Opaque cursor for the following page; present while more tasks remain."""
 
@@ -1276,7 +1433,7 @@ class ListTasksResult(McpModel):
 class ModelHint(McpModel):
     """A hint about which model to choose; unknown keys are left to the client's judgement."""
 
-    name: str | None = None
+    name: str | None = Field(default=None, exclude_if=_absent)
     """Model name or fragment to look for (matched as a substring); the client MAY map it to a comparable model from another provider."""
 
 
@@ -1287,16 +1444,18 @@ class ModelPreferences(McpModel):
         default=None,
         validation_alias="costPriority",
         serialization_alias="costPriority",
+        exclude_if=_absent,
     )
     """Weight of low cost, from 0 (irrelevant) to 1 (most important)."""
 
-    hints: list[ModelHint] | None = None
+    hints: list[ModelHint] | None = Field(default=None, exclude_if=_absent)
     """Ordered model hints; the client MUST try them in order and SHOULD prefer them over the numeric priorities."""
 
     intelligence_priority: Annotated[int | float, Field(ge=0, le=1)] | None = Field(
         default=None,
         validation_alias="intelligencePriority",
         serialization_alias="intelligencePriority",
+        exclude_if=_absent,
     )
     """Weight of capability, from 0 (irrelevant) to 1 (most important)."""
 
@@ -1304,6 +1463,7 @@ class ModelPreferences(McpModel):
         default=None,
         validation_alias="speedPriority",
         serialization_alias="speedPriority",
+        exclude_if=_absent,
     )
     """Weight of low latency, from 0 (irrelevant) to 1 (most important)."""
 
@@ -1312,7 +1472,10 @@ class NotificationParams(McpModel):
     """Fields shared by the params of every notification."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1320,19 +1483,19 @@ class NotificationParams(McpModel):
 class NumberSchema(McpModel):
     """Form field schema for a numeric value."""
 
-    default: int | float | None = None
+    default: int | float | None = Field(default=None, exclude_if=_absent)
     """Value prefilled in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
-    maximum: int | float | None = None
+    maximum: int | float | None = Field(default=None, exclude_if=_absent)
     """Largest accepted value."""
 
-    minimum: int | float | None = None
+    minimum: int | float | None = Field(default=None, exclude_if=_absent)
     """Smallest accepted value."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["integer", "number"]
@@ -1343,11 +1506,14 @@ class PaginatedRequestParams(McpModel):
     """Params shared by list requests that page through results with a cursor."""
 
     meta: PaginatedRequestParamsMeta | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    cursor: str | None = None
+    cursor: str | None = Field(default=None, exclude_if=_absent)
     """Opaque position marker from a previous page; when given, the receiver continues after it."""
 
 
@@ -1358,6 +1524,7 @@ class PaginatedRequestParamsMeta(McpModel):
         default=None,
         validation_alias="progressToken",
         serialization_alias="progressToken",
+        exclude_if=_absent,
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -1391,31 +1558,37 @@ class ResourceLink(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: Annotations | None = None
+    annotations: Annotations | None = Field(default=None, exclude_if=_absent)
     """Optional client-facing hints (audience, priority, last modification) for this item."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """What the resource contains; helps a model decide whether to read it."""
 
-    icons: list[Icon] | None = None
+    icons: list[Icon] | None = Field(default=None, exclude_if=_absent)
     """Icons of various sizes a client UI may show; clients that render icons must handle PNG and JPEG and should handle SVG and WebP."""
 
     mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None,
+        validation_alias="mimeType",
+        serialization_alias="mimeType",
+        exclude_if=_absent,
     )
     """Media type of the linked resource, when it is known."""
 
     name: str
     """Programmatic name of the resource; doubles as the display name when no title is given."""
 
-    size: int | None = None
+    size: int | None = Field(default=None, exclude_if=_absent)
     """Size in bytes of the raw content before any encoding, when known; useful for display and context budgeting."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Human-friendly display name for UIs; falls back to name when absent."""
 
     type: Literal["resource_link"] = "resource_link"
@@ -1429,7 +1602,10 @@ class Result(McpModel):
     """Fields shared by every result object; extra keys are allowed."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1448,7 +1624,10 @@ class SamplingMessage(McpModel):
     """One message in a sampling conversation."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1496,25 +1675,31 @@ class SamplingMessageContentBlock(
 class ServerCapabilities(McpModel):
     """Optional features a server declares during initialization; the set is open to custom keys."""
 
-    completions: ServerCapabilitiesCompletions | None = None
+    completions: ServerCapabilitiesCompletions | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when the server offers argument completion."""
 
-    experimental: dict[str, ServerCapabilitiesExperimentalValue] | None = None
+    experimental: dict[str, ServerCapabilitiesExperimentalValue] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Non-standard capabilities, keyed by name."""
 
-    logging: ServerCapabilitiesLogging | None = None
+    logging: ServerCapabilitiesLogging | None = Field(default=None, exclude_if=_absent)
     """Present when the server can send log messages."""
 
-    prompts: ServerCapabilitiesPrompts | None = None
+    prompts: ServerCapabilitiesPrompts | None = Field(default=None, exclude_if=_absent)
     """Present when the server offers prompt templates."""
 
-    resources: ServerCapabilitiesResources | None = None
+    resources: ServerCapabilitiesResources | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when the server offers readable resources."""
 
-    tasks: ServerCapabilitiesTasks | None = None
+    tasks: ServerCapabilitiesTasks | None = Field(default=None, exclude_if=_absent)
     """Present when the server accepts task-augmented requests; clients SHOULD NOT create tasks without it."""
 
-    tools: ServerCapabilitiesTools | None = None
+    tools: ServerCapabilitiesTools | None = Field(default=None, exclude_if=_absent)
     """Present when the server offers tools."""
 
 
@@ -1534,7 +1719,10 @@ class ServerCapabilitiesPrompts(McpModel):
     """Present when the server offers prompt templates."""
 
     list_changed: bool | None = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias="listChanged",
+        serialization_alias="listChanged",
+        exclude_if=_absent,
     )
     """True if the server notifies clients when its prompt list changes."""
 
@@ -1543,26 +1731,36 @@ class ServerCapabilitiesResources(McpModel):
     """Present when the server offers readable resources."""
 
     list_changed: bool | None = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias="listChanged",
+        serialization_alias="listChanged",
+        exclude_if=_absent,
     )
     """True if the server notifies clients when its resource list changes."""
 
-    subscribe: bool | None = None
+    subscribe: bool | None = Field(default=None, exclude_if=_absent)
     """True if clients may subscribe to updates of individual resources."""
 
 
 class ServerCapabilitiesTasks(McpModel):
     """Present when the server accepts task-augmented requests; clients SHOULD NOT create tasks without it."""
 
-    cancel: ServerCapabilitiesTasksCancel | None = None
+    cancel: ServerCapabilitiesTasksCancel | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when the server implements `tasks/cancel`."""
 
     list_: ServerCapabilitiesTasksList | None = Field(
-        default=None, validation_alias="list", serialization_alias="list"
+        default=None,
+        validation_alias="list",
+        serialization_alias="list",
+        exclude_if=_absent,
     )
     """Present when the server implements `tasks/list`."""
 
-    requests: ServerCapabilitiesTasksRequests | None = None
+    requests: ServerCapabilitiesTasksRequests | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Request types the server accepts as tasks; types not listed here do not support tasks."""
 
 
@@ -1577,14 +1775,18 @@ class ServerCapabilitiesTasksList(McpModel):
 class ServerCapabilitiesTasksRequests(McpModel):
     """Request types the server accepts as tasks; types not listed here do not support tasks."""
 
-    tools: ServerCapabilitiesTasksRequestsTools | None = None
+    tools: ServerCapabilitiesTasksRequestsTools | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Task support for tool requests."""
 
 
 class ServerCapabilitiesTasksRequestsTools(McpModel):
     """Task support for tool requests."""
 
-    call: ServerCapabilitiesTasksRequestsToolsCall | None = None
+    call: ServerCapabilitiesTasksRequestsToolsCall | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Present when `tools/call` may be task-augmented."""
 
 
@@ -1596,7 +1798,10 @@ class ServerCapabilitiesTools(McpModel):
     """Present when the server offers tools."""
 
     list_changed: bool | None = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias="listChanged",
+        serialization_alias="listChanged",
+        exclude_if=_absent,
     )
     """True if the server notifies clients when its tool list changes."""
 
@@ -1606,26 +1811,34 @@ class StringSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: str | None = None
+    default: str | None = Field(default=None, exclude_if=_absent)
     """Text prefilled in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
-    format: Literal["date", "date-time", "email", "uri"] | None = None
+    format: Literal["date", "date-time", "email", "uri"] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Expected text format: email, uri, date or date-time."""
 
     max_length: int | None = Field(
-        default=None, validation_alias="maxLength", serialization_alias="maxLength"
+        default=None,
+        validation_alias="maxLength",
+        serialization_alias="maxLength",
+        exclude_if=_absent,
     )
     """Longest accepted length, in characters."""
 
     min_length: int | None = Field(
-        default=None, validation_alias="minLength", serialization_alias="minLength"
+        default=None,
+        validation_alias="minLength",
+        serialization_alias="minLength",
+        exclude_if=_absent,
     )
     """Shortest accepted length, in characters."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["string"] = "string"
@@ -1649,6 +1862,7 @@ class Task(McpModel):
         default=None,
         validation_alias="pollInterval",
         serialization_alias="pollInterval",
+        exclude_if=_absent,
     )
     """Polling interval in milliseconds the receiver suggests for `tasks/get`."""
 
@@ -1659,6 +1873,7 @@ class Task(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current status, such as a failure diagnosis, cancellation reason or completion summary."""
 
@@ -1673,11 +1888,14 @@ class TaskAugmentedRequestParams(McpModel):
     """Params base shared by requests that can run as tasks."""
 
     meta: TaskAugmentedRequestParamsMeta | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    task: TaskMetadata | None = None
+    task: TaskMetadata | None = Field(default=None, exclude_if=_absent)
     """Asks the receiver to run this request as a task: it answers at once with a CreateTaskResult and the real result is fetched later via `tasks/result`. Only valid when the receiver declared task support for this request type."""
 
 
@@ -1688,6 +1906,7 @@ class TaskAugmentedRequestParamsMeta(McpModel):
         default=None,
         validation_alias="progressToken",
         serialization_alias="progressToken",
+        exclude_if=_absent,
     )
     """Opaque token the caller supplies to receive `notifications/progress` updates about this request; receivers may ignore it."""
 
@@ -1695,7 +1914,7 @@ class TaskAugmentedRequestParamsMeta(McpModel):
 class TaskMetadata(McpModel):
     """Task request placed in the `task` param of a request to run it as a task."""
 
-    ttl: int | None = None
+    ttl: int | None = Field(default=None, exclude_if=_absent)
     """Desired retention in milliseconds counted from creation; the receiver may choose a different value."""
 
 
@@ -1731,7 +1950,10 @@ class TaskStatusNotificationParams(McpModel):
     """Params of `notifications/tasks/status`: every Task field plus the usual notification `_meta`."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -1749,6 +1971,7 @@ class TaskStatusNotificationParams(McpModel):
         default=None,
         validation_alias="pollInterval",
         serialization_alias="pollInterval",
+        exclude_if=_absent,
     )
     """Polling interval in milliseconds the receiver suggests for `tasks/get`."""
 
@@ -1759,6 +1982,7 @@ class TaskStatusNotificationParams(McpModel):
         default=None,
         validation_alias="statusMessage",
         serialization_alias="statusMessage",
+        exclude_if=_absent,
     )
     """Optional human-readable note on the current status, such as a failure diagnosis, cancellation reason or completion summary."""
 
@@ -1775,11 +1999,14 @@ class TextContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: Annotations | None = None
+    annotations: Annotations | None = Field(default=None, exclude_if=_absent)
     """Optional client-facing hints (audience, priority, last modification) for this item."""
 
     text: str
@@ -1793,12 +2020,18 @@ class TextResourceContents(McpModel):
     """Resource contents carried as text."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
     mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None,
+        validation_alias="mimeType",
+        serialization_alias="mimeType",
+        exclude_if=_absent,
     )
     """Media type of the text, when it is known."""
 
@@ -1814,26 +2047,32 @@ class TitledMultiSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: list[str] | None = None
+    default: list[str] | None = Field(default=None, exclude_if=_absent)
     """Options preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
     items: TitledMultiSelectEnumSchemaItems
     """Schema of each selected entry, listing the labelled options."""
 
     max_items: int | None = Field(
-        default=None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None,
+        validation_alias="maxItems",
+        serialization_alias="maxItems",
+        exclude_if=_absent,
     )
     """Most options the user may pick."""
 
     min_items: int | None = Field(
-        default=None, validation_alias="minItems", serialization_alias="minItems"
+        default=None,
+        validation_alias="minItems",
+        serialization_alias="minItems",
+        exclude_if=_absent,
     )
     """Fewest options the user must pick."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["array"] = "array"
@@ -1864,10 +2103,10 @@ class TitledSingleSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: str | None = None
+    default: str | None = Field(default=None, exclude_if=_absent)
     """Option preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
     one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = Field(
@@ -1875,7 +2114,7 @@ class TitledSingleSelectEnumSchema(McpModel):
     )
     """The selectable options, each a value with its label."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["string"] = "string"
@@ -1896,20 +2135,23 @@ class Tool(McpModel):
     """A tool the server exposes for clients (and their models) to call."""
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
-    annotations: ToolAnnotations | None = None
+    annotations: ToolAnnotations | None = Field(default=None, exclude_if=_absent)
     """Optional behaviour hints about the tool; for display, title wins over annotations.title, which wins over name."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """What the tool does; serves as a hint that helps a model choose and use it."""
 
-    execution: ToolExecution | None = None
+    execution: ToolExecution | None = Field(default=None, exclude_if=_absent)
     """How the tool may be executed, notably whether it supports task augmentation."""
 
-    icons: list[Icon] | None = None
+    icons: list[Icon] | None = Field(default=None, exclude_if=_absent)
     """Icons of various sizes a client UI may show; clients that render icons must handle PNG and JPEG and should handle SVG and WebP."""
 
     input_schema: ToolInputSchema = Field(
@@ -1924,10 +2166,11 @@ class Tool(McpModel):
         default=None,
         validation_alias="outputSchema",
         serialization_alias="outputSchema",
+        exclude_if=_absent,
     )
     """Optional JSON Schema that structuredContent in the tool's results conforms to; 2020-12 is assumed when no $schema is given."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Human-friendly display name for UIs; when absent, annotations.title and then name are used."""
 
 
@@ -1938,6 +2181,7 @@ class ToolAnnotations(McpModel):
         default=None,
         validation_alias="destructiveHint",
         serialization_alias="destructiveHint",
+        exclude_if=_absent,
     )
     """When not read-only: true if the tool may destroy or overwrite data, false if it only adds. Defaults to true."""
 
@@ -1945,6 +2189,7 @@ class ToolAnnotations(McpModel):
         default=None,
         validation_alias="idempotentHint",
         serialization_alias="idempotentHint",
+        exclude_if=_absent,
     )
     """When not read-only: true if repeating a call with the same arguments changes nothing more. Defaults to false."""
 
@@ -1952,6 +2197,7 @@ class ToolAnnotations(McpModel):
         default=None,
         validation_alias="openWorldHint",
         serialization_alias="openWorldHint",
+        exclude_if=_absent,
     )
     """True if the tool reaches outside systems (like web search), false for a closed domain (like a local memory). Defaults to true."""
 
@@ -1959,17 +2205,20 @@ class ToolAnnotations(McpModel):
         default=None,
         validation_alias="readOnlyHint",
         serialization_alias="readOnlyHint",
+        exclude_if=_absent,
     )
     """True if the tool does not change its environment. Defaults to false."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Display name for the tool."""
 
 
 class ToolChoice(McpModel):
     """How a sampled model may use the tools it is offered."""
 
-    mode: Literal["auto", "none", "required"] | None = None
+    mode: Literal["auto", "none", "required"] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """auto lets the model decide (default), required means it MUST call at least one tool, none means it MUST NOT call any."""
 
 
@@ -1977,7 +2226,10 @@ class ToolExecution(McpModel):
     """Execution settings of a tool."""
 
     task_support: Literal["forbidden", "optional", "required"] | None = Field(
-        default=None, validation_alias="taskSupport", serialization_alias="taskSupport"
+        default=None,
+        validation_alias="taskSupport",
+        serialization_alias="taskSupport",
+        exclude_if=_absent,
     )
     """Task augmentation policy for this tool: forbidden (the default when absent), optional, or required (calls MUST be task-augmented)."""
 
@@ -1992,14 +2244,19 @@ class ToolInputSchema(McpModel):
             self.__pydantic_fields_set__.update(self.wire_constants)
 
     schema_: str | None = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None,
+        validation_alias="$schema",
+        serialization_alias="$schema",
+        exclude_if=_absent,
     )
     """Optional JSON Schema dialect URI; 2020-12 is assumed when absent."""
 
-    properties: dict[str, ToolInputSchemaPropertiesValue] | None = None
+    properties: dict[str, ToolInputSchemaPropertiesValue] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Argument schemas by argument name."""
 
-    required: list[str] | None = None
+    required: list[str] | None = Field(default=None, exclude_if=_absent)
     """Names of the arguments that must be supplied."""
 
     type: Literal["object"] = "object"
@@ -2020,14 +2277,19 @@ class ToolOutputSchema(McpModel):
             self.__pydantic_fields_set__.update(self.wire_constants)
 
     schema_: str | None = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None,
+        validation_alias="$schema",
+        serialization_alias="$schema",
+        exclude_if=_absent,
     )
     """Optional JSON Schema dialect URI; 2020-12 is assumed when absent."""
 
-    properties: dict[str, ToolOutputSchemaPropertiesValue] | None = None
+    properties: dict[str, ToolOutputSchemaPropertiesValue] | None = Field(
+        default=None, exclude_if=_absent
+    )
     """Schemas of the output fields by name."""
 
-    required: list[str] | None = None
+    required: list[str] | None = Field(default=None, exclude_if=_absent)
     """Names of the output fields always present."""
 
     type: Literal["object"] = "object"
@@ -2044,7 +2306,10 @@ class ToolResultContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -2057,7 +2322,10 @@ class ToolResultContent(McpModel):
     """Unstructured output of the tool, in the same block format as CallToolResult.content."""
 
     is_error: bool | None = Field(
-        default=None, validation_alias="isError", serialization_alias="isError"
+        default=None,
+        validation_alias="isError",
+        serialization_alias="isError",
+        exclude_if=_absent,
     )
     """True when the tool use failed; the content then explains the error. Defaults to false."""
 
@@ -2065,6 +2333,7 @@ class ToolResultContent(McpModel):
         default=None,
         validation_alias="structuredContent",
         serialization_alias="structuredContent",
+        exclude_if=_absent,
     )
     """Structured output of the tool; SHOULD match the tool's outputSchema when one is defined."""
 
@@ -2083,7 +2352,10 @@ class ToolUseContent(McpModel):
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
     meta: dict[str, Any] | None = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None,
+        validation_alias="_meta",
+        serialization_alias="_meta",
+        exclude_if=_absent,
     )
     """Free-form metadata map (`_meta`) reserved for protocol-level and implementation-specific extras."""
 
@@ -2105,26 +2377,32 @@ class UntitledMultiSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: list[str] | None = None
+    default: list[str] | None = Field(default=None, exclude_if=_absent)
     """Options preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
     items: UntitledMultiSelectEnumSchemaItems
     """Schema of each selected entry."""
 
     max_items: int | None = Field(
-        default=None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None,
+        validation_alias="maxItems",
+        serialization_alias="maxItems",
+        exclude_if=_absent,
     )
     """Most options the user may pick."""
 
     min_items: int | None = Field(
-        default=None, validation_alias="minItems", serialization_alias="minItems"
+        default=None,
+        validation_alias="minItems",
+        serialization_alias="minItems",
+        exclude_if=_absent,
     )
     """Fewest options the user must pick."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["array"] = "array"
@@ -2152,16 +2430,16 @@ class UntitledSingleSelectEnumSchema(McpModel):
 
     wire_constants: ClassVar[frozenset[str]] = frozenset({"type"})
 
-    default: str | None = None
+    default: str | None = Field(default=None, exclude_if=_absent)
     """Option preselected in the form."""
 
-    description: str | None = None
+    description: str | None = Field(default=None, exclude_if=_absent)
     """Help text shown next to the field."""
 
     enum: list[str]
     """Allowed option values."""
 
-    title: str | None = None
+    title: str | None = Field(default=None, exclude_if=_absent)
     """Label shown for the field."""
 
     type: Literal["string"] = "string"

@@ -125,3 +125,104 @@ def test_to_wire_is_the_wrappers_model_dump(ext: ModuleType) -> None:
     requests = {"a": URL, "b": {"method": "roots/list"}}
     wrapped = ext.InputRequests.model_validate(requests)
     assert wrapped.to_wire() == requests
+
+
+TIMES = {"createdAt": "2026-07-28T10:00:00Z", "lastUpdatedAt": "2026-07-28T10:00:05Z"}
+
+
+def test_an_optional_field_left_at_none_is_not_sent(ext: ModuleType) -> None:
+    """``None`` in an optional field whose schema does not admit null stands for
+    absent: the field is left out even when ``None`` was set on purpose (null there is
+    not valid on the wire), while a required field that admits null (``ttlMs``) is
+    sent as null. Such a model keeps no record of what was set for ``to_wire()``."""
+    working = ext.GetTaskResultWorking(
+        task_id="t1",
+        created_at=TIMES["createdAt"],
+        last_updated_at=TIMES["lastUpdatedAt"],
+        ttl_ms=None,
+        status_message=None,
+        poll_interval_ms=None,
+        meta=None,
+    )
+    wire = {
+        "resultType": "complete",
+        "taskId": "t1",
+        "status": "working",
+        **TIMES,
+        "ttlMs": None,
+    }
+    assert working.to_wire() == wire
+    assert ext.GetTaskResult(working).to_wire() == wire
+    assert working.model_dump(mode="json") == wire
+    assert not ext.GetTaskResultWorking.wire_set_only
+
+
+def test_a_null_the_schema_admits_is_sent_only_when_set(ext: ModuleType) -> None:
+    """A JSON-RPC error's ``data`` is untyped, so null is one of its values: a failed
+    result sends ``"data": null`` when it came with it or it was set, and no ``data``
+    when it was left out. The error, and what holds it, send only the fields that were
+    set."""
+    failed = {
+        "resultType": "complete",
+        "status": "failed",
+        "taskId": "t1",
+        **TIMES,
+        "ttlMs": 60000,
+        "error": {"code": -32603, "message": "boom", "data": None},
+    }
+    adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(ext.GetTaskResult)
+    assert adapter.validate_python(failed).to_wire() == failed
+    absent = {**failed, "error": {"code": -32603, "message": "boom"}}
+    assert adapter.validate_python(absent).to_wire() == absent
+    error = ext.Error(code=-32603, message="boom", data=None)
+    assert error.to_wire() == failed["error"]
+    assert ext.Error(code=-32603, message="boom").to_wire() == absent["error"]
+    assert ext.Error.wire_set_only and ext.GetTaskResultFailed.wire_set_only
+    assert ext.GetTaskResult.wire_set_only  # a union holding a failed result
+
+
+def test_a_schema_naming_null_keeps_a_null_set_at_any_depth(tmp_path: Path) -> None:
+    """An optional property typed ``["string", "null"]`` sends null when it was set and
+    nothing when it was left out, in its own model and in the models and root models
+    that hold it; an optional field that does not admit null set to ``None`` is still
+    left out there. A model holding none of them leaves out every ``None``."""
+    from tests.unit.test_model_validation_keywords import _models_with
+
+    models = _models_with(
+        tmp_path,
+        "nullable_pkg",
+        {
+            "NoteTask": {
+                "type": "object",
+                "properties": {
+                    "note": {"type": ["string", "null"]},
+                    "size": {"type": "integer"},
+                },
+            },
+            "NotesTask": {"type": "array", "items": {"$ref": "#/$defs/NoteTask"}},
+            "HolderTask": {
+                "type": "object",
+                "properties": {
+                    "notes": {"$ref": "#/$defs/NotesTask"},
+                    "label": {"type": "string"},
+                },
+            },
+            "PlainTask": {
+                "type": "object",
+                "properties": {"label": {"type": "string"}},
+            },
+        },
+    )
+    assert [
+        getattr(models, name).wire_set_only
+        for name in ("NoteTask", "NotesTask", "HolderTask", "PlainTask")
+    ] == [True, True, True, False]
+    notes = [{"note": None}, {}, {"note": "n", "size": 2}]
+    assert models.NoteTask.model_validate({"note": None}).to_wire() == {"note": None}
+    assert models.NoteTask.model_validate({}).to_wire() == {}
+    assert models.NoteTask(size=None).to_wire() == {}
+    assert models.NotesTask.model_validate(notes).to_wire() == notes
+    holder = {"notes": notes, "label": "x"}
+    assert models.HolderTask.model_validate(holder).to_wire() == holder
+    assert models.HolderTask(notes=None, label=None).to_wire() == {}
+    assert models.PlainTask(label=None).to_wire() == {}
