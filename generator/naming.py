@@ -30,6 +30,7 @@ _RESERVED_FIELDS = frozenset(
         "from_orm",
         "wire_constants",
         "wire_keys",
+        "wire_set_only",
         # Builtins the generated annotations use: a field of that name would shadow the
         # type for the fields after it (pydantic evaluates annotations in the class
         # namespace).

@@ -85,6 +85,7 @@ def hostile_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "meta": {"type": "string"},
             "wire_constants": {"type": "string"},
             "wire_keys": {"type": "string"},
+            "wire_set_only": {"type": "boolean"},
             "int": {"type": "integer"},
             "str": {"type": "string"},
         },
@@ -152,13 +153,14 @@ def test_colliding_property_names_validate_and_round_trip(
 ) -> None:
     script = (
         "import json, p.models as m\nwire = {'taskId': 'a', 'task_id': 5, '_meta':"
-        " {'k': 1}, 'meta': 'm', 'wire_constants': 'w', 'wire_keys': 'k', 'int': 3,"
-        " 'str': 's'}\nc ="
+        " {'k': 1}, 'meta': 'm', 'wire_constants': 'w', 'wire_keys': 'k',"
+        " 'wire_set_only': True, 'int': 3, 'str': 's'}\nc ="
         " m.CollideTask.model_validate(wire)\nassert json.dumps(c.to_wire(),"
         " sort_keys=True) == json.dumps(wire, sort_keys=True), c.to_wire()\nassert"
         " m.CollideTask.model_validate_json(c.model_dump_json(exclude_unset=True)) =="
         " c\nassert m.CollideTask.wire_constants == frozenset()\nassert"
-        " m.CollideTask.wire_keys == frozenset()\n"
+        " m.CollideTask.wire_keys == frozenset()\nassert m.CollideTask.wire_set_only"
+        " is False and c.wire_set_only_ is True\n"
     )
     result = _run(hostile_package, script)
     assert result.returncode == 0, result.stderr
