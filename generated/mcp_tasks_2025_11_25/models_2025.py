@@ -72,8 +72,8 @@ class McpModel(BaseModel):
     """Required constant fields (``jsonrpc``, ``method``, a variant's ``status``).
 
     They have defaults for convenience but belong on the wire anyway, so they count as set
-    even when the data left them out, and ``to_wire()`` always sends them (what it sends
-    only the fields that were set relies on, ``wire_set_only``). A model built
+    even when the data left them out, and ``to_wire()`` always sends them (a model that
+    sends only the fields that were set, ``wire_set_only``, relies on it). A model built
     from Python values (the constructor, ``model_validate``, ``model_validate_json``,
     ``model_validate_strings``, ``model_construct``) counts its own, and ``to_wire()`` does
     too. Inside another model, validation counts them only in the classes that define
